@@ -1,0 +1,249 @@
+"""The snapshot: everything fairtop knows about one cluster at one moment.
+
+Sources fill it; the engine computes from it; the app renders it. It holds no behaviour beyond
+validation and lookups, and never imports Textual.
+
+The association tree is kept as flat numpy arrays in *pre-order* (every parent before its children,
+row 0 is the root), the order ``sshare -a`` prints. Names of quantities follow Slurm:
+raw shares, raw usage (billing TRES-seconds, decayed), normalized shares, effective usage,
+level fairshare, fairshare factor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Literal
+
+import numpy as np
+
+#: ``sacctmgr ... fairshare=parent`` (``SLURMDB_FS_USE_PARENT`` in slurmdb.h).
+USE_PARENT = 0x7FFFFFFF
+#: Slurm's ``NO_VAL``: the root association's raw shares and level shares.
+NO_VAL = 0xFFFFFFFE
+
+
+class ModelError(ValueError):
+    """A snapshot that cannot be true (a cycle, a child before its parent, ...)."""
+
+
+@dataclass(frozen=True, eq=False)
+class AssocTree:
+    """Slurm associations as parallel arrays, in pre-order with the root at row 0.
+
+    Attributes
+    ----------
+    parent : int64 array
+        Row of the direct parent; -1 for the root. Always smaller than the row itself.
+    is_user : bool array
+        True for a user association, False for an account (and the root).
+    account : object array of str
+        Account name; for a user row, the account the user association belongs to.
+    user : object array of str
+        User name, "" for account rows.
+    shares_raw : int64 array
+        Raw shares (``sacctmgr`` Fairshare); :data:`USE_PARENT` for ``parent``;
+        :data:`NO_VAL` for the root.
+    usage_raw : longdouble array
+        Raw usage in billing TRES-seconds (already decayed). An account's usage includes
+        its descendants', as in Slurm.
+    sibling_order : int64 array or None
+        Key giving Slurm's ``children_list`` order among siblings (slurmdbd ``lft`` after a
+        slurmctld start). ``None`` means row order, i.e. the order ``sshare`` prints. Only
+        Fair Tree ties between sibling accounts depend on it.
+    """
+
+    parent: np.ndarray
+    is_user: np.ndarray
+    account: np.ndarray
+    user: np.ndarray
+    shares_raw: np.ndarray
+    usage_raw: np.ndarray
+    sibling_order: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        n = len(self.parent)
+        for name in ("is_user", "account", "user", "shares_raw", "usage_raw"):
+            if len(getattr(self, name)) != n:
+                raise ModelError(f"AssocTree.{name} has {len(getattr(self, name))} rows, parent has {n}")
+        if self.sibling_order is not None and len(self.sibling_order) != n:
+            raise ModelError("AssocTree.sibling_order length differs from parent")
+        if n == 0:
+            raise ModelError("association tree is empty (no root)")
+        if self.parent[0] != -1:
+            raise ModelError("row 0 must be the root (parent -1)")
+        rows = np.arange(n)
+        if n > 1 and not np.all((self.parent[1:] >= 0) & (self.parent[1:] < rows[1:])):
+            bad = int(np.flatnonzero(~((self.parent[1:] >= 0) & (self.parent[1:] < rows[1:])))[0]) + 1
+            raise ModelError(f"row {bad}: parent must come before its child (pre-order, no cycles)")
+        if n > 1 and np.any(self.is_user[self.parent[1:]]):
+            bad = int(np.flatnonzero(self.is_user[self.parent[1:]])[0]) + 1
+            raise ModelError(f"row {bad}: parent is a user association")
+        if np.any(self.usage_raw < 0) or not np.all(np.isfinite(self.usage_raw)):
+            raise ModelError("raw usage must be finite and >= 0")
+
+    @property
+    def size(self) -> int:
+        return len(self.parent)
+
+    @property
+    def user_count(self) -> int:
+        """Number of user associations (Slurm's ``g_user_assoc_count``)."""
+        return int(np.count_nonzero(self.is_user))
+
+    def label(self, row: int) -> str:
+        """``account`` for an account row, ``account/user`` for a user row."""
+        if self.is_user[row]:
+            return f"{self.account[row]}/{self.user[row]}"
+        return str(self.account[row])
+
+    def depth(self) -> np.ndarray:
+        """Depth of every row (root 0)."""
+        depth = np.zeros(self.size, dtype=np.int64)
+        anc = self.parent.copy()
+        while True:  # pointer walk: O(max depth) array passes
+            live = anc >= 0
+            if not live.any():
+                return depth
+            depth += live
+            anc = np.where(live, self.parent[np.maximum(anc, 0)], -1)
+
+    @classmethod
+    def from_rows(
+        cls,
+        rows: list[tuple[int, bool, str, str, int, float]],
+        sibling_order: list[int] | None = None,
+    ) -> AssocTree:
+        """Build from ``(parent_row, is_user, account, user, shares_raw, usage_raw)`` tuples."""
+        parent, is_user, account, user, shares, usage = zip(*rows) if rows else ((),) * 6
+        return cls(
+            parent=np.asarray(parent, dtype=np.int64),
+            is_user=np.asarray(is_user, dtype=bool),
+            account=np.asarray(account, dtype=object),
+            user=np.asarray(user, dtype=object),
+            shares_raw=np.asarray(shares, dtype=np.int64),
+            usage_raw=np.asarray(usage, dtype=np.longdouble),
+            sibling_order=None if sibling_order is None else np.asarray(sibling_order, dtype=np.int64),
+        )
+
+
+Algorithm = Literal["fair_tree", "classic"]
+
+
+@dataclass(frozen=True)
+class PrioritySettings:
+    """The cluster's ``priority/multifactor`` settings (``scontrol show config``)."""
+
+    algorithm: Algorithm = "fair_tree"
+    """``fair_tree`` unless PriorityFlags has NO_FAIR_TREE or DEPTH_OBLIVIOUS."""
+    flags: frozenset[str] = frozenset()
+    """PriorityFlags, upper case (e.g. ``MAX_TRES``)."""
+    dampening: int = 1
+    """FairShareDampeningFactor (classic only)."""
+    decay_half_life_s: int = 7 * 86400
+    """PriorityDecayHalfLife in seconds; 0 = no decay."""
+    calc_period_s: int = 300
+    """PriorityCalcPeriod in seconds."""
+    usage_reset_period: str = "NONE"
+    max_age_s: int = 7 * 86400
+    """PriorityMaxAge in seconds."""
+    favor_small: bool = False
+    weight_age: int = 0
+    weight_assoc: int = 0
+    weight_fairshare: int = 0
+    weight_jobsize: int = 0
+    weight_partition: int = 0
+    weight_qos: int = 0
+    weight_tres: dict[str, float] = field(default_factory=dict)
+    """PriorityWeightTRES, e.g. ``{"cpu": 1000.0, "gres/gpu": 3000.0}``."""
+
+
+@dataclass(frozen=True)
+class Partition:
+    """A partition and how it bills."""
+
+    name: str
+    billing_weights: dict[str, float] = field(default_factory=dict)
+    """TRESBillingWeights per TRES base unit (mem per MB), e.g. ``{"cpu": 1.0, "mem": 0.25/1024}``.
+    Empty: a job is billed its CPU count."""
+    total_cpus: int = 0
+    total_nodes: int = 0
+    priority_job_factor: int = 1
+    tres_totals: dict[str, float] = field(default_factory=dict)
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Job:
+    """A running or pending job as ``squeue``/``sprio`` report it."""
+
+    job_id: str
+    user: str
+    account: str
+    partition: str
+    state: str
+    """``PENDING`` or ``RUNNING`` (Slurm's long state names)."""
+    tres: dict[str, float]
+    """Allocated TRES if running, else requested (``cpu``, ``mem`` in MB, ``node``, ``gres/gpu``...)."""
+    time_limit_s: int = 0
+    submit_time: datetime | None = None
+    start_time: datetime | None = None
+    priority: int | None = None
+    factors: dict[str, float] = field(default_factory=dict)
+    """Weighted priority parts as ``sprio -l`` prints them (AGE, FAIRSHARE, ...)."""
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """A service-unit allocation of a project (HADM model)."""
+
+    allocation_id: str
+    project: str
+    """The Slurm account the allocation is charged through."""
+    granted_su: float
+    used_su: float
+    """Debited (completed jobs)."""
+    pre_debited_su: float = 0.0
+    """Held for running jobs."""
+    start: datetime | None = None
+    end: datetime | None = None
+    use_by_user: dict[str, float] = field(default_factory=dict)
+    failures: int = 0
+    """Jobs refused for insufficient balance."""
+
+    @property
+    def remaining_su(self) -> float:
+        return self.granted_su - self.used_su - self.pre_debited_su
+
+
+@dataclass(frozen=True, eq=False)
+class PbsTree:
+    """PBS Professional fairshare entities (``resource_group`` + usage), in pre-order.
+
+    Row 0 is ``TREEROOT``. ``shares`` is -1 for TREEROOT; ``usage`` >= 1 ("1 means zero").
+    """
+
+    name: np.ndarray
+    parent: np.ndarray
+    resgroup: np.ndarray
+    cresgroup: np.ndarray
+    shares: np.ndarray
+    usage: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class Snapshot:
+    """One cluster at one moment: what every pane reads."""
+
+    cluster: str
+    source: str
+    """Human description of where the data came from (``demo``, ``live sshare``, a folder...)."""
+    taken_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    tree: AssocTree | None = None
+    settings: PrioritySettings = field(default_factory=PrioritySettings)
+    partitions: tuple[Partition, ...] = ()
+    jobs: tuple[Job, ...] = ()
+    allocations: tuple[Allocation, ...] = ()
+    pbs: PbsTree | None = None
+    warnings: tuple[str, ...] = ()
+    """Things the source could not read but that did not stop it (PrivateData, a missing command)."""
