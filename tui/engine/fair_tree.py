@@ -1,0 +1,131 @@
+"""Slurm Fair Tree (the default since 19.05), as Slurm 22.05 ``fair_tree.c`` computes it.
+
+Spec section 3. Per sibling group (a fairshare parent's ``children_list``):
+
+- NormShares ``S = shares_raw / level_shares`` (double, own level only);
+- EffectvUsage ``U = usage_raw / usage_raw(F(a))`` (long double);
+- LevelFS ``LF = S / U`` (+inf with no usage, 0 with no shares; ``parent`` users +inf,
+  ``parent`` accounts NO_VAL).
+
+Siblings are sorted by LF descending, users before accounts on equal LF, otherwise stable
+(glibc's merge sort keeps ``children_list`` order). A depth-first walk hands out ranks N, N-1, ...
+to users; a user whose LF equals its predecessor's keeps the current rank, and an account tied with
+its predecessor passes the tie to its first child. Tied sibling accounts are *not* merged (the
+documented merge never runs: ``_count_tied_accounts`` always returns 0). FairShare = rank / N with
+N the number of user associations.
+
+The walk is done with array operations: the sorted sibling order gives each row its pre-order
+position (from subtree sizes), the tie flags propagate one level at a time, and ranks are a
+forward fill over users in walk order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tui.engine.result import FairshareResult
+from tui.engine.tree import Structure, norm_usage, structure
+from tui.model import NO_VAL, AssocTree
+
+NO_VAL_LD = np.longdouble(NO_VAL)
+
+
+def fair_tree_norm_shares(tree: AssocTree, st: Structure) -> np.ndarray:
+    """Per-level NormShares (double). ``parent`` rows show their fairshare parent's ratio."""
+    own = np.arange(tree.size)
+    own[st.use_parent] = st.fs_parent[st.use_parent]
+    level = st.level_shares[own].astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = np.where(level > 0, tree.shares_raw[own].astype(np.float64) / level, 0.0)
+    s[0] = 1.0 / NO_VAL  # root: shares_raw / NO_VAL, prints 0.000000
+    return s
+
+
+def level_fairshare(tree: AssocTree, st: Structure, norm_shares: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """EffectvUsage and LevelFS of every row (long double); the root gets U = 1, LF = NO_VAL."""
+    usage = tree.usage_raw
+    parent_usage = usage[np.maximum(st.fs_parent, 0)]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        eff = np.where(parent_usage > 0, usage / np.where(parent_usage > 0, parent_usage, 1), 0)
+        s = norm_shares.astype(np.longdouble)
+        lf = np.where(s == 0, np.longdouble(0), s / eff)
+    eff = eff.astype(np.longdouble)
+    lf = lf.astype(np.longdouble)
+    lf[st.use_parent & tree.is_user] = np.inf
+    lf[st.use_parent & ~tree.is_user] = NO_VAL_LD
+    eff[0] = 1.0
+    lf[0] = NO_VAL_LD
+    return eff, lf
+
+
+def rank_users(tree: AssocTree, st: Structure, lf: np.ndarray) -> np.ndarray:
+    """Fair Tree rank of every user row (N best); 0 for account rows.
+
+    Parameters
+    ----------
+    tree : AssocTree
+    st : Structure
+        From :func:`tui.engine.tree.structure`.
+    lf : longdouble array
+        LevelFS of every row.
+    """
+    n = tree.size
+    child = np.arange(1, n)
+    group = st.fs_parent[child]
+    sib_key = tree.sibling_order[child] if tree.sibling_order is not None else child
+    # Sorted sibling order: by group, LF descending, users first, then children_list order.
+    perm = child[np.lexsort((sib_key, ~tree.is_user[child], -lf[child], group))]
+    g = st.fs_parent[perm]
+    first = np.ones(len(perm), dtype=bool)
+    first[1:] = g[1:] != g[:-1]
+    prev_lf = np.empty(len(perm), dtype=np.longdouble)
+    prev_lf[0] = NO_VAL_LD
+    prev_lf[1:] = lf[perm[:-1]]
+    prev_lf[first] = NO_VAL_LD  # each group starts with prev_level_fs = NO_VAL
+    local_tie = prev_lf == lf[perm]
+
+    # Subtree sizes in the fairshare tree (bottom-up), then each row's pre-order position:
+    # pos(c) = pos(F(c)) + 1 + sizes of the siblings sorted before c.
+    size = np.ones(n, dtype=np.int64)
+    for rows in reversed(st.levels):
+        size += np.bincount(st.fs_parent[rows], weights=size[rows], minlength=n).astype(np.int64)
+    csum = np.cumsum(size[perm])
+    group_start = np.maximum.accumulate(np.where(first, np.arange(len(perm)), 0))
+    before = csum - size[perm] - (csum[group_start] - size[perm][group_start])
+    offset = np.empty(n, dtype=np.int64)
+    offset[perm] = before
+    tie_here = np.zeros(n, dtype=bool)
+    tie_here[perm] = local_tie
+    is_first = np.zeros(n, dtype=bool)
+    is_first[perm] = first
+
+    pos = np.zeros(n, dtype=np.int64)
+    tied = np.zeros(n, dtype=bool)
+    for rows in st.levels:  # top-down: a first child inherits its (account) parent's tie
+        fp = st.fs_parent[rows]
+        pos[rows] = pos[fp] + 1 + offset[rows]
+        tied[rows] = tie_here[rows] | (is_first[rows] & tied[fp] & (fp != 0))
+
+    users = np.flatnonzero(tree.is_user)
+    walk = users[np.argsort(pos[users], kind="stable")]
+    total = len(users)
+    k = np.arange(total)
+    # rank = rnt (= N - users ranked so far) unless tied, then the last rank handed out.
+    last_untied = np.maximum.accumulate(np.where(~tied[walk], k, -1))
+    ranks = np.where(last_untied >= 0, total - last_untied, total)
+    rank = np.zeros(n, dtype=np.int64)
+    rank[walk] = ranks
+    return rank
+
+
+def fair_tree(tree: AssocTree) -> FairshareResult:
+    """Fair Tree values of every association, as ``sshare -a -l`` prints them."""
+    st = structure(tree)
+    shares = fair_tree_norm_shares(tree, st)
+    eff, lf = level_fairshare(tree, st, shares)
+    rank = rank_users(tree, st, lf)
+    total = tree.user_count
+    fs = np.full(tree.size, np.nan)
+    if total:
+        fs[tree.is_user] = rank[tree.is_user] / float(total)
+    return FairshareResult("fair_tree", shares, norm_usage(tree), eff, lf, fs, rank, st)
