@@ -1,0 +1,800 @@
+"""The built-in demo cluster: a deterministic, Cannon-like snapshot that needs no cluster.
+
+fairtop opens this by default. Everything comes from one seeded :class:`numpy.random.Generator`,
+so a seed always gives the same tree, jobs and allocations (job times are relative to ``now``).
+
+What it imitates, and from where:
+
+* **Tree.** ``root`` -> schools -> departments -> labs -> users (three schools hold labs directly,
+  so account depth is 3 or 4). Accounts sort as ``sshare -a`` prints them: an account's users
+  first, then its sub-accounts, each by name. A few percent of users hold a second association.
+* **Shares.** FASRC's scheme (seed 003): every lab gets a gratis share of 200 plus the billing
+  TRES of any hardware it bought; departments and schools hold the sum of their labs. Many labs
+  give their users ``parent`` shares, as on Cannon; a few departments are ``parent`` too; a
+  couple of labs and departed users have 0.
+* **Usage.** Pareto-like (seed 000: a fifth of the users hold about 80 %), with whole dormant
+  labs and many idle users; totals match the partitions' billing capacity at 75 % utilisation
+  decayed with a 3-day half-life. An account's raw usage is exactly the sum of its children's.
+* **Billing.** Cannon's TRES weights per CPU generation and GPU type (seed 003), memory weighted
+  so a node's memory costs what its cores cost, requeue partitions at half price, and unbilled
+  test partitions.
+* **Allocations.** HADM (seed 004): granted SU, debits by user, pre-debits for running jobs
+  (billing x time limit), a few allocations refused jobs for lack of balance.
+
+The module never imports Textual.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+
+from tui.model import (
+    NO_VAL,
+    USE_PARENT,
+    Allocation,
+    AssocTree,
+    Job,
+    Partition,
+    PrioritySettings,
+    Snapshot,
+)
+
+# --- Organisation ---------------------------------------------------------------------------
+
+#: Schools and their departments; an empty tuple means labs hang off the school itself.
+_ORG: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("fas", ("astro", "chem", "econ", "eps", "gov", "math", "mcb", "oeb", "phys", "psych",
+             "scrb", "soc", "stat")),
+    ("seas", ("apmath", "bioe", "cs", "ee", "env", "mech")),
+    ("hms", ("bcmp", "cellbio", "dbmi", "genetics", "neuro", "sysbio")),
+    ("sph", ("biostat", "envhlth", "epi", "nutrition")),
+    ("hbs", ()),
+    ("hks", ()),
+    ("gse", ()),
+)
+
+#: How compute-hungry a department's labs are, relative to 1 (the rest).
+_INTENSITY: dict[str, float] = {
+    "astro": 2.5, "chem": 2.5, "eps": 2.0, "phys": 2.0, "cs": 2.0, "genetics": 1.8,
+    "sysbio": 1.5, "bcmp": 1.8, "apmath": 1.5, "mcb": 1.3,
+    "econ": 0.6, "gov": 0.4, "psych": 0.6, "soc": 0.4, "hbs": 0.5, "hks": 0.4, "gse": 0.3,
+}
+
+_FIRST = (
+    "james", "mary", "john", "patricia", "robert", "jennifer", "michael", "linda", "david",
+    "elizabeth", "william", "susan", "richard", "jessica", "joseph", "sarah", "thomas", "karen",
+    "daniel", "nancy", "matthew", "lisa", "anthony", "betty", "mark", "sandra", "paul", "ashley",
+    "steven", "emily", "andrew", "donna", "kevin", "michelle", "brian", "amanda", "george",
+    "melissa", "wei", "li", "jing", "hao", "yan", "xin", "priya", "arjun", "ananya", "rahul",
+    "deepa", "vikram", "minji", "jisoo", "hyun", "sora", "yuki", "kenji", "haruto", "aiko",
+    "ahmed", "fatima", "omar", "layla", "yusuf", "amina", "carlos", "sofia", "diego", "lucia",
+    "mateo", "valentina", "lars", "ingrid", "sven", "freya", "olga", "ivan", "nikolai", "elena",
+    "chidi", "ngozi", "kwame", "abena", "tunde", "zara", "noah", "olivia", "liam", "emma",
+    "ethan", "ava", "lucas", "mia", "gabriel", "chloe", "felix", "nora", "oscar", "ruth",
+)
+
+_SURNAMES = (
+    "smith", "johnson", "williams", "brown", "jones", "garcia", "miller", "davis", "rodriguez",
+    "martinez", "hernandez", "lopez", "gonzalez", "wilson", "anderson", "thomas", "taylor",
+    "moore", "jackson", "martin", "lee", "perez", "thompson", "white", "harris", "sanchez",
+    "clark", "ramirez", "lewis", "robinson", "walker", "young", "allen", "king", "wright",
+    "scott", "torres", "nguyen", "hill", "flores", "green", "adams", "nelson", "baker", "hall",
+    "rivera", "campbell", "mitchell", "carter", "roberts", "wang", "li", "zhang", "liu", "chen",
+    "yang", "huang", "zhao", "wu", "zhou", "xu", "sun", "ma", "zhu", "hu", "guo", "he", "lin",
+    "luo", "gao", "kim", "park", "choi", "jung", "kang", "cho", "yoon", "jang", "lim", "han",
+    "patel", "shah", "singh", "kumar", "sharma", "gupta", "mehta", "reddy", "rao", "iyer",
+    "nair", "das", "bose", "chatterjee", "mukherjee", "sato", "suzuki", "takahashi", "tanaka",
+    "watanabe", "ito", "yamamoto", "nakamura", "kobayashi", "kato", "muller", "schmidt",
+    "schneider", "fischer", "weber", "meyer", "wagner", "becker", "schulz", "hoffmann", "rossi",
+    "russo", "ferrari", "esposito", "bianchi", "romano", "colombo", "ricci", "marino", "greco",
+    "dubois", "moreau", "laurent", "simon", "michel", "lefebvre", "leroy", "roux", "ivanov",
+    "smirnov", "kuznetsov", "popov", "volkov", "novak", "kowalski", "nowak", "wisniewski",
+    "silva", "santos", "oliveira", "souza", "costa", "pereira", "almeida", "ferreira", "cohen",
+    "levy", "katz", "friedman", "goldberg", "shapiro", "murphy", "kelly", "sullivan", "walsh",
+    "obrien", "byrne", "ryan", "okafor", "adeyemi", "mensah", "osei", "kariuki", "mwangi",
+    "haddad", "nasser", "khalil", "hassan", "ahmed", "ali", "hussain", "khan", "rahman",
+    "yilmaz", "kaya", "demir", "nielsen", "hansen", "jensen", "larsen", "johansson", "karlsson",
+    "nilsson", "eriksson", "berg", "lindqvist", "vandijk", "jansen", "devries", "bakker",
+    "visser", "meijer", "novotny", "horvath", "nagy", "toth", "papadopoulos", "georgiou",
+    "tran", "le", "pham", "hoang", "vu", "dang", "bui", "ngo", "duong", "mendoza", "castillo",
+    "ortiz", "morales", "reyes", "cruz", "gutierrez", "ruiz", "alvarez", "romero", "vargas",
+)
+
+# --- Partitions -----------------------------------------------------------------------------
+
+#: Billing TRES per core, normalised to Cascade Lake by peak FLOPs (FASRC, seed 003).
+_CPU_TRES = {"sapphire": 0.6, "cascade": 1.0, "icelake": 1.15, "genoa": 0.6}
+#: Billing TRES per GPU, same normalisation (seed 003).
+_GPU_TRES = {"a40": 10.0, "v100": 75.0, "a100": 209.1, "h100": 546.9}
+_REQUEUE_WEIGHTS = {"cpu": 0.5, "mem": 0.125 / 1024, "gres/gpu": 104.6}
+
+
+@dataclass(frozen=True)
+class _Hardware:
+    """One homogeneous node type in a partition."""
+
+    nodes: int
+    cpu: str
+    cores: int
+    mem_gb: int
+    gpus: int = 0
+    gpu: str = ""
+
+
+@dataclass(frozen=True)
+class _PartSpec:
+    """A demo partition: its hardware, how it bills and how jobs use it."""
+
+    name: str
+    hardware: tuple[_Hardware, ...]
+    kind: str
+    """``cpu``, ``gpu``, ``requeue`` or ``test``; decides billing and job shapes."""
+    max_time_s: int
+    job_share: float
+    """Fraction of the demo's jobs submitted here."""
+    description: str
+    only_school: str = ""
+    """Restrict to one school's users (a communal partition)."""
+
+
+_DAY = 86400
+_PARTS: tuple[_PartSpec, ...] = (
+    _PartSpec("sapphire", (_Hardware(192, "sapphire", 112, 990),), "cpu", 3 * _DAY, 0.25,
+              "Intel Sapphire Rapids, 112 cores / 990 GB"),
+    _PartSpec("shared", (_Hardware(300, "cascade", 48, 184),), "cpu", 3 * _DAY, 0.18,
+              "Intel Cascade Lake, 48 cores / 184 GB"),
+    _PartSpec("icelake", (_Hardware(96, "icelake", 64, 499),), "cpu", 14 * _DAY, 0.08,
+              "Intel Ice Lake, 64 cores / 499 GB, long jobs"),
+    _PartSpec("bigmem", (_Hardware(16, "icelake", 64, 1988),), "cpu", 3 * _DAY, 0.03,
+              "Intel Ice Lake, 64 cores / 2 TB"),
+    _PartSpec("genoa", (_Hardware(40, "genoa", 192, 755),), "cpu", 3 * _DAY, 0.05,
+              "AMD Genoa, 192 cores / 755 GB"),
+    _PartSpec("gpu", (_Hardware(36, "icelake", 64, 990, 4, "a100"),), "gpu", 3 * _DAY, 0.08,
+              "4x Nvidia A100 80GB per node"),
+    _PartSpec("gpu_h100", (_Hardware(24, "sapphire", 96, 1500, 4, "h100"),), "gpu", 3 * _DAY,
+              0.04, "4x Nvidia H100 per node"),
+    _PartSpec("seas_gpu", (_Hardware(20, "cascade", 48, 384, 4, "v100"),
+                           _Hardware(20, "cascade", 48, 384, 4, "a40")), "gpu", 7 * _DAY, 0.03,
+              "SEAS communal: V100 and A40 nodes", only_school="seas"),
+    _PartSpec("serial_requeue", (), "requeue", 3 * _DAY, 0.16,
+              "All CPU nodes, preemptible, half price"),
+    _PartSpec("gpu_requeue", (), "requeue", 3 * _DAY, 0.05,
+              "All GPU nodes, preemptible, half price"),
+    _PartSpec("test", (_Hardware(8, "sapphire", 112, 990),), "test", 12 * 3600, 0.04,
+              "Interactive and testing, not billed"),
+    _PartSpec("gpu_test", (_Hardware(4, "icelake", 64, 990, 4, "a100"),), "test", 12 * 3600,
+              0.01, "GPU testing, not billed"),
+)
+
+
+def _node_weights(hw: _Hardware) -> dict[str, float]:
+    """Cannon's rule: a full node's memory bills as much as its cores (seed 003).
+
+    Memory weight per MB = cores x core TRES / node memory; GPU weight by type.
+    """
+    core = _CPU_TRES[hw.cpu]
+    # Admins write it per GB to 4 decimals (``Mem=0.2609G``); Slurm divides by 1024 for MB.
+    weights = {"cpu": core, "mem": round(hw.cores * core / hw.mem_gb, 4) / 1024}
+    if hw.gpus:
+        weights[f"gres/gpu:{hw.gpu}"] = _GPU_TRES[hw.gpu]
+    return weights
+
+
+def _partition_weights(spec: _PartSpec) -> dict[str, float]:
+    """TRESBillingWeights of a partition, keys as lower-case TRES names, mem per MB."""
+    if spec.kind == "requeue":
+        weights = dict(_REQUEUE_WEIGHTS)
+        if spec.name == "serial_requeue":
+            del weights["gres/gpu"]
+        return weights
+    if spec.kind == "test":
+        # Slurm bills an *empty* TRESBillingWeights as the CPU count, so an unbilled partition
+        # spells every weight out as 0 (FASRC: test partitions are exempt from fairshare).
+        weights = {"cpu": 0.0, "mem": 0.0}
+        weights.update({f"gres/gpu:{hw.gpu}": 0.0 for hw in spec.hardware if hw.gpus})
+        return weights
+    weights: dict[str, float] = {}
+    for hw in spec.hardware:
+        for key, value in _node_weights(hw).items():
+            # Mixed hardware (seas_gpu) shares one CPU/mem weight: keep the first node type's.
+            weights.setdefault(key, value)
+    return weights
+
+
+def _hardware_of(spec: _PartSpec) -> tuple[_Hardware, ...]:
+    """Requeue partitions span all CPU (or all GPU) hardware of the primary partitions."""
+    if spec.kind != "requeue":
+        return spec.hardware
+    want_gpu = spec.name == "gpu_requeue"
+    return tuple(hw for p in _PARTS if p.kind in ("cpu", "gpu") for hw in p.hardware
+                 if bool(hw.gpus) == want_gpu)
+
+
+def _build_partitions() -> tuple[Partition, ...]:
+    parts = []
+    for spec in _PARTS:
+        hws = _hardware_of(spec)
+        totals: dict[str, float] = {
+            "cpu": float(sum(h.nodes * h.cores for h in hws)),
+            "mem": float(sum(h.nodes * h.mem_gb * 1024 for h in hws)),
+            "node": float(sum(h.nodes for h in hws)),
+        }
+        gpus = sum(h.nodes * h.gpus for h in hws)
+        if gpus:
+            totals["gres/gpu"] = float(gpus)
+            for h in hws:
+                if h.gpus:
+                    key = f"gres/gpu:{h.gpu}"
+                    totals[key] = totals.get(key, 0.0) + h.nodes * h.gpus
+        parts.append(Partition(
+            name=spec.name,
+            billing_weights=_partition_weights(spec),
+            total_cpus=int(totals["cpu"]),
+            total_nodes=int(totals["node"]),
+            tres_totals=totals,
+            description=spec.description,
+        ))
+    return tuple(parts)
+
+
+def _billing(tres: dict[str, float], weights: dict[str, float]) -> float:
+    """Slurm's default (not MAX_TRES) billing: sum of weight x TRES; no weights = CPU count."""
+    if not weights:
+        return tres.get("cpu", 0.0)
+    return sum(w * tres.get(k, 0.0) for k, w in weights.items())
+
+
+# --- Names ----------------------------------------------------------------------------------
+
+
+def _usernames(rng: np.random.Generator, n: int) -> tuple[list[str], list[str]]:
+    """Unique Unix-style user names and their surnames.
+
+    Mostly first initial + surname (``jsmith``), some first name + surname initial (``priyap``);
+    a clash takes a middle initial, then a number, as sites do.
+    """
+    first = rng.integers(len(_FIRST), size=n)
+    sur = rng.integers(len(_SURNAMES), size=n)
+    short_style = rng.random(n) < 0.15
+    middle = rng.integers(ord("a"), ord("z") + 1, size=n)
+    taken: set[str] = set()
+    names: list[str] = []
+    surnames: list[str] = []
+    for i in range(n):
+        f, s = _FIRST[first[i]], _SURNAMES[sur[i]]
+        base = f + s[0] if short_style[i] else f[0] + s
+        name = base
+        if name in taken:
+            name = f[0] + chr(middle[i]) + s
+        k = 2
+        while name in taken:
+            name = f"{base}{k}"
+            k += 1
+        taken.add(name)
+        names.append(name)
+        surnames.append(s)
+    return names, surnames
+
+
+# --- Tree -----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Acct:
+    """An account while the tree is being built."""
+
+    name: str
+    parent: int
+    """Index in the account list; -1 for the root."""
+    shares: int = 1
+    kids: list[int] | None = None
+    slots: list[int] | None = None
+    """User association slots (labs only)."""
+
+
+def _org_accounts(rng: np.random.Generator, accounts: int) -> tuple[list[_Acct], list[int], np.ndarray]:
+    """Root, schools and departments, plus how many labs each lab-holding account gets.
+
+    Returns the account list (root first), the indices of lab holders and their lab counts.
+    """
+    accts = [_Acct("root", -1)]
+    holders: list[int] = []
+    intensity: list[float] = []
+    for school, depts in _ORG:
+        accts.append(_Acct(school, 0))
+        s_idx = len(accts) - 1
+        if not depts:
+            holders.append(s_idx)
+            intensity.append(_INTENSITY.get(school, 1.0))
+        for dept in depts:
+            accts.append(_Acct(dept, s_idx))
+            holders.append(len(accts) - 1)
+            intensity.append(_INTENSITY.get(dept, 1.0))
+    n_labs = accounts - (len(accts) - 1)
+    if n_labs < len(holders):
+        raise ValueError(f"accounts={accounts} is too few: need at least {len(accts) - 1 + len(holders)}")
+    # Bigger departments in the busier fields, but every holder has at least one lab.
+    weight = rng.gamma(3.0, 1.0, size=len(holders)) * np.sqrt(intensity)
+    counts = 1 + rng.multinomial(n_labs - len(holders), weight / weight.sum())
+    return accts, holders, counts
+
+
+def _lab_shares(rng: np.random.Generator, n_labs: int) -> np.ndarray:
+    """FASRC shares: 200 gratis + billing TRES of purchased nodes for about a third of labs."""
+    node_tres = np.array([48, 67, 74, 129, 910, 2303])  # cascade, sapphire, icelake, genoa, A100, H100 nodes
+    bought = rng.random(n_labs) < 0.3
+    n_nodes = rng.geometric(0.45, size=n_labs)
+    kind = rng.choice(len(node_tres), size=n_labs, p=[0.3, 0.3, 0.15, 0.1, 0.1, 0.05])
+    shares = 200 + np.where(bought, n_nodes * node_tres[kind], 0)
+    shares[rng.choice(n_labs, size=min(2, n_labs), replace=False)] = 0  # lapsed labs keep an account
+    return shares.astype(np.int64)
+
+
+def _user_shares(rng: np.random.Generator, lab_of_slot: np.ndarray, is_pi: np.ndarray, n_labs: int) -> np.ndarray:
+    """Per-lab policy: ``parent`` (Cannon's way), all 1 (Slurm's default) or graded by role."""
+    policy = rng.choice(3, size=n_labs, p=[0.55, 0.35, 0.10])[lab_of_slot]
+    graded = np.where(is_pi, 10, rng.choice([1, 2, 5], size=len(lab_of_slot), p=[0.5, 0.3, 0.2]))
+    shares = np.select([policy == 0, policy == 1], [USE_PARENT, 1], graded).astype(np.int64)
+    # Departed users keep an association with no share until their usage decays.
+    departed = rng.random(len(shares)) < 0.006
+    shares[departed & ~is_pi] = 0
+    return shares
+
+
+def _assign_people(rng: np.random.Generator, lab_of_slot: np.ndarray, first_slot: np.ndarray,
+                   n_dual: int) -> tuple[np.ndarray, int]:
+    """Person behind every user-association slot; ``n_dual`` people get a second lab."""
+    n = len(lab_of_slot)
+    candidates = np.flatnonzero(~first_slot)
+    n_dual = min(n_dual, len(candidates) // 2)
+    secondary = np.zeros(n, dtype=bool)
+    secondary[rng.choice(candidates, size=n_dual, replace=False)] = True
+    person = np.full(n, -1, dtype=np.int64)
+    primary = np.flatnonzero(~secondary)
+    person[primary] = np.arange(len(primary))
+    picks = rng.permutation(primary)
+    used: set[int] = set()
+    j = 0
+    for slot in np.flatnonzero(secondary):
+        # First primary association, in a random order, of someone from another lab.
+        while lab_of_slot[picks[j % len(picks)]] == lab_of_slot[slot] or int(picks[j % len(picks)]) in used:
+            j += 1
+        used.add(int(picks[j % len(picks)]))
+        person[slot] = person[picks[j % len(picks)]]
+        j += 1
+    return person, len(primary)
+
+
+def _usage(rng: np.random.Generator, lab_of_slot: np.ndarray, lab_intensity: np.ndarray,
+           secondary: np.ndarray, total: float) -> np.ndarray:
+    """Raw usage per user association: Pareto-like, with dormant labs and idle users."""
+    n_labs = len(lab_intensity)
+    lab_act = rng.lognormal(0.0, 0.8, size=n_labs) * lab_intensity
+    lab_act[rng.random(n_labs) < 0.08] = 0.0
+    # Calibrated so the top fifth of users hold ~82 % (0.78-0.86 over seeds) and ~30 % are idle.
+    user = rng.lognormal(0.0, 1.1, size=len(lab_of_slot)) * lab_act[lab_of_slot]
+    user[rng.random(len(user)) < 0.25] = 0.0
+    user[secondary] *= 0.3  # a second account is usually the side project
+    return np.round(user * (total / user.sum()))
+
+
+def _decayed_capacity(half_life_s: int, utilisation: float = 0.75) -> float:
+    """Total raw usage of a cluster in steady state: billing rate x half-life / ln 2."""
+    rate = 0.0
+    for spec in _PARTS:
+        if spec.kind in ("cpu", "gpu"):
+            for hw in spec.hardware:
+                w = _node_weights(hw)
+                per_node = hw.cores * w["cpu"] + hw.mem_gb * 1024 * w["mem"] + hw.gpus * w.get(f"gres/gpu:{hw.gpu}", 0.0)
+                rate += hw.nodes * per_node
+    return rate * utilisation * half_life_s / math.log(2)
+
+
+def _emit_rows(accts: list[_Acct], slot_user: list[str], slot_shares: np.ndarray,
+               slot_usage: np.ndarray) -> tuple[dict[str, list], np.ndarray]:
+    """Pre-order rows as ``sshare -a`` prints them: users first, then sub-accounts, by name.
+
+    Returns the column lists and the row of every slot.
+    """
+    cols: dict[str, list] = {k: [] for k in ("parent", "is_user", "account", "user", "shares", "usage", "depth")}
+    slot_row = np.empty(len(slot_user), dtype=np.int64)
+
+    def add(parent: int, is_user: bool, account: str, user: str, shares: int, usage: float) -> int:
+        cols["depth"].append(cols["depth"][parent] + 1 if parent >= 0 else 0)
+        cols["parent"].append(parent)
+        cols["is_user"].append(is_user)
+        cols["account"].append(account)
+        cols["user"].append(user)
+        cols["shares"].append(shares)
+        cols["usage"].append(usage)
+        return len(cols["parent"]) - 1
+
+    stack: list[tuple[int, int]] = [(0, -1)]
+    while stack:
+        a, prow = stack.pop()
+        acct = accts[a]
+        row = add(prow, False, acct.name, "", acct.shares, 0.0)
+        if a == 0:
+            add(row, True, "root", "root", 1, 0.0)  # every Slurm tree has root/root
+        for s in sorted(acct.slots or (), key=lambda s: slot_user[s]):
+            slot_row[s] = add(row, True, acct.name, slot_user[s], int(slot_shares[s]), float(slot_usage[s]))
+        for k in sorted(acct.kids or (), key=lambda k: accts[k].name, reverse=True):
+            stack.append((k, row))
+    return cols, slot_row
+
+
+def _roll_up(parent: np.ndarray, usage: np.ndarray, depth: np.ndarray) -> None:
+    """Make every account's usage the sum of its children's, deepest level first (in place)."""
+    for d in range(int(depth.max()), 0, -1):
+        rows = np.flatnonzero(depth == d)
+        np.add.at(usage, parent[rows], usage[rows])
+
+
+def _fair_tree_factors(tree: AssocTree) -> np.ndarray:
+    """Fair Tree fairshare factor of every user row (0 for accounts).
+
+    Follows ``fair_tree.c``: level_fs = S / U among siblings, ``parent`` users rank first,
+    ``parent`` accounts get NO_VAL, siblings visited in decreasing level_fs, tied users share a
+    rank, factor = rank / user count. Tied *accounts* are not merged (they need exactly equal
+    floats). Only used to give pending jobs sprio-like parts; the engine recomputes them.
+    """
+    n = tree.size
+    kids: list[list[int]] = [[] for _ in range(n)]
+    for r in range(1, n):
+        kids[tree.parent[r]].append(r)
+    usage = tree.usage_raw.astype(np.float64)
+    shares = tree.shares_raw
+    factor = np.zeros(n)
+    total = tree.user_count
+    rank = rnt = total
+
+    def visit(acct: int, tied_in: bool) -> None:
+        nonlocal rank, rnt
+        ch = kids[acct]
+        explicit = [c for c in ch if shares[c] != USE_PARENT]
+        level_shares = sum(int(shares[c]) for c in explicit)
+        levels = []
+        for c in ch:
+            if shares[c] == USE_PARENT:
+                lf = math.inf if tree.is_user[c] else float(NO_VAL)
+            elif shares[c] == 0 or level_shares == 0:
+                lf = 0.0
+            else:
+                u = usage[c] / usage[acct] if usage[acct] > 0 else 0.0
+                lf = math.inf if u == 0 else (shares[c] / level_shares) / u
+            levels.append((lf, c))
+        levels.sort(key=lambda t: (-t[0], not tree.is_user[t[1]]))
+        prev = None
+        for i, (lf, c) in enumerate(levels):
+            tied = tied_in if i == 0 else lf == prev
+            if tree.is_user[c]:
+                if not tied:
+                    rank = rnt
+                factor[c] = rank / total
+                rnt -= 1
+            else:
+                visit(c, tied)
+            prev = lf
+
+    visit(0, False)
+    return factor
+
+
+# --- Jobs -----------------------------------------------------------------------------------
+
+_LIMITS_S = np.array([1800, 3600, 7200, 4 * 3600, 8 * 3600, 12 * 3600, _DAY, 2 * _DAY, 3 * _DAY, 7 * _DAY])
+_LIMITS_P = np.array([0.06, 0.12, 0.10, 0.14, 0.12, 0.14, 0.14, 0.08, 0.07, 0.03])
+
+
+def _job_tres(rng: np.random.Generator, spec: _PartSpec) -> tuple[dict[str, float], _Hardware]:
+    """A plausible request on ``spec``'s hardware: TRES as squeue's AllocTRES names them."""
+    hws = _hardware_of(spec)
+    hw = hws[int(rng.integers(len(hws)))]
+    if hw.gpus:
+        gpus = int(rng.choice([1, 2, 4, 8], p=[0.5, 0.2, 0.25, 0.05]))
+        nodes = max(1, math.ceil(gpus / hw.gpus))
+        cpus = gpus * int(rng.choice([4, 8, 16]))
+        mem_mb = gpus * int(rng.choice([32, 64, 128])) * 1024
+    else:
+        per_node = hw.cores
+        cpus = int(rng.choice([1, 2, 4, 8, 16, 32, per_node, 2 * per_node, 4 * per_node],
+                              p=[0.22, 0.1, 0.14, 0.14, 0.12, 0.1, 0.1, 0.05, 0.03]))
+        if spec.kind == "test":
+            cpus = min(cpus, 16)
+        nodes = max(1, math.ceil(cpus / per_node))
+        mem_mb = cpus * int(rng.choice([1000, 2000, 4000, 8000], p=[0.25, 0.3, 0.3, 0.15]))
+        if spec.name == "bigmem":
+            mem_mb = int(rng.integers(250, 1900)) * 1024
+        mem_mb = min(mem_mb, nodes * hw.mem_gb * 1024)
+    tres: dict[str, float] = {"cpu": float(cpus), "mem": float(mem_mb), "node": float(nodes)}
+    if hw.gpus:
+        tres["gres/gpu"] = float(gpus)
+        tres[f"gres/gpu:{hw.gpu}"] = float(gpus)
+    return tres, hw
+
+
+def _jobs(rng: np.random.Generator, now: datetime, settings: PrioritySettings,
+          partitions: dict[str, Partition], slot_weight: np.ndarray, slot_user: list[str],
+          slot_account: list[str], slot_school: list[str], slot_fs: np.ndarray,
+          n_running: int, n_pending: int, must: int) -> tuple[Job, ...]:
+    """Running and pending jobs, users drawn in proportion to their activity.
+
+    ``must`` is a slot that always gets one running and one pending job (the ``me`` candidate).
+    """
+    share = np.array([s.job_share for s in _PARTS])
+    drafts = []
+    for state, count in (("RUNNING", n_running), ("PENDING", n_pending)):
+        weight = slot_weight if state == "RUNNING" else slot_weight + 0.02 * slot_weight.mean()
+        slots = rng.choice(len(slot_weight), size=count, p=weight / weight.sum())
+        if count:
+            slots[0] = must
+        parts = rng.choice(len(_PARTS), size=count, p=share / share.sum())
+        for slot, p in zip(slots, parts):
+            spec = _PARTS[p]
+            if spec.only_school and spec.only_school != slot_school[slot]:
+                spec = _PARTS[[s.name for s in _PARTS].index("gpu")]
+            tres, _ = _job_tres(rng, spec)
+            tres["billing"] = float(round(_billing(tres, partitions[spec.name].billing_weights)))
+            limit = int(rng.choice(_LIMITS_S, p=_LIMITS_P))
+            limit = min(limit, spec.max_time_s)
+            if state == "RUNNING":
+                elapsed = int(limit * rng.beta(1.2, 2.0))
+                start = now - timedelta(seconds=elapsed)
+                submit = start - timedelta(seconds=int(rng.exponential(2 * 3600)) + 5)
+            else:
+                start = None
+                submit = now - timedelta(seconds=int(min(rng.exponential(14 * 3600), 6 * _DAY)) + 30)
+            drafts.append((submit, state, slot, spec.name, tres, limit, start))
+    drafts.sort(key=lambda d: (d[0], d[2]))
+    # Job ids rise with submit time, with gaps for other users' short jobs that already ended.
+    ids = 61_000_000 + np.cumsum(rng.integers(1, 400, size=len(drafts)))
+    jobs = []
+    for jid, (submit, state, slot, part, tres, limit, start) in zip(ids, drafts):
+        priority = None
+        factors: dict[str, float] = {}
+        if state == "PENDING":
+            age = min(1.0, (now - submit).total_seconds() / settings.max_age_s)
+            factors = {
+                "SITE": 0.0,
+                "AGE": float(round(settings.weight_age * age)),
+                "ASSOC": 0.0,
+                "FAIRSHARE": float(round(settings.weight_fairshare * slot_fs[slot])),
+                "JOBSIZE": 0.0,
+                "PARTITION": float(settings.weight_partition * partitions[part].priority_job_factor),
+                "QOS": 0.0,
+                "NICE": 0.0,
+            }
+            priority = max(1, int(sum(v for k, v in factors.items() if k != "NICE") - factors["NICE"]))
+        jobs.append(Job(
+            job_id=str(int(jid)), user=slot_user[slot], account=slot_account[slot], partition=part,
+            state=state, tres=tres, time_limit_s=limit, submit_time=submit, start_time=start,
+            priority=priority, factors=factors,
+        ))
+    return tuple(jobs)
+
+
+# --- Allocations ----------------------------------------------------------------------------
+
+
+def _split_int(total: int, weight: np.ndarray) -> np.ndarray:
+    """Integers proportional to ``weight`` summing exactly to ``total`` (largest remainder)."""
+    quota = total * weight / weight.sum()
+    base = np.floor(quota).astype(np.int64)
+    rest = total - int(base.sum())
+    base[np.argsort(-(quota - base), kind="stable")[:rest]] += 1
+    return base
+
+
+def _allocations(rng: np.random.Generator, now: datetime, lab_names: list[str],
+                 lab_usage: np.ndarray, lab_slots: list[list[int]], slot_user: list[str],
+                 slot_usage: np.ndarray, jobs: tuple[Job, ...]) -> tuple[Allocation, ...]:
+    """HADM allocations for about a tenth of the labs, in billing-hours (SU).
+
+    Pre-debit = billing x time limit of the account's running jobs (HADM holds the whole limit);
+    debits are split by user; a few allocations ran dry and refused jobs (``failures``).
+    """
+    active = np.flatnonzero(lab_usage > 0)
+    n = min(len(active), max(3, round(len(lab_names) * 0.1)))
+    chosen = np.sort(rng.choice(active, size=n, replace=False))
+    dry = set(rng.choice(n, size=min(3, n), replace=False).tolist())
+    held: dict[str, float] = {}
+    for job in jobs:
+        if job.state == "RUNNING":
+            held[job.account] = held.get(job.account, 0.0) + job.tres.get("billing", 0.0) * job.time_limit_s / 3600
+    today = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    out = []
+    for i, lab in enumerate(chosen):
+        name = lab_names[lab]
+        pre = float(math.ceil(held.get(name, 0.0)))
+        granted = float(max(int(rng.choice([25_000, 50_000, 100_000, 250_000, 500_000, 1_000_000])),
+                            math.ceil(pre * 4 / 1000) * 1000))
+        age_days = int(rng.integers(340, 360)) if i % 7 == 3 else int(rng.integers(20, 330))
+        start = today - timedelta(days=age_days)
+        end = start + timedelta(days=365)
+        if i in dry:
+            used = granted - pre - float(rng.integers(0, max(1, int(granted * 0.003))))
+            failures = int(rng.integers(2, 40))
+        else:
+            burn = min(0.95, age_days / 365 * rng.uniform(0.4, 1.2))
+            used = float(max(0, min(round(granted * burn), granted - pre)))
+            failures = 0
+        slots = lab_slots[lab]
+        # Debits by user follow recent usage, with a floor for those whose usage has decayed.
+        weight = slot_usage[slots] + 0.05 * max(float(slot_usage[slots].mean()), 1.0)
+        by_user = _split_int(int(used), weight)
+        out.append(Allocation(
+            allocation_id=str(1000 + 7 * i + int(rng.integers(0, 7))),
+            project=name, granted_su=granted, used_su=float(by_user.sum()), pre_debited_su=pre,
+            start=start, end=end,
+            use_by_user={slot_user[s]: float(v) for s, v in zip(slots, by_user)},
+            failures=failures,
+        ))
+    return tuple(out)
+
+
+# --- Entry point ----------------------------------------------------------------------------
+
+#: A site like FASRC Cannon (seed 003): Fair Tree, 3-day half-life, priority = fairshare + age
+#: (20,000,000 and 10,000,000, age full after 3 days); job size, partition and QOS weigh 0.
+DEMO_SETTINGS = PrioritySettings(
+    algorithm="fair_tree",
+    flags=frozenset(),
+    decay_half_life_s=3 * _DAY,
+    calc_period_s=300,
+    usage_reset_period="NONE",
+    max_age_s=3 * _DAY,
+    weight_age=10_000_000,
+    weight_fairshare=20_000_000,
+    weight_jobsize=0,
+    weight_partition=0,
+    weight_qos=0,
+)
+
+
+def demo_snapshot(
+    seed: int = 0,
+    *,
+    users: int = 2500,
+    accounts: int = 300,
+    now: datetime | None = None,
+    me: str | None = None,
+) -> Snapshot:
+    """Build the demo cluster.
+
+    Parameters
+    ----------
+    seed : int
+        Seed of the random generator; the same seed gives the same cluster.
+    users : int
+        Number of user associations (people with two accounts count twice), plus ``root/root``.
+    accounts : int
+        Number of accounts below the root (schools, departments and labs); at least 72.
+    now : datetime, optional
+        The moment of the snapshot (UTC if naive); job and allocation times are relative to it.
+        Default: the current time, to the second.
+    me : str, optional
+        A user name (usually the Unix user running fairtop) given to one user of middling
+        usage who has a running and a pending job, so "jump to me" works in the demo.
+
+    Returns
+    -------
+    Snapshot
+        Tree, Cannon-like priority settings and partitions, about ``0.23 * users`` jobs and
+        HADM allocations for about a tenth of the labs.
+
+    Raises
+    ------
+    ValueError
+        If ``accounts`` is too small for the built-in schools and departments or ``users`` is
+        smaller than the number of labs.
+    """
+    if now is None:
+        now = datetime.now(timezone.utc).replace(microsecond=0)
+    elif now.tzinfo is None:
+        now = now.replace(tzinfo=timezone.utc)
+    rng = np.random.default_rng(seed)
+    settings = DEMO_SETTINGS
+    partitions = _build_partitions()
+
+    accts, holders, lab_counts = _org_accounts(rng, accounts)
+    n_labs = int(lab_counts.sum())
+    if users < n_labs:
+        raise ValueError(f"users={users} is fewer than the {n_labs} labs")
+    lab_holder = np.repeat(np.asarray(holders), lab_counts)
+    lab_intensity = np.array([_INTENSITY.get(accts[h].name, 1.0) for h in lab_holder])
+
+    # User association slots: lab sizes are skewed (a few big groups, many small ones).
+    size_w = rng.lognormal(0.0, 0.8, size=n_labs)
+    lab_size = 1 + rng.multinomial(users - n_labs, size_w / size_w.sum())
+    lab_of_slot = np.repeat(np.arange(n_labs), lab_size)
+    first_slot = np.zeros(users, dtype=bool)
+    first_slot[np.cumsum(lab_size) - lab_size] = True  # the PI
+    person, n_people = _assign_people(rng, lab_of_slot, first_slot, round(users * 0.04))
+    secondary = np.ones(users, dtype=bool)
+    secondary[np.unique(person, return_index=True)[1]] = False
+
+    names, surnames = _usernames(rng, n_people)
+    slot_usage = _usage(rng, lab_of_slot, lab_intensity, secondary,
+                        _decayed_capacity(settings.decay_half_life_s))
+    slot_shares = _user_shares(rng, lab_of_slot, first_slot, n_labs)
+
+    # The "me" candidate: a one-account person at the 60th percentile of active usage.
+    single = np.bincount(person, minlength=n_people) == 1
+    cand = np.flatnonzero(single[person] & (slot_usage > 0) & ~first_slot)
+    me_slot = int(cand[np.argsort(slot_usage[cand], kind="stable")[int(len(cand) * 0.6)]])
+    if me is not None:
+        mine = int(person[me_slot])
+        if me in names:  # keep names unique: swap with whoever already has it
+            names[names.index(me)] = names[mine]
+        names[mine] = me
+
+    # Labs, named after their PI: chem_smith_lab.
+    lab_shares = _lab_shares(rng, n_labs)
+    lab_names: list[str] = []
+    taken = {a.name for a in accts}
+    pi_of_lab = person[first_slot]
+    for lab in range(n_labs):
+        pi = int(pi_of_lab[lab])
+        holder = accts[int(lab_holder[lab])].name
+        name = f"{holder}_{surnames[pi]}_lab"
+        if name in taken:
+            name = f"{holder}_{names[pi]}_lab"
+        taken.add(name)
+        lab_names.append(name)
+    for a in accts:
+        a.kids = []
+    for a_idx, a in enumerate(accts[1:], start=1):
+        accts[a.parent].kids.append(a_idx)
+    lab_slots: list[list[int]] = [[] for _ in range(n_labs)]
+    for s, lab in enumerate(lab_of_slot):
+        lab_slots[lab].append(s)
+    for lab in range(n_labs):
+        accts.append(_Acct(lab_names[lab], int(lab_holder[lab]), int(lab_shares[lab]), [], lab_slots[lab]))
+        accts[int(lab_holder[lab])].kids.append(len(accts) - 1)
+    # Departments and schools hold the sum of their labs' shares; a few departments are "parent".
+    for a_idx in range(len(accts) - n_labs - 1, 0, -1):
+        accts[a_idx].shares = int(sum(accts[k].shares for k in accts[a_idx].kids))
+    depts = [i for i, a in enumerate(accts) if a.parent > 0 and a.slots is None]
+    for i in rng.choice(depts, size=min(3, len(depts)), replace=False):
+        accts[int(i)].shares = USE_PARENT
+    accts[0].shares = NO_VAL
+
+    slot_user = [names[p] for p in person]
+    cols, slot_row = _emit_rows(accts, slot_user, slot_shares, slot_usage)
+    parent = np.asarray(cols["parent"], dtype=np.int64)
+    usage = np.asarray(cols["usage"], dtype=np.longdouble)
+    _roll_up(parent, usage, np.asarray(cols["depth"]))
+    tree = AssocTree(
+        parent=parent,
+        is_user=np.asarray(cols["is_user"], dtype=bool),
+        account=np.asarray(cols["account"], dtype=object),
+        user=np.asarray(cols["user"], dtype=object),
+        shares_raw=np.asarray(cols["shares"], dtype=np.int64),
+        usage_raw=usage,
+    )
+
+    slot_account = [lab_names[lab] for lab in lab_of_slot]
+    school_of_holder = {h: accts[h].name if accts[h].parent == 0 else accts[accts[h].parent].name for h in holders}
+    slot_school = [school_of_holder[int(lab_holder[lab])] for lab in lab_of_slot]
+    fs = _fair_tree_factors(tree)[slot_row]
+    jobs = _jobs(rng, now, settings, {p.name: p for p in partitions}, slot_usage.astype(float) ** 0.6,
+                 slot_user, slot_account, slot_school, fs,
+                 round(users * 0.14), round(users * 0.09), me_slot)
+
+    lab_usage = np.bincount(lab_of_slot, weights=slot_usage, minlength=n_labs)
+    allocations = _allocations(rng, now, lab_names, lab_usage, lab_slots, slot_user, slot_usage, jobs)
+
+    return Snapshot(
+        cluster="demo",
+        source=f"built-in demo cluster (seed {seed})",
+        taken_at=now,
+        tree=tree,
+        settings=settings,
+        partitions=partitions,
+        jobs=jobs,
+        allocations=allocations,
+    )
