@@ -229,6 +229,10 @@ class PbsTree:
     cresgroup: np.ndarray
     shares: np.ndarray
     usage: np.ndarray
+    usage_res: str = "cput"
+    """``fairshare_usage_res``: the unit ``usage`` is in (display only)."""
+    last_decay: int | None = None
+    """Epoch seconds of the last decay, from the binary usage file header; None if unknown."""
 
 
 @dataclass(frozen=True, eq=False)
