@@ -11,6 +11,8 @@ from datetime import datetime, timezone
 import numpy as np
 import pytest
 
+from tui.engine import compute
+from tui.engine.billing import format_tres_billing_weights, job_billing, parse_tres_billing_weights
 from tui.model import NO_VAL, USE_PARENT, Snapshot
 from tui.sources.demo import demo_snapshot
 
@@ -130,6 +132,7 @@ def test_partitions_weights(snap: Snapshot) -> None:
     assert {"sapphire", "shared", "icelake", "gpu", "serial_requeue", "gpu_requeue", "test"} <= parts.keys()
     for p in parts.values():
         assert p.billing_weights, p.name  # empty would bill the CPU count
+        assert parse_tres_billing_weights(format_tres_billing_weights(p.billing_weights)) == p.billing_weights
         for key, value in p.billing_weights.items():
             assert TRES_NAME.match(key), (p.name, key)
             assert math.isfinite(value) and value >= 0
@@ -141,6 +144,7 @@ def test_partitions_weights(snap: Snapshot) -> None:
     assert parts["gpu_h100"].billing_weights["gres/gpu:h100"] == 546.9
     assert parts["serial_requeue"].billing_weights["cpu"] == 0.5
     assert all(v == 0 for v in parts["test"].billing_weights.values())
+    assert parts["sapphire"].billing_weights["mem"] == parse_tres_billing_weights("Mem=0.0679G")["mem"]
     # A whole node's memory costs what its cores cost (FASRC's rule).
     shared = parts["shared"]
     per_node_mem = shared.tres_totals["mem"] / shared.total_nodes
@@ -169,6 +173,18 @@ def test_jobs_belong_to_tree_and_partitions(snap: Snapshot) -> None:
             assert j.priority == pytest.approx(sum(v for k, v in j.factors.items() if k != "NICE"), abs=1)
             assert 0 <= j.factors["AGE"] <= snap.settings.weight_age
             assert 0 <= j.factors["FAIRSHARE"] <= snap.settings.weight_fairshare
+
+
+def test_jobs_agree_with_engine(snap: Snapshot) -> None:
+    parts = {p.name: p for p in snap.partitions}
+    t = snap.tree
+    fs = compute(t, snap.settings.algorithm).fairshare
+    row = {(a, u): r for r, (a, u) in enumerate(zip(t.account, t.user)) if t.is_user[r]}
+    for j in snap.jobs:
+        assert j.tres["billing"] == int(job_billing(j, parts[j.partition], snap.settings.flags))
+        if j.state == "PENDING":
+            assert j.factors["FAIRSHARE"] == round(snap.settings.weight_fairshare * fs[row[(j.account, j.user)]])
+    assert all(j.tres["billing"] == 0 for j in snap.jobs if j.partition == "test")
 
 
 def test_jobs_follow_activity(snap: Snapshot) -> None:

@@ -21,17 +21,22 @@ What it imitates, and from where:
 * **Allocations.** HADM (seed 004): granted SU, debits by user, pre-debits for running jobs
   (billing x time limit), a few allocations refused jobs for lack of balance.
 
-The module never imports Textual.
+Where Slurm would have computed something (a job's billing TRES, sprio's parts, the fairshare
+factor behind them), the demo asks the engine, so the snapshot agrees with what fairtop computes
+from it. The module never imports Textual.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 import numpy as np
 
+from tui.engine import compute
+from tui.engine.billing import billable_tres, billing_mode, mem_weight_per_gb, parse_tres_billing_weights
+from tui.engine.priority import PriorityFactors, PriorityWeights, age_factor, job_priority
 from tui.model import (
     NO_VAL,
     USE_PARENT,
@@ -110,7 +115,8 @@ _SURNAMES = (
 _CPU_TRES = {"sapphire": 0.6, "cascade": 1.0, "icelake": 1.15, "genoa": 0.6}
 #: Billing TRES per GPU, same normalisation (seed 003).
 _GPU_TRES = {"a40": 10.0, "v100": 75.0, "a100": 209.1, "h100": 546.9}
-_REQUEUE_WEIGHTS = {"cpu": 0.5, "mem": 0.125 / 1024, "gres/gpu": 104.6}
+#: Requeue partitions bill a flat half price whatever the hardware (seed 003).
+_REQUEUE_WEIGHTS = "CPU=0.5,Mem=0.125G"
 
 
 @dataclass(frozen=True)
@@ -171,38 +177,31 @@ _PARTS: tuple[_PartSpec, ...] = (
 )
 
 
-def _node_weights(hw: _Hardware) -> dict[str, float]:
-    """Cannon's rule: a full node's memory bills as much as its cores (seed 003).
+def _node_weights_text(hw: _Hardware) -> str:
+    """``TRESBillingWeights`` for one node type, as an admin writes it in slurm.conf.
 
-    Memory weight per MB = cores x core TRES / node memory; GPU weight by type.
+    Cannon's rule (seed 003): a full node's memory bills as much as its cores, so the memory
+    weight is cores x core TRES / node GB, written per GB to 4 decimals; GPUs by type.
     """
     core = _CPU_TRES[hw.cpu]
-    # Admins write it per GB to 4 decimals (``Mem=0.2609G``); Slurm divides by 1024 for MB.
-    weights = {"cpu": core, "mem": round(hw.cores * core / hw.mem_gb, 4) / 1024}
+    text = f"CPU={core},Mem={round(mem_weight_per_gb(hw.cores, core, hw.mem_gb), 4)}G"
     if hw.gpus:
-        weights[f"gres/gpu:{hw.gpu}"] = _GPU_TRES[hw.gpu]
-    return weights
+        text += f",GRES/gpu:{hw.gpu}={_GPU_TRES[hw.gpu]}"
+    return text
 
 
-def _partition_weights(spec: _PartSpec) -> dict[str, float]:
-    """TRESBillingWeights of a partition, keys as lower-case TRES names, mem per MB."""
+def _weights_text(spec: _PartSpec) -> str:
+    """A partition's ``TRESBillingWeights`` string."""
     if spec.kind == "requeue":
-        weights = dict(_REQUEUE_WEIGHTS)
-        if spec.name == "serial_requeue":
-            del weights["gres/gpu"]
-        return weights
+        return _REQUEUE_WEIGHTS + (",GRES/gpu=104.6" if spec.name == "gpu_requeue" else "")
     if spec.kind == "test":
         # Slurm bills an *empty* TRESBillingWeights as the CPU count, so an unbilled partition
         # spells every weight out as 0 (FASRC: test partitions are exempt from fairshare).
-        weights = {"cpu": 0.0, "mem": 0.0}
-        weights.update({f"gres/gpu:{hw.gpu}": 0.0 for hw in spec.hardware if hw.gpus})
-        return weights
-    weights: dict[str, float] = {}
-    for hw in spec.hardware:
-        for key, value in _node_weights(hw).items():
-            # Mixed hardware (seas_gpu) shares one CPU/mem weight: keep the first node type's.
-            weights.setdefault(key, value)
-    return weights
+        gpus = "".join(f",GRES/gpu:{hw.gpu}=0" for hw in spec.hardware if hw.gpus)
+        return "CPU=0,Mem=0" + gpus
+    # Mixed hardware (seas_gpu) bills CPU and memory like its first node type, GPUs by type.
+    text = _node_weights_text(spec.hardware[0])
+    return text + "".join(f",GRES/gpu:{hw.gpu}={_GPU_TRES[hw.gpu]}" for hw in spec.hardware[1:] if hw.gpus)
 
 
 def _hardware_of(spec: _PartSpec) -> tuple[_Hardware, ...]:
@@ -232,20 +231,13 @@ def _build_partitions() -> tuple[Partition, ...]:
                     totals[key] = totals.get(key, 0.0) + h.nodes * h.gpus
         parts.append(Partition(
             name=spec.name,
-            billing_weights=_partition_weights(spec),
+            billing_weights=parse_tres_billing_weights(_weights_text(spec)),
             total_cpus=int(totals["cpu"]),
             total_nodes=int(totals["node"]),
             tres_totals=totals,
             description=spec.description,
         ))
     return tuple(parts)
-
-
-def _billing(tres: dict[str, float], weights: dict[str, float]) -> float:
-    """Slurm's default (not MAX_TRES) billing: sum of weight x TRES; no weights = CPU count."""
-    if not weights:
-        return tres.get("cpu", 0.0)
-    return sum(w * tres.get(k, 0.0) for k, w in weights.items())
 
 
 # --- Names ----------------------------------------------------------------------------------
@@ -291,8 +283,8 @@ class _Acct:
     parent: int
     """Index in the account list; -1 for the root."""
     shares: int = 1
-    kids: list[int] | None = None
-    slots: list[int] | None = None
+    kids: list[int] = field(default_factory=list)
+    slots: list[int] = field(default_factory=list)
     """User association slots (labs only)."""
 
 
@@ -307,11 +299,13 @@ def _org_accounts(rng: np.random.Generator, accounts: int) -> tuple[list[_Acct],
     for school, depts in _ORG:
         accts.append(_Acct(school, 0))
         s_idx = len(accts) - 1
+        accts[0].kids.append(s_idx)
         if not depts:
             holders.append(s_idx)
             intensity.append(_INTENSITY.get(school, 1.0))
         for dept in depts:
             accts.append(_Acct(dept, s_idx))
+            accts[s_idx].kids.append(len(accts) - 1)
             holders.append(len(accts) - 1)
             intensity.append(_INTENSITY.get(dept, 1.0))
     n_labs = accounts - (len(accts) - 1)
@@ -321,6 +315,34 @@ def _org_accounts(rng: np.random.Generator, accounts: int) -> tuple[list[_Acct],
     weight = rng.gamma(3.0, 1.0, size=len(holders)) * np.sqrt(intensity)
     counts = 1 + rng.multinomial(n_labs - len(holders), weight / weight.sum())
     return accts, holders, counts
+
+
+def _add_labs(rng: np.random.Generator, accts: list[_Acct], lab_holder: np.ndarray,
+              pi_names: list[str], pi_surnames: list[str], lab_slots: list[list[int]]) -> list[str]:
+    """Append the labs, named after their PI (``chem_smith_lab``), and settle account shares.
+
+    Departments and schools hold the sum of their labs' shares (FASRC adds purchased TRES to
+    the lab); three departments are ``parent`` instead. Returns the lab names.
+    """
+    n_inter = len(accts)
+    lab_shares = _lab_shares(rng, len(lab_holder))
+    taken = {a.name for a in accts}
+    names = []
+    for lab, holder in enumerate(lab_holder.tolist()):
+        name = f"{accts[holder].name}_{pi_surnames[lab]}_lab"
+        if name in taken:  # two PIs of one surname in a department
+            name = f"{accts[holder].name}_{pi_names[lab]}_lab"
+        taken.add(name)
+        names.append(name)
+        accts.append(_Acct(name, holder, int(lab_shares[lab]), slots=lab_slots[lab]))
+        accts[holder].kids.append(len(accts) - 1)
+    for i in range(n_inter - 1, 0, -1):  # children come after their school
+        accts[i].shares = sum(accts[k].shares for k in accts[i].kids)
+    depts = [i for i in range(1, n_inter) if accts[i].parent > 0]
+    for i in rng.choice(depts, size=min(3, len(depts)), replace=False).tolist():
+        accts[i].shares = USE_PARENT
+    accts[0].shares = NO_VAL
+    return names
 
 
 def _lab_shares(rng: np.random.Generator, n_labs: int) -> np.ndarray:
@@ -346,27 +368,33 @@ def _user_shares(rng: np.random.Generator, lab_of_slot: np.ndarray, is_pi: np.nd
 
 
 def _assign_people(rng: np.random.Generator, lab_of_slot: np.ndarray, first_slot: np.ndarray,
-                   n_dual: int) -> tuple[np.ndarray, int]:
-    """Person behind every user-association slot; ``n_dual`` people get a second lab."""
+                   n_dual: int) -> np.ndarray:
+    """Person behind every user-association slot; ``n_dual`` people also sit in a second lab.
+
+    Returns the person index (0 .. people-1) of every slot; a PI's slot is never a second one.
+    """
     n = len(lab_of_slot)
-    candidates = np.flatnonzero(~first_slot)
-    n_dual = min(n_dual, len(candidates) // 2)
     secondary = np.zeros(n, dtype=bool)
-    secondary[rng.choice(candidates, size=n_dual, replace=False)] = True
-    person = np.full(n, -1, dtype=np.int64)
+    candidates = np.flatnonzero(~first_slot)
+    secondary[rng.choice(candidates, size=min(n_dual, len(candidates) // 2), replace=False)] = True
     primary = np.flatnonzero(~secondary)
+    person = np.full(n, -1, dtype=np.int64)
     person[primary] = np.arange(len(primary))
-    picks = rng.permutation(primary)
-    used: set[int] = set()
-    j = 0
+    # Walk the primary slots in a random order, taking the next one from another lab.
+    queue = iter(rng.permutation(primary).tolist())
+    skipped: list[int] = []
     for slot in np.flatnonzero(secondary):
-        # First primary association, in a random order, of someone from another lab.
-        while lab_of_slot[picks[j % len(picks)]] == lab_of_slot[slot] or int(picks[j % len(picks)]) in used:
-            j += 1
-        used.add(int(picks[j % len(picks)]))
-        person[slot] = person[picks[j % len(picks)]]
-        j += 1
-    return person, len(primary)
+        pick = next((p for p in skipped if lab_of_slot[p] != lab_of_slot[slot]), None)
+        if pick is not None:
+            skipped.remove(pick)
+        else:
+            for p in queue:
+                if lab_of_slot[p] != lab_of_slot[slot]:
+                    pick = p
+                    break
+                skipped.append(p)
+        person[slot] = person[pick]
+    return person
 
 
 def _usage(rng: np.random.Generator, lab_of_slot: np.ndarray, lab_intensity: np.ndarray,
@@ -388,100 +416,47 @@ def _decayed_capacity(half_life_s: int, utilisation: float = 0.75) -> float:
     for spec in _PARTS:
         if spec.kind in ("cpu", "gpu"):
             for hw in spec.hardware:
-                w = _node_weights(hw)
-                per_node = hw.cores * w["cpu"] + hw.mem_gb * 1024 * w["mem"] + hw.gpus * w.get(f"gres/gpu:{hw.gpu}", 0.0)
-                rate += hw.nodes * per_node
+                whole_node = {"cpu": hw.cores, "mem": hw.mem_gb * 1024, f"gres/gpu:{hw.gpu}": hw.gpus}
+                rate += hw.nodes * billable_tres(whole_node, parse_tres_billing_weights(_node_weights_text(hw)))
     return rate * utilisation * half_life_s / math.log(2)
 
 
-def _emit_rows(accts: list[_Acct], slot_user: list[str], slot_shares: np.ndarray,
-               slot_usage: np.ndarray) -> tuple[dict[str, list], np.ndarray]:
-    """Pre-order rows as ``sshare -a`` prints them: users first, then sub-accounts, by name.
+def _build_tree(accts: list[_Acct], slot_user: list[str], slot_shares: np.ndarray,
+                slot_usage: np.ndarray) -> tuple[AssocTree, np.ndarray]:
+    """Rows in the order ``sshare -a`` prints them, account usage rolled up from the users.
 
-    Returns the column lists and the row of every slot.
+    Slurm sorts an account's children users first, then sub-accounts, each by name
+    (``_sort_children_list`` in slurmdb_defs.c). Returns the tree and the row of every slot.
     """
-    cols: dict[str, list] = {k: [] for k in ("parent", "is_user", "account", "user", "shares", "usage", "depth")}
+    rows: list[tuple[int, bool, str, str, int, float]] = []
+    depth: list[int] = []
     slot_row = np.empty(len(slot_user), dtype=np.int64)
 
-    def add(parent: int, is_user: bool, account: str, user: str, shares: int, usage: float) -> int:
-        cols["depth"].append(cols["depth"][parent] + 1 if parent >= 0 else 0)
-        cols["parent"].append(parent)
-        cols["is_user"].append(is_user)
-        cols["account"].append(account)
-        cols["user"].append(user)
-        cols["shares"].append(shares)
-        cols["usage"].append(usage)
-        return len(cols["parent"]) - 1
+    def add(prow: int, acct: str, name: str, share: int, used: float) -> int:
+        rows.append((prow, bool(name), acct, name, share, used))
+        depth.append(depth[prow] + 1 if prow >= 0 else 0)
+        return len(rows) - 1
 
     stack: list[tuple[int, int]] = [(0, -1)]
     while stack:
         a, prow = stack.pop()
         acct = accts[a]
-        row = add(prow, False, acct.name, "", acct.shares, 0.0)
+        row = add(prow, acct.name, "", acct.shares, 0.0)
         if a == 0:
-            add(row, True, "root", "root", 1, 0.0)  # every Slurm tree has root/root
-        for s in sorted(acct.slots or (), key=lambda s: slot_user[s]):
-            slot_row[s] = add(row, True, acct.name, slot_user[s], int(slot_shares[s]), float(slot_usage[s]))
-        for k in sorted(acct.kids or (), key=lambda k: accts[k].name, reverse=True):
-            stack.append((k, row))
-    return cols, slot_row
+            add(row, "root", "root", 1, 0.0)  # every Slurm tree has root/root
+        for s in sorted(acct.slots, key=lambda s: slot_user[s]):
+            slot_row[s] = add(row, acct.name, slot_user[s], int(slot_shares[s]), float(slot_usage[s]))
+        stack.extend((k, row) for k in sorted(acct.kids, key=lambda k: accts[k].name, reverse=True))
 
-
-def _roll_up(parent: np.ndarray, usage: np.ndarray, depth: np.ndarray) -> None:
-    """Make every account's usage the sum of its children's, deepest level first (in place)."""
-    for d in range(int(depth.max()), 0, -1):
-        rows = np.flatnonzero(depth == d)
-        np.add.at(usage, parent[rows], usage[rows])
-
-
-def _fair_tree_factors(tree: AssocTree) -> np.ndarray:
-    """Fair Tree fairshare factor of every user row (0 for accounts).
-
-    Follows ``fair_tree.c``: level_fs = S / U among siblings, ``parent`` users rank first,
-    ``parent`` accounts get NO_VAL, siblings visited in decreasing level_fs, tied users share a
-    rank, factor = rank / user count. Tied *accounts* are not merged (they need exactly equal
-    floats). Only used to give pending jobs sprio-like parts; the engine recomputes them.
-    """
-    n = tree.size
-    kids: list[list[int]] = [[] for _ in range(n)]
-    for r in range(1, n):
-        kids[tree.parent[r]].append(r)
-    usage = tree.usage_raw.astype(np.float64)
-    shares = tree.shares_raw
-    factor = np.zeros(n)
-    total = tree.user_count
-    rank = rnt = total
-
-    def visit(acct: int, tied_in: bool) -> None:
-        nonlocal rank, rnt
-        ch = kids[acct]
-        explicit = [c for c in ch if shares[c] != USE_PARENT]
-        level_shares = sum(int(shares[c]) for c in explicit)
-        levels = []
-        for c in ch:
-            if shares[c] == USE_PARENT:
-                lf = math.inf if tree.is_user[c] else float(NO_VAL)
-            elif shares[c] == 0 or level_shares == 0:
-                lf = 0.0
-            else:
-                u = usage[c] / usage[acct] if usage[acct] > 0 else 0.0
-                lf = math.inf if u == 0 else (shares[c] / level_shares) / u
-            levels.append((lf, c))
-        levels.sort(key=lambda t: (-t[0], not tree.is_user[t[1]]))
-        prev = None
-        for i, (lf, c) in enumerate(levels):
-            tied = tied_in if i == 0 else lf == prev
-            if tree.is_user[c]:
-                if not tied:
-                    rank = rnt
-                factor[c] = rank / total
-                rnt -= 1
-            else:
-                visit(c, tied)
-            prev = lf
-
-    visit(0, False)
-    return factor
+    # Usages are whole numbers below 2**53, so these float64 sums are exact.
+    parent = np.array([r[0] for r in rows])
+    usage = np.array([r[5] for r in rows])
+    level = np.asarray(depth)
+    for d in range(int(level.max()), 0, -1):  # deepest first, so sums are complete when used
+        at = np.flatnonzero(level == d)
+        np.add.at(usage, parent[at], usage[at])
+    tree = AssocTree.from_rows([r[:5] + (float(u),) for r, u in zip(rows, usage)])
+    return tree, slot_row
 
 
 # --- Jobs -----------------------------------------------------------------------------------
@@ -526,6 +501,8 @@ def _jobs(rng: np.random.Generator, now: datetime, settings: PrioritySettings,
     ``must`` is a slot that always gets one running and one pending job (the ``me`` candidate).
     """
     share = np.array([s.job_share for s in _PARTS])
+    mode = billing_mode(settings.flags)
+    weights = PriorityWeights.from_settings(settings)
     drafts = []
     for state, count in (("RUNNING", n_running), ("PENDING", n_pending)):
         weight = slot_weight if state == "RUNNING" else slot_weight + 0.02 * slot_weight.mean()
@@ -538,7 +515,8 @@ def _jobs(rng: np.random.Generator, now: datetime, settings: PrioritySettings,
             if spec.only_school and spec.only_school != slot_school[slot]:
                 spec = _PARTS[[s.name for s in _PARTS].index("gpu")]
             tres, _ = _job_tres(rng, spec)
-            tres["billing"] = float(round(_billing(tres, partitions[spec.name].billing_weights)))
+            # Slurm stores the job's billing TRES as (uint64) of the weighted sum.
+            tres["billing"] = float(int(billable_tres(tres, partitions[spec.name].billing_weights, mode)))
             limit = int(rng.choice(_LIMITS_S, p=_LIMITS_P))
             limit = min(limit, spec.max_time_s)
             if state == "RUNNING":
@@ -557,18 +535,13 @@ def _jobs(rng: np.random.Generator, now: datetime, settings: PrioritySettings,
         priority = None
         factors: dict[str, float] = {}
         if state == "PENDING":
-            age = min(1.0, (now - submit).total_seconds() / settings.max_age_s)
-            factors = {
-                "SITE": 0.0,
-                "AGE": float(round(settings.weight_age * age)),
-                "ASSOC": 0.0,
-                "FAIRSHARE": float(round(settings.weight_fairshare * slot_fs[slot])),
-                "JOBSIZE": 0.0,
-                "PARTITION": float(settings.weight_partition * partitions[part].priority_job_factor),
-                "QOS": 0.0,
-                "NICE": 0.0,
-            }
-            priority = max(1, int(sum(v for k, v in factors.items() if k != "NICE") - factors["NICE"]))
+            # What sprio -l would print; partition, job size and QOS weigh 0 at this site.
+            prio = job_priority(PriorityFactors(
+                age=float(age_factor((now - submit).total_seconds(), settings.max_age_s)),
+                fairshare=float(slot_fs[slot]),
+            ), weights)
+            factors = {k: float(v) for k, v in prio.sprio_columns().items() if k not in ("PRIORITY", "TRES")}
+            priority = prio.priority
         jobs.append(Job(
             job_id=str(int(jid)), user=slot_user[slot], account=slot_account[slot], partition=part,
             state=state, tres=tres, time_limit_s=limit, submit_time=submit, start_time=start,
@@ -672,7 +645,7 @@ def demo_snapshot(
     users : int
         Number of user associations (people with two accounts count twice), plus ``root/root``.
     accounts : int
-        Number of accounts below the root (schools, departments and labs); at least 72.
+        Number of accounts below the root (schools, departments and labs); at least 68.
     now : datetime, optional
         The moment of the snapshot (UTC if naive); job and allocation times are relative to it.
         Default: the current time, to the second.
@@ -713,7 +686,8 @@ def demo_snapshot(
     lab_of_slot = np.repeat(np.arange(n_labs), lab_size)
     first_slot = np.zeros(users, dtype=bool)
     first_slot[np.cumsum(lab_size) - lab_size] = True  # the PI
-    person, n_people = _assign_people(rng, lab_of_slot, first_slot, round(users * 0.04))
+    person = _assign_people(rng, lab_of_slot, first_slot, round(users * 0.04))
+    n_people = int(person.max()) + 1
     secondary = np.ones(users, dtype=bool)
     secondary[np.unique(person, return_index=True)[1]] = False
 
@@ -722,67 +696,31 @@ def demo_snapshot(
                         _decayed_capacity(settings.decay_half_life_s))
     slot_shares = _user_shares(rng, lab_of_slot, first_slot, n_labs)
 
-    # The "me" candidate: a one-account person at the 60th percentile of active usage.
+    # The "me" candidate: a one-account person at the 60th percentile of active usage. It is
+    # chosen, and given jobs, whether or not ``me`` is set, so ``me`` changes names only.
     single = np.bincount(person, minlength=n_people) == 1
     cand = np.flatnonzero(single[person] & (slot_usage > 0) & ~first_slot)
     me_slot = int(cand[np.argsort(slot_usage[cand], kind="stable")[int(len(cand) * 0.6)]])
-    if me is not None:
+    if me:
         mine = int(person[me_slot])
         if me in names:  # keep names unique: swap with whoever already has it
             names[names.index(me)] = names[mine]
         names[mine] = me
 
-    # Labs, named after their PI: chem_smith_lab.
-    lab_shares = _lab_shares(rng, n_labs)
-    lab_names: list[str] = []
-    taken = {a.name for a in accts}
-    pi_of_lab = person[first_slot]
-    for lab in range(n_labs):
-        pi = int(pi_of_lab[lab])
-        holder = accts[int(lab_holder[lab])].name
-        name = f"{holder}_{surnames[pi]}_lab"
-        if name in taken:
-            name = f"{holder}_{names[pi]}_lab"
-        taken.add(name)
-        lab_names.append(name)
-    for a in accts:
-        a.kids = []
-    for a_idx, a in enumerate(accts[1:], start=1):
-        accts[a.parent].kids.append(a_idx)
     lab_slots: list[list[int]] = [[] for _ in range(n_labs)]
-    for s, lab in enumerate(lab_of_slot):
-        lab_slots[lab].append(s)
-    for lab in range(n_labs):
-        accts.append(_Acct(lab_names[lab], int(lab_holder[lab]), int(lab_shares[lab]), [], lab_slots[lab]))
-        accts[int(lab_holder[lab])].kids.append(len(accts) - 1)
-    # Departments and schools hold the sum of their labs' shares; a few departments are "parent".
-    for a_idx in range(len(accts) - n_labs - 1, 0, -1):
-        accts[a_idx].shares = int(sum(accts[k].shares for k in accts[a_idx].kids))
-    depts = [i for i, a in enumerate(accts) if a.parent > 0 and a.slots is None]
-    for i in rng.choice(depts, size=min(3, len(depts)), replace=False):
-        accts[int(i)].shares = USE_PARENT
-    accts[0].shares = NO_VAL
+    for slot, lab in enumerate(lab_of_slot.tolist()):
+        lab_slots[lab].append(slot)
+    pis = person[first_slot].tolist()
+    lab_names = _add_labs(rng, accts, lab_holder, [names[p] for p in pis], [surnames[p] for p in pis], lab_slots)
 
     slot_user = [names[p] for p in person]
-    cols, slot_row = _emit_rows(accts, slot_user, slot_shares, slot_usage)
-    parent = np.asarray(cols["parent"], dtype=np.int64)
-    usage = np.asarray(cols["usage"], dtype=np.longdouble)
-    _roll_up(parent, usage, np.asarray(cols["depth"]))
-    tree = AssocTree(
-        parent=parent,
-        is_user=np.asarray(cols["is_user"], dtype=bool),
-        account=np.asarray(cols["account"], dtype=object),
-        user=np.asarray(cols["user"], dtype=object),
-        shares_raw=np.asarray(cols["shares"], dtype=np.int64),
-        usage_raw=usage,
-    )
+    tree, slot_row = _build_tree(accts, slot_user, slot_shares, slot_usage)
 
-    slot_account = [lab_names[lab] for lab in lab_of_slot]
-    school_of_holder = {h: accts[h].name if accts[h].parent == 0 else accts[accts[h].parent].name for h in holders}
-    slot_school = [school_of_holder[int(lab_holder[lab])] for lab in lab_of_slot]
-    fs = _fair_tree_factors(tree)[slot_row]
-    jobs = _jobs(rng, now, settings, {p.name: p for p in partitions}, slot_usage.astype(float) ** 0.6,
-                 slot_user, slot_account, slot_school, fs,
+    school = {h: accts[h].name if accts[h].parent == 0 else accts[accts[h].parent].name for h in holders}
+    fs = compute(tree, settings.algorithm).fairshare[slot_row]
+    jobs = _jobs(rng, now, settings, {p.name: p for p in partitions}, slot_usage ** 0.6,
+                 slot_user, [lab_names[lab] for lab in lab_of_slot],
+                 [school[h] for h in lab_holder[lab_of_slot].tolist()], fs,
                  round(users * 0.14), round(users * 0.09), me_slot)
 
     lab_usage = np.bincount(lab_of_slot, weights=slot_usage, minlength=n_labs)
