@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -20,6 +23,7 @@ from tui.engine.pbs import (
     decays_due,
     fairshare_factor,
     fairshare_tree_usage,
+    formula_keywords,
     percentages,
     usage_per_perc,
 )
@@ -152,13 +156,16 @@ def test_p2_formula_keywords():
     assert ["%g" % perc[u] for u in USERS] == ["0.2", "0.2", "0.36", "0.24"]
     assert ["%.4f" % factor[u] for u in USERS] == ["0.6477", "0.6477", "0.3816", "0.0902"]
     # The formula sees the keywords printed with %f; pow(2, -(uf/perc)) on those gives the same.
-    assert ["%.4f" % 2 ** -(float("%f" % uf[u]) / float("%f" % perc[u])) for u in USERS] == [
+    kw = {u: formula_keywords(fs, list(t.name).index(u)) for u in USERS}
+    assert kw["pbsuser3"] == {"fairshare_perc": 0.24, "fair_share_perc": 0.24, "fairshare_tree_usage": 0.832973,
+                              "fairshare_factor": 0.090201}
+    assert ["%.4f" % 2 ** -(kw[u]["fairshare_tree_usage"] / kw[u]["fairshare_perc"]) for u in USERS] == [
         "0.6477", "0.6477", "0.3816", "0.0902"]
     order = sorted(USERS, key=lambda u: -factor[u])
     assert order == ["pbsuser", "pbsuser1", "pbsuser2", "pbsuser3"]
     # fairshare_factor + walltime/ncpus with (ncpus, walltime s) per user
     jobs = {"pbsuser2": (1, 60), "pbsuser3": (2, 60), "pbsuser": (3, 120), "pbsuser1": (4, 120)}
-    value = {u: float("%f" % factor[u]) + w / c for u, (c, w) in jobs.items()}
+    value = {u: kw[u]["fairshare_factor"] + w / c for u, (c, w) in jobs.items()}
     assert {u: "%.4f" % v for u, v in value.items()} == {
         "pbsuser2": "60.3816", "pbsuser3": "30.0902", "pbsuser": "40.6477", "pbsuser1": "30.6477"}
     assert sorted(value, key=lambda u: -value[u]) == ["pbsuser2", "pbsuser", "pbsuser1", "pbsuser3"]
@@ -299,3 +306,11 @@ def test_p5_decay_timing_is_strict():
 def test_p5_decay_factor_is_a_float():
     assert decay_multiplier(0.9) == 0.8999999761581421
     assert decay_usage(np.array([1000.0]), 0.9)[0] == 1000.0 * 0.8999999761581421
+
+
+def test_pbs_modules_never_import_textual():
+    code = ("import sys, tui.engine.pbs, tui.engine.pbsfs, tui.sources.pbs, tui.report_pbs; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'textual'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[2])
+    assert out.stdout.strip() == "[]"

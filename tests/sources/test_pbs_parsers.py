@@ -167,6 +167,19 @@ def test_usage_text_errors(text, line, message):
     assert (err.value.line, message in err.value.message) == (line, True), err.value.message
 
 
+def test_usage_sums_past_double_range():
+    body = b"pbsuser 1e308\npbsuser1 1e308\n"
+    with pytest.raises(InputError, match="add up past the largest double") as err:
+        tree_from_inputs(parse_resource_group(RG.read_bytes(), "rg"), parse_usage(body, "usage.txt"))
+    assert err.value.source == "usage.txt"
+
+
+def test_version1_binary_is_refused_clearly():
+    v1 = struct.pack("<9s7xd", b"pbsuser", 100.0)  # {char name[9]; double usage}, no header
+    with pytest.raises(InputError, match="version-1 usage files are not supported"):
+        parse_usage(v1, "usage")
+
+
 @pytest.mark.parametrize("text", [b"", b"   \n", b"# nothing\n", b"Fairshare usage units are in: cput\n"])
 def test_usage_empty(text):
     with pytest.raises(InputError):

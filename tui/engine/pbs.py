@@ -54,7 +54,7 @@ class PbsFairshare:
 
 
 def _sibling_share_sums(tree: PbsTree) -> np.ndarray:
-    """``count_shares`` of every row's sibling group (Python ints, kept exact), per row."""
+    """``count_shares`` of every row's sibling group, per row (int64; 0 for TREEROOT)."""
     parent = np.asarray(tree.parent, dtype=np.int64)
     totals = np.zeros(len(parent), dtype=np.int64)
     np.add.at(totals, parent[1:], np.asarray(tree.shares, dtype=np.int64)[1:])
@@ -182,6 +182,27 @@ def compute(tree: PbsTree) -> PbsFairshare:
         usage_per_perc=usage_per_perc(tree.usage, perc),
         factor=fairshare_factor(uf, perc),
     )
+
+
+def formula_keywords(fs: PbsFairshare, row: int) -> dict[str, float]:
+    """The fairshare values ``job_sort_formula`` sees for an entity.
+
+    ``job_info.cpp`` writes them into the Python environment with ``%f``, so the formula gets
+    them rounded to six decimals (``fairshare_perc`` 0.24, ``fairshare_tree_usage`` 0.832973).
+
+    Returns
+    -------
+    dict
+        ``fairshare_perc`` (fraction), ``fair_share_perc`` (its deprecated alias),
+        ``fairshare_tree_usage`` (dimensionless) and ``fairshare_factor`` (0..1).
+    """
+    perc = float("%f" % fs.tree_percentage[row])
+    return {
+        "fairshare_perc": perc,
+        "fair_share_perc": perc,
+        "fairshare_tree_usage": float("%f" % fs.tree_usage[row]),
+        "fairshare_factor": float("%f" % fs.factor[row]),
+    }
 
 
 def compare_path(

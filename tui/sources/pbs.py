@@ -17,6 +17,8 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
+
 from tui.engine.pbs_tree import ROOT_NAME, UNKNOWN_NAME, GroupEntry, build_tree, load_usage, set_usage
 from tui.model import PbsTree
 from tui.sources.errors import InputError
@@ -138,13 +140,16 @@ def tree_from_inputs(
     if usage.usage_res:
         tree = replace(tree, usage_res=usage.usage_res)
     if usage.kind != "pbsfs":
-        return load_usage(tree, ((r.name, r.usage) for r in usage.records), last_decay=usage.last_decay)
-    internal = set(tree.name[tree.parent[1:]]) | {ROOT_NAME, UNKNOWN_NAME}
-    in_tree = set(tree.name)
-    leaves = [(r.name, r.usage) for r in reversed(usage.records)
-              if r.name not in internal and (r.usage != 1 or r.name not in in_tree)]
-    tree = load_usage(tree, leaves)
-    return set_usage(tree, {r.name: r.usage for r in usage.records})
+        tree = load_usage(tree, ((r.name, r.usage) for r in usage.records), last_decay=usage.last_decay)
+    else:
+        internal = set(tree.name[tree.parent[1:]]) | {ROOT_NAME, UNKNOWN_NAME}
+        in_tree = set(tree.name)
+        leaves = [(r.name, r.usage) for r in reversed(usage.records)
+                  if r.name not in internal and (r.usage != 1 or r.name not in in_tree)]
+        tree = set_usage(load_usage(tree, leaves), {r.name: r.usage for r in usage.records})
+    if not np.all(np.isfinite(tree.usage)):
+        raise InputError(usage.source, "usage values add up past the largest double")
+    return tree
 
 
 def read_pbs(

@@ -61,12 +61,15 @@ class UsageInput:
         Units named by a ``pbsfs`` header line.
     last_decay : int or None
         Epoch seconds from a binary header.
+    source : str
+        The input's name, for messages raised after parsing.
     """
 
     kind: Literal["binary", "pbsfs", "records"]
     records: tuple[UsageRecord, ...]
     usage_res: str | None = None
     last_decay: int | None = None
+    source: str = "usage"
 
 
 def decode_text(data: bytes, source: str) -> str:
@@ -144,7 +147,7 @@ def parse_binary(data: bytes, source: str) -> UsageInput:
             raise InputError(source, f"{where}: usage {usage!r} of {name} is not a number >= 0")
         records.append(UsageRecord(name, usage, k + 1))
     _check_unique(records, source)
-    return UsageInput("binary", tuple(records), last_decay=last_decay)
+    return UsageInput("binary", tuple(records), last_decay=last_decay, source=source)
 
 
 def _parse_listing(lines: list[str], source: str) -> UsageInput:
@@ -164,7 +167,7 @@ def _parse_listing(lines: list[str], source: str) -> UsageInput:
     if not records:
         raise InputError(source, "pbsfs output without any entity line")
     _check_unique(records, source)
-    return UsageInput("pbsfs", tuple(records), usage_res=usage_res)
+    return UsageInput("pbsfs", tuple(records), usage_res=usage_res, source=source)
 
 
 def _parse_records(lines: list[str], source: str) -> UsageInput:
@@ -181,7 +184,7 @@ def _parse_records(lines: list[str], source: str) -> UsageInput:
     if not records:
         raise InputError(source, "no usage records (only comments or blank lines)")
     _check_unique(records, source)
-    return UsageInput("records", tuple(records))
+    return UsageInput("records", tuple(records), source=source)
 
 
 def parse_usage(data: bytes, source: str) -> UsageInput:
@@ -201,6 +204,8 @@ def parse_usage(data: bytes, source: str) -> UsageInput:
     """
     if data.startswith(USAGE_MAGIC):
         return parse_binary(data, source)
+    if b"\0" in data[:64]:  # binary, but not a v2 file: OpenPBS's headerless v1 or junk
+        raise InputError(source, "binary data without the PBS_MAG! header (version-1 usage files are not supported)")
     text = decode_text(data, source)
     lines = text.split("\n")  # only \n ends a line, so numbers match an editor's
     if any(_UNITS.match(s.strip()) or " Grp:" in s for s in lines):
