@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from tui.engine._numeric import scalar_or_array
+
 if TYPE_CHECKING:
     from tui.model import Job, Partition
 
@@ -183,8 +185,7 @@ def billable_tres(
     """
     counts = {normalize_tres_name(k): np.asarray(v, dtype=np.float64) for k, v in tres.items()}
     if not weights:
-        out = counts.get("cpu", np.float64(0.0))
-        return float(out) if np.ndim(out) == 0 else out.astype(np.float64)
+        return scalar_or_array(np.asarray(counts.get("cpu", 0.0), dtype=np.float64))
     w = {normalize_tres_name(k): float(v) for k, v in weights.items()}
     node_max: NDArray[np.float64] | np.float64 = np.float64(0.0)
     total: NDArray[np.float64] | np.float64 = np.float64(0.0)
@@ -200,8 +201,7 @@ def billable_tres(
             node_max = np.maximum(node_max, value)
         else:
             total = total + value
-    out = node_max + total
-    return float(out) if np.ndim(out) == 0 else np.asarray(out, dtype=np.float64)
+    return scalar_or_array(np.asarray(node_max + total, dtype=np.float64))
 
 
 def job_billing(job: Job, partition: Partition | None, flags: Iterable[str] = ()) -> float:

@@ -26,6 +26,8 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from tui.engine._numeric import scalar_or_array
+
 __all__ = [
     "SLURM_LN2",
     "ResetPeriod",
@@ -95,7 +97,7 @@ def decay_factor(half_life_s: float, dt_s: ArrayLike) -> NDArray[np.float64] | f
     d = decay_per_second(half_life_s)
     dt = np.asarray(dt_s, dtype=np.float64)
     out = np.where(dt > 0, np.maximum(np.power(d, np.maximum(dt, 0.0)), _DBL_MIN), 1.0)
-    return float(out) if out.ndim == 0 else out
+    return scalar_or_array(out)
 
 
 def exact_decay_factor(half_life_s: float, dt_s: ArrayLike) -> NDArray[np.float64] | float:
@@ -115,7 +117,7 @@ def exact_decay_factor(half_life_s: float, dt_s: ArrayLike) -> NDArray[np.float6
     """
     dt = np.asarray(dt_s, dtype=np.float64)
     out = np.ones_like(dt) if half_life_s <= 0 else np.exp2(-dt / float(half_life_s))
-    return float(out) if out.ndim == 0 else out
+    return scalar_or_array(out)
 
 
 def half_life_from_factor(
@@ -214,7 +216,7 @@ def cycle_accrual(
     qf = np.where(qf < 0, 1.0, qf)
     d = decay_per_second(half_life_s)
     out = dt * np.power(d, dt) * np.asarray(billing, dtype=np.float64) * qf
-    return float(out) if out.ndim == 0 else out
+    return scalar_or_array(out)
 
 
 def job_usage_over_cycles(
@@ -320,7 +322,7 @@ def usage_after_cycles(
     # Geometric sum; with no decay (q == 1) it is just n * a.
     geo = n_cycles if q == 1.0 else -math.expm1(n_cycles * math.log(q)) / (1.0 - q)
     out = u0 * qn + a * geo
-    return float(out) if out.ndim == 0 else out
+    return scalar_or_array(out)
 
 
 # --------------------------------------------------------------------------------------------

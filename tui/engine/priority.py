@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from tui.engine._numeric import scalar_or_array
+
 from tui.model import PrioritySettings
 
 __all__ = [
@@ -215,7 +217,7 @@ def age_factor(wait_s: ArrayLike, max_age_s: float) -> NDArray[np.float64] | flo
     w = np.maximum(np.asarray(wait_s, dtype=np.float64), 0.0)
     # diff is a uint32 of whole seconds in Slurm; fractional inputs are kept for planning.
     out = np.where(w < max_age_s, w / float(max_age_s) if max_age_s > 0 else 1.0, 1.0)
-    return float(out) if out.ndim == 0 else out
+    return scalar_or_array(out)
 
 
 def job_size_factor(
