@@ -23,6 +23,21 @@ USE_PARENT = 0x7FFFFFFF
 NO_VAL = 0xFFFFFFFE
 
 
+def depth_of(parent: np.ndarray) -> np.ndarray:
+    """Depth of every row given parent links (-1 = the root), by pointer jumping.
+
+    Each pass doubles the distance jumped, so a tree of depth D takes about log2(D) passes.
+    """
+    anc = np.where(parent >= 0, parent, 0)
+    depth = (parent >= 0).astype(np.int64)
+    while True:
+        step = depth[anc]
+        if not step.any():
+            return depth
+        depth += step
+        anc = anc[anc]
+
+
 class ModelError(ValueError):
     """A snapshot that cannot be true (a cycle, a child before its parent, ...)."""
 
@@ -99,14 +114,7 @@ class AssocTree:
 
     def depth(self) -> np.ndarray:
         """Depth of every row (root 0)."""
-        depth = np.zeros(self.size, dtype=np.int64)
-        anc = self.parent.copy()
-        while True:  # pointer walk: O(max depth) array passes
-            live = anc >= 0
-            if not live.any():
-                return depth
-            depth += live
-            anc = np.where(live, self.parent[np.maximum(anc, 0)], -1)
+        return depth_of(self.parent)
 
     @classmethod
     def from_rows(

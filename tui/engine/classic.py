@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from tui.engine.result import FairshareResult
-from tui.engine.tree import norm_usage, structure
+from tui.engine.tree import Structure, norm_usage, structure
 from tui.model import AssocTree
 
 
@@ -46,28 +46,30 @@ def fairshare_factor(effective_usage: np.ndarray | float, norm_shares: np.ndarra
     return np.where(positive, np.exp2(exponent), 0.0)
 
 
-def classic_norm_shares(tree: AssocTree, levels=None) -> np.ndarray:
+def classic_norm_shares(tree: AssocTree, st: Structure | None = None) -> np.ndarray:
     """NormShares of the classic algorithm (float64), root 1.0."""
-    st = levels if levels is not None else structure(tree)
+    st = st if st is not None else structure(tree)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(st.level_shares > 0,
                          tree.shares_raw.astype(np.float64) / st.level_shares.astype(np.float64), 0.0)
     ratio[st.use_parent] = 1.0  # ``parent`` ancestors are skipped in the product
-    # Leaf-to-root product in double, in Slurm's order: s = ((1*r(a))*r(P(a)))*...
+    # Leaf-to-root product in double, in Slurm's order: s = ((1*r(a))*r(P(a)))*... ; rows drop
+    # out of the working set as their walk reaches the root.
     s = np.ones(tree.size, dtype=np.float64)
-    x = np.arange(tree.size)
-    live = tree.parent >= 0
-    while live.any():
-        s[live] *= ratio[x[live]]
-        x = np.where(live, tree.parent[x], x)
-        live = tree.parent[x] >= 0
+    rows = np.flatnonzero(tree.parent >= 0)
+    x = rows
+    while len(rows):
+        s[rows] *= ratio[x]
+        x = tree.parent[x]
+        keep = tree.parent[x] >= 0
+        rows, x = rows[keep], x[keep]
     # A ``parent`` association shows its fairshare parent's value (root: 1.0).
     up = np.flatnonzero(st.use_parent)
     s[up] = s[st.fs_parent[up]]
     return s
 
 
-def classic(tree: AssocTree, dampening: float = 1) -> FairshareResult:
+def classic(tree: AssocTree, dampening: float = 1, st: Structure | None = None) -> FairshareResult:
     """Classic fairshare of every association, as ``sshare -a -l`` prints it.
 
     Parameters
@@ -76,8 +78,10 @@ def classic(tree: AssocTree, dampening: float = 1) -> FairshareResult:
         Raw shares and raw usage.
     dampening : float
         FairShareDampeningFactor.
+    st : Structure, optional
+        The tree's structure, when the caller already has it.
     """
-    st = structure(tree)
+    st = st if st is not None else structure(tree)
     shares = classic_norm_shares(tree, st)
     norm = norm_usage(tree)
     eff = np.empty(tree.size, dtype=np.longdouble)

@@ -58,6 +58,51 @@ def level_fairshare(tree: AssocTree, st: Structure, norm_shares: np.ndarray) -> 
     return eff, lf
 
 
+def _sortable(x: np.ndarray) -> np.ndarray:
+    """uint64 keys in the same order as the float64 values ``x`` (IEEE bit trick)."""
+    bits = np.ascontiguousarray(x, dtype=np.float64).view(np.uint64)
+    sign = bits >> np.uint64(63)
+    return np.where(sign == 1, ~bits, bits | np.uint64(1 << 63))
+
+
+def sorted_siblings(fs_parent: np.ndarray, lf: np.ndarray, is_user: np.ndarray,
+                    sibling_order: np.ndarray | None) -> np.ndarray:
+    """Every non-root row, grouped by fairshare parent, each group in Fair Tree's sorted order.
+
+    Order within a group: LevelFS descending (exact long double), users before accounts on
+    equal LevelFS, then ``children_list`` order (stable, like glibc's merge sort ``qsort``).
+
+    One radix-friendly argsort of a packed uint64 key (group, a prefix of LevelFS as a double,
+    account bit) does nearly all of it; groups in which the truncated prefix cannot tell two
+    different LevelFS apart are re-sorted exactly. Returns row numbers.
+    """
+    n = len(fs_parent)
+    child = np.arange(1, n)
+    if sibling_order is not None:  # stable sorts below then keep children_list order
+        child = child[np.argsort(sibling_order[1:], kind="stable")]
+    group = fs_parent[child].astype(np.uint64)
+    gbits = max(1, int(n).bit_length())
+    fbits = 63 - gbits
+    prefix = _sortable(-lf[child].astype(np.float64)) >> np.uint64(64 - fbits)
+    account = (~is_user[child]).astype(np.uint64)
+    key = (group << np.uint64(fbits + 1)) | (prefix << np.uint64(1)) | account
+    perm = child[np.argsort(key, kind="stable")]
+    # Exact fix-up where one prefix bucket holds different LevelFS values.
+    bucket = np.sort(key) >> np.uint64(1)
+    exact = lf[perm]
+    clash = (bucket[1:] == bucket[:-1]) & (exact[1:] != exact[:-1])
+    if clash.any():
+        bad_groups = np.unique(fs_parent[perm[1:][clash]])
+        in_bad = np.isin(fs_parent[perm], bad_groups)
+        idx = np.flatnonzero(in_bad)
+        sub = perm[idx]
+        pos_in_child = np.empty(n, dtype=np.int64)
+        pos_in_child[child] = np.arange(len(child))
+        order = np.lexsort((pos_in_child[sub], ~is_user[sub], -lf[sub], fs_parent[sub]))
+        perm[idx] = sub[order]
+    return perm
+
+
 def rank_users(tree: AssocTree, st: Structure, lf: np.ndarray) -> np.ndarray:
     """Fair Tree rank of every user row (N best); 0 for account rows.
 
@@ -70,11 +115,7 @@ def rank_users(tree: AssocTree, st: Structure, lf: np.ndarray) -> np.ndarray:
         LevelFS of every row.
     """
     n = tree.size
-    child = np.arange(1, n)
-    group = st.fs_parent[child]
-    sib_key = tree.sibling_order[child] if tree.sibling_order is not None else child
-    # Sorted sibling order: by group, LF descending, users first, then children_list order.
-    perm = child[np.lexsort((sib_key, ~tree.is_user[child], -lf[child], group))]
+    perm = sorted_siblings(st.fs_parent, lf, tree.is_user, tree.sibling_order)
     g = st.fs_parent[perm]
     first = np.ones(len(perm), dtype=bool)
     first[1:] = g[1:] != g[:-1]
@@ -89,9 +130,10 @@ def rank_users(tree: AssocTree, st: Structure, lf: np.ndarray) -> np.ndarray:
     size = np.ones(n, dtype=np.int64)
     for rows in reversed(st.levels):
         size += np.bincount(st.fs_parent[rows], weights=size[rows], minlength=n).astype(np.int64)
-    csum = np.cumsum(size[perm])
+    sp = size[perm]
+    excl = np.cumsum(sp) - sp  # sizes of everything sorted before, across groups
     group_start = np.maximum.accumulate(np.where(first, np.arange(len(perm)), 0))
-    before = csum - size[perm] - (csum[group_start] - size[perm][group_start])
+    before = excl - excl[group_start]
     offset = np.empty(n, dtype=np.int64)
     offset[perm] = before
     tie_here = np.zeros(n, dtype=bool)
@@ -106,9 +148,11 @@ def rank_users(tree: AssocTree, st: Structure, lf: np.ndarray) -> np.ndarray:
         pos[rows] = pos[fp] + 1 + offset[rows]
         tied[rows] = tie_here[rows] | (is_first[rows] & tied[fp] & (fp != 0))
 
-    users = np.flatnonzero(tree.is_user)
-    walk = users[np.argsort(pos[users], kind="stable")]
-    total = len(users)
+    # pos is a permutation (pre-order positions): invert it instead of sorting.
+    walk_all = np.empty(n, dtype=np.int64)
+    walk_all[pos] = np.arange(n)
+    walk = walk_all[tree.is_user[walk_all]]
+    total = len(walk)
     k = np.arange(total)
     # rank = rnt (= N - users ranked so far) unless tied, then the last rank handed out.
     last_untied = np.maximum.accumulate(np.where(~tied[walk], k, -1))
@@ -118,9 +162,12 @@ def rank_users(tree: AssocTree, st: Structure, lf: np.ndarray) -> np.ndarray:
     return rank
 
 
-def fair_tree(tree: AssocTree) -> FairshareResult:
-    """Fair Tree values of every association, as ``sshare -a -l`` prints them."""
-    st = structure(tree)
+def fair_tree(tree: AssocTree, st: Structure | None = None) -> FairshareResult:
+    """Fair Tree values of every association, as ``sshare -a -l`` prints them.
+
+    ``st`` may be passed in when the caller already computed the tree's structure.
+    """
+    st = st if st is not None else structure(tree)
     shares = fair_tree_norm_shares(tree, st)
     eff, lf = level_fairshare(tree, st, shares)
     rank = rank_users(tree, st, lf)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tui.model import NO_VAL, USE_PARENT, AssocTree
+from tui.model import NO_VAL, USE_PARENT, AssocTree, depth_of
 
 
 @dataclass(frozen=True, eq=False)
@@ -69,17 +69,9 @@ def structure(tree: AssocTree) -> Structure:
     level_shares[child] = sums[fs_parent[child]]
     level_shares[0] = NO_VAL
 
-    # Depth in the fairshare tree; rows are pre-order so F(a) < a and one forward pass per
-    # level is enough.
-    fs_depth = np.zeros(tree.size, dtype=np.int64)
-    anc = fs_parent.copy()
-    while True:
-        live = anc >= 0
-        if not live.any():
-            break
-        fs_depth += live
-        anc = np.where(live, fs_parent[np.maximum(anc, 0)], -1)
-    order = np.argsort(fs_depth, kind="stable")
+    fs_depth = depth_of(fs_parent)
+    # Rows grouped by depth, row order kept (a radix sort on a small integer key).
+    order = np.argsort(fs_depth.astype(np.int16), kind="stable")
     bounds = np.searchsorted(fs_depth[order], np.arange(1, int(fs_depth.max(initial=0)) + 2))
     levels = [order[bounds[k] : bounds[k + 1]] for k in range(len(bounds) - 1)]
     return Structure(fs_parent, level_shares, fs_depth, levels, use_parent)
