@@ -205,6 +205,7 @@ def test_me_maps_a_mid_usage_user(snap: Snapshot) -> None:
     assert 0.3 <= pct <= 0.8
     states = {j.state for j in mine.jobs if j.user == "jdoe_test"}
     assert states == {"RUNNING", "PENDING"}
+    assert any(a.project == t.account[rows[0]] for a in mine.allocations)  # "my balance"
     # Only names change: the same usage multiset, the same number of jobs.
     np.testing.assert_array_equal(np.sort(t.usage_raw), np.sort(snap.tree.usage_raw))
     assert len(mine.jobs) == len(snap.jobs)

@@ -176,6 +176,8 @@ _PARTS: tuple[_PartSpec, ...] = (
               0.01, "GPU testing, not billed"),
 )
 
+_PART_BY_NAME = {p.name: p for p in _PARTS}
+
 
 def _node_weights_text(hw: _Hardware) -> str:
     """``TRESBillingWeights`` for one node type, as an admin writes it in slurm.conf.
@@ -465,7 +467,7 @@ _LIMITS_S = np.array([1800, 3600, 7200, 4 * 3600, 8 * 3600, 12 * 3600, _DAY, 2 *
 _LIMITS_P = np.array([0.06, 0.12, 0.10, 0.14, 0.12, 0.14, 0.14, 0.08, 0.07, 0.03])
 
 
-def _job_tres(rng: np.random.Generator, spec: _PartSpec) -> tuple[dict[str, float], _Hardware]:
+def _job_tres(rng: np.random.Generator, spec: _PartSpec) -> dict[str, float]:
     """A plausible request on ``spec``'s hardware: TRES as squeue's AllocTRES names them."""
     hws = _hardware_of(spec)
     hw = hws[int(rng.integers(len(hws)))]
@@ -489,7 +491,7 @@ def _job_tres(rng: np.random.Generator, spec: _PartSpec) -> tuple[dict[str, floa
     if hw.gpus:
         tres["gres/gpu"] = float(gpus)
         tres[f"gres/gpu:{hw.gpu}"] = float(gpus)
-    return tres, hw
+    return tres
 
 
 def _jobs(rng: np.random.Generator, now: datetime, settings: PrioritySettings,
@@ -513,8 +515,8 @@ def _jobs(rng: np.random.Generator, now: datetime, settings: PrioritySettings,
         for slot, p in zip(slots, parts):
             spec = _PARTS[p]
             if spec.only_school and spec.only_school != slot_school[slot]:
-                spec = _PARTS[[s.name for s in _PARTS].index("gpu")]
-            tres, _ = _job_tres(rng, spec)
+                spec = _PART_BY_NAME["gpu"]  # outsiders use the public GPU partition
+            tres = _job_tres(rng, spec)
             # Slurm stores the job's billing TRES as (uint64) of the weighted sum.
             tres["billing"] = float(int(billable_tres(tres, partitions[spec.name].billing_weights, mode)))
             limit = int(rng.choice(_LIMITS_S, p=_LIMITS_P))
@@ -564,15 +566,17 @@ def _split_int(total: int, weight: np.ndarray) -> np.ndarray:
 
 def _allocations(rng: np.random.Generator, now: datetime, lab_names: list[str],
                  lab_usage: np.ndarray, lab_slots: list[list[int]], slot_user: list[str],
-                 slot_usage: np.ndarray, jobs: tuple[Job, ...]) -> tuple[Allocation, ...]:
+                 slot_usage: np.ndarray, jobs: tuple[Job, ...], must_lab: int) -> tuple[Allocation, ...]:
     """HADM allocations for about a tenth of the labs, in billing-hours (SU).
 
     Pre-debit = billing x time limit of the account's running jobs (HADM holds the whole limit);
     debits are split by user; a few allocations ran dry and refused jobs (``failures``).
+    ``must_lab`` (the ``me`` candidate's lab) always has one, so "my balance" shows something.
     """
-    active = np.flatnonzero(lab_usage > 0)
-    n = min(len(active), max(3, round(len(lab_names) * 0.1)))
-    chosen = np.sort(rng.choice(active, size=n, replace=False))
+    active = np.flatnonzero((lab_usage > 0) & (np.arange(len(lab_names)) != must_lab))
+    n = min(len(active), max(3, round(len(lab_names) * 0.1)) - 1)
+    chosen = np.sort(np.append(rng.choice(active, size=n, replace=False), must_lab))
+    n += 1
     dry = set(rng.choice(n, size=min(3, n), replace=False).tolist())
     held: dict[str, float] = {}
     for job in jobs:
@@ -585,6 +589,7 @@ def _allocations(rng: np.random.Generator, now: datetime, lab_names: list[str],
         pre = float(math.ceil(held.get(name, 0.0)))
         granted = float(max(int(rng.choice([25_000, 50_000, 100_000, 250_000, 500_000, 1_000_000])),
                             math.ceil(pre * 4 / 1000) * 1000))
+        # Every seventh expires within a month: the site factor (seed 004) then has work to do.
         age_days = int(rng.integers(340, 360)) if i % 7 == 3 else int(rng.integers(20, 330))
         start = today - timedelta(days=age_days)
         end = start + timedelta(days=365)
@@ -603,7 +608,7 @@ def _allocations(rng: np.random.Generator, now: datetime, lab_names: list[str],
             allocation_id=str(1000 + 7 * i + int(rng.integers(0, 7))),
             project=name, granted_su=granted, used_su=float(by_user.sum()), pre_debited_su=pre,
             start=start, end=end,
-            use_by_user={slot_user[s]: float(v) for s, v in zip(slots, by_user)},
+            use_by_user={slot_user[s]: float(v) for s, v in zip(slots, by_user) if v > 0},
             failures=failures,
         ))
     return tuple(out)
@@ -724,7 +729,8 @@ def demo_snapshot(
                  round(users * 0.14), round(users * 0.09), me_slot)
 
     lab_usage = np.bincount(lab_of_slot, weights=slot_usage, minlength=n_labs)
-    allocations = _allocations(rng, now, lab_names, lab_usage, lab_slots, slot_user, slot_usage, jobs)
+    allocations = _allocations(rng, now, lab_names, lab_usage, lab_slots, slot_user, slot_usage, jobs,
+                               int(lab_of_slot[me_slot]))
 
     return Snapshot(
         cluster="demo",
