@@ -91,7 +91,8 @@ def format_pbs_table(rows: list[dict[str, Any]]) -> str:
     widths = [max(len(c[k]) for c in [head, *cells]) for k in range(len(head))]
     lines = []
     for c in [head, *cells]:
-        lines.append("  ".join([c[0].ljust(widths[0])] + [v.rjust(w) for v, w in zip(c[1:], widths[1:])]).rstrip())
+        right = [v.rjust(w) for v, w in zip(c[1:], widths[1:])]
+        lines.append("  ".join([c[0].ljust(widths[0]), *right]).rstrip())
     return "\n".join(lines) + "\n"
 
 

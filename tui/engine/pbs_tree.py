@@ -18,8 +18,8 @@ siblings in OpenPBS child-list order, i.e. the order ``pbsfs`` prints.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -188,8 +188,7 @@ def set_usage(tree: PbsTree, values: Mapping[str, float]) -> PbsTree:
     for i, name in enumerate(tree.name):
         if name in values:
             usage[i] = float(values[name])
-    return PbsTree(name=tree.name, parent=tree.parent, resgroup=tree.resgroup, cresgroup=tree.cresgroup,
-                   shares=tree.shares, usage=usage, usage_res=tree.usage_res, last_decay=tree.last_decay)
+    return replace(tree, usage=usage)
 
 
 def file_records(tree: PbsTree) -> list[tuple[str, float]]:
@@ -239,7 +238,3 @@ def row_of(tree: PbsTree, entity: int | str) -> int:
         raise KeyError(f"Fairshare Entity {entity} does not exist.")
     return int(hits[0])
 
-
-def children(tree: PbsTree, row: int) -> Sequence[int]:
-    """Direct children of ``row`` in child-list order."""
-    return [int(i) for i in np.flatnonzero(np.asarray(tree.parent) == row)]

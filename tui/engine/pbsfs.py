@@ -42,7 +42,8 @@ def tree_text(tree: PbsTree) -> str:
     depth = np.zeros(len(tree.name), dtype=np.int64)
     for d, rows in enumerate(depth_levels(tree.parent)):
         depth[rows] = d
-    return "".join("%*s%s(%d)\n" % (5 * int(depth[i]), " ", tree.name[i], tree.cresgroup[i]) for i in range(len(tree.name)))
+    return "".join("%*s%s(%d)\n" % (5 * int(depth[i]), " ", tree.name[i], tree.cresgroup[i])
+                   for i in range(len(tree.name)))
 
 
 def entity(tree: PbsTree, name: str | int, fs: PbsFairshare | None = None) -> str:
@@ -70,7 +71,8 @@ def entity(tree: PbsTree, name: str | int, fs: PbsFairshare | None = None) -> st
     out += "Path from root: \n"
     for g in path_rows(tree.parent, i):
         out += "%-10s: %5d %10.0f / %5.3f = %.0f\n" % (
-            tree.name[g], tree.cresgroup[g], tree.usage[g], float(fs.tree_percentage[g]), fs.usage_per_perc[g])
+            tree.name[g], tree.cresgroup[g], tree.usage[g], float(fs.tree_percentage[g]),
+            fs.usage_per_perc[g])
     return out
 
 

@@ -51,7 +51,8 @@ def _forward_reference(name: str, parent: str, defined_at: dict[str, tuple[int, 
         if cur in seen:
             return "cycle: " + " -> ".join(seen[seen.index(cur):] + [cur])
         seen.append(cur)
-    return f"parent {parent} of {name} is defined only later, on line {defined_at[parent][0]} (a parent must come first)"
+    line = defined_at[parent][0]
+    return f"parent {parent} of {name} is defined only later, on line {line} (a parent must come first)"
 
 
 def parse_resource_group(data: bytes, source: str) -> list[tuple[int, GroupEntry]]:
@@ -76,14 +77,16 @@ def parse_resource_group(data: bytes, source: str) -> list[tuple[int, GroupEntry
     parsed: list[tuple[int, list[str]]] = []
     for n, line in enumerate(lines, 1):
         if len(line.encode()) > MAX_LINE_BYTES:
-            raise InputError(source, f"line is longer than {MAX_LINE_BYTES} bytes (OpenPBS would split it)", n)
+            raise InputError(source, f"line is longer than {MAX_LINE_BYTES} bytes (OpenPBS would split it)",
+                             n)
         text = line.strip()
         if not text or text[0] in "#*":
             continue
         fields = [f for f in re.split(r"[ \t]+", line) if f]
         if len(fields) < 4:
             names = ("name", "cgroup", "parent", "shares")
-            raise InputError(source, f"missing field '{names[len(fields)]}' (expected: name cgroup parent shares)", n)
+            missing = names[len(fields)]
+            raise InputError(source, f"missing field '{missing}' (expected: name cgroup parent shares)", n)
         parsed.append((n, fields[:4]))  # strtok reads four fields; the rest is ignored, as in OpenPBS
     if not parsed:
         raise InputError(source, "no entities (only comments or blank lines)")

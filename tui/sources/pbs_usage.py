@@ -31,6 +31,7 @@ _MIN_LAST_DECAY = 946713600
 # is_valid_pbs_name: POSIX.1 user-name characters plus ' ' and ':' (egroup:euser entities)
 _VALID_NAME = re.compile(r"[A-Za-z0-9._ :-]+")
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_LISTING_SHAPE = "name : Grp: .. cgrp: .. Shares: .. Usage: .. Perc: ..%"
 _UNITS = re.compile(r"^Fairshare usage units are in:\s?(?P<res>.*)$")
 _LISTING = re.compile(
     r"^(?P<name>\S.*?)\s*:\s*Grp:\s*(?P<grp>[+-]?[0-9]+)\s+cgrp:\s*(?P<cgrp>[+-]?[0-9]+)\s*"
@@ -101,7 +102,8 @@ def parse_usage_value(token: str, source: str, line: int | None) -> float:
 def check_entity_name(name: str, source: str, line: int | None) -> str:
     """``name`` if OpenPBS ``is_valid_pbs_name`` accepts it for a usage record."""
     if not _VALID_NAME.fullmatch(name):
-        raise InputError(source, f"invalid entity name {name!r} (letters, digits, . - _ : and space only)", line)
+        raise InputError(source, f"invalid entity name {name!r} (letters, digits, . - _ : and space only)",
+                         line)
     if len(name.encode()) >= NAME_MAX:
         raise InputError(source, f"entity name {name!r} is longer than {NAME_MAX - 1} characters", line)
     return name
@@ -161,7 +163,7 @@ def _parse_listing(lines: list[str], source: str) -> UsageInput:
             continue
         m = _LISTING.match(line.strip())
         if m is None:
-            raise InputError(source, "not a pbsfs line (name : Grp: .. cgrp: .. Shares: .. Usage: .. Perc: ..%)", n)
+            raise InputError(source, f"not a pbsfs line (expected {_LISTING_SHAPE})", n)
         name = check_entity_name(m["name"], source, n)
         records.append(UsageRecord(name, parse_usage_value(m["usage"], source, n), n))
     if not records:
@@ -205,7 +207,8 @@ def parse_usage(data: bytes, source: str) -> UsageInput:
     if data.startswith(USAGE_MAGIC):
         return parse_binary(data, source)
     if b"\0" in data[:64]:  # binary, but not a v2 file: OpenPBS's headerless v1 or junk
-        raise InputError(source, "binary data without the PBS_MAG! header (version-1 usage files are not supported)")
+        raise InputError(source, "binary data without the PBS_MAG! header "
+                                 "(version-1 usage files are not supported)")
     text = decode_text(data, source)
     lines = text.split("\n")  # only \n ends a line, so numbers match an editor's
     if any(_UNITS.match(s.strip()) or " Grp:" in s for s in lines):
