@@ -138,6 +138,16 @@ def test_job_starting_mid_cycle_is_charged_for_its_own_interval() -> None:
     assert float(u[2]) == pytest.approx(float(u[1]) * d**300 + 300 * d**300 * 2, rel=1e-15)
 
 
+def test_job_outside_the_window_adds_nothing() -> None:
+    # Started after the last cycle, or ended before the first: only decay.
+    d300 = decay_factor(WEEK, 300)
+    late = job_usage_over_cycles([0, 300], 400, math.inf, 4, WEEK, usage0=100.0)
+    early = job_usage_over_cycles([0, 300], -500, -100, 4, WEEK, usage0=100.0)
+    assert float(late[1]) == float(early[1]) == pytest.approx(100 * d300, rel=1e-15)
+    with pytest.raises(ValueError, match="before it starts"):
+        job_usage_over_cycles([0, 300], 10, 5, 4, WEEK)
+
+
 def test_qos_usage_factor() -> None:
     assert cycle_accrual(300, 4, WEEK, 0.5) == pytest.approx(1199.587570654 / 2, abs=1e-9)
     assert cycle_accrual(300, 4, WEEK, -1) == pytest.approx(1199.587570654, abs=1e-9)  # <0 -> 1

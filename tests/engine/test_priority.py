@@ -54,6 +54,12 @@ def test_j1_priority_and_sprio_columns() -> None:
     assert sum(int(cols[k]) for k in ("AGE", "FAIRSHARE", "JOBSIZE", "PARTITION", "QOS")) == 15663
 
 
+def test_j1_parts_are_unrounded() -> None:
+    parts = job_priority(j1_factors(), J1_WEIGHTS).parts()
+    assert parts["AGE"] == pytest.approx(1000 / 7, rel=1e-15)
+    assert (parts["FAIRSHARE"], parts["PARTITION"], parts["QOS"], parts["TRES"]) == (5000.0, 10000.0, 500.0, 0.0)
+
+
 def test_j1_sprio_normalized() -> None:
     p = job_priority(j1_factors(), J1_WEIGHTS)
     cols = p.sprio_normalized_columns()

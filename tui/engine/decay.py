@@ -262,6 +262,8 @@ def job_usage_over_cycles(
         raise ValueError("cycle_times_s must be a non-empty 1-d sequence")
     if np.any(np.diff(t) <= 0):
         raise ValueError("cycle_times_s must be strictly increasing")
+    if end_s < start_s:
+        raise ValueError(f"job ends ({end_s}) before it starts ({start_s})")
     out = np.empty(t.size, dtype=np.longdouble)
     u = np.longdouble(usage0)
     out[0] = u

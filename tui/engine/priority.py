@@ -140,6 +140,23 @@ class JobPriority:
         """PRIORITY column of ``sprio -n`` (``%y``): :attr:`sprio_sum` / 4294967295."""
         return self.sprio_sum / float(PRIORITY_MAX)
 
+    def parts(self) -> dict[str, float]:
+        """Weighted parts keyed by sprio header, unrounded (for ``tui.model.Job.factors``).
+
+        ``TRES`` is the sum of the weighted TRES parts; SITE and NICE are the plain values.
+        """
+        return {
+            "SITE": float(self.site),
+            "AGE": self.age,
+            "ASSOC": self.assoc,
+            "FAIRSHARE": self.fairshare,
+            "JOBSIZE": self.jobsize,
+            "PARTITION": self.partition,
+            "QOS": self.qos,
+            "NICE": float(self.nice),
+            "TRES": sum(self.tres.values(), 0.0),
+        }
+
     def sprio_columns(self) -> dict[str, str]:
         """The cells ``sprio -l`` prints for this job (before padding to column width).
 
