@@ -163,3 +163,18 @@ def test_fasrc_test_lab_line_within_rounding_of_printed_inputs():
     mid = float(fairshare_factor(0.000572, 0.001363))
     assert lo <= 0.747627 <= hi
     assert abs(mid - 0.747627) < 2e-4
+
+
+def test_parent_user_directly_under_root_shows_root_ratio_under_fair_tree():
+    # _normalize_assoc_shares_fair_tree: shares of F(a) = root over root's level_shares (NO_VAL)
+    tree = tree_from_text("""
+@p parent 5
+@q 1 5
+""")
+    result = compute(tree, "fair_tree")
+    cells = sshare_cells(tree, result)
+    assert cells["NormShares"][1] == "0.000000"
+    assert cells["LevelFS"][1] == ""            # parent rows print no LevelFS
+    assert cells["FairShare"][1] == "1.000000"  # parent users sort first (LevelFS +inf)
+    classic_cells = sshare_cells(tree, compute(tree, "classic"))
+    assert classic_cells["NormShares"][1] == "1.000000"  # classic: the root's 1.0

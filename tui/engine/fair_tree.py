@@ -37,7 +37,9 @@ def fair_tree_norm_shares(tree: AssocTree, st: Structure) -> np.ndarray:
     level = st.level_shares[own].astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         s = np.where(level > 0, tree.shares_raw[own].astype(np.float64) / level, 0.0)
-    s[0] = 1.0 / NO_VAL  # root: shares_raw / NO_VAL, prints 0.000000
+    # The root's level_shares is NO_VAL: its own ratio (and that of ``parent`` rows whose
+    # fairshare parent is the root) is shares_raw / NO_VAL, which prints 0.000000.
+    s[own == 0] = 1.0 / NO_VAL
     return s
 
 

@@ -100,7 +100,10 @@ def fair_tree_reference(tree: AssocTree) -> list[tuple[float, object, object, fl
 
     def calc(a: Node) -> None:
         f = a.fs_parent if a.shares == USE_PARENT else a
-        a.s = 0.0 if f.level_shares == 0 else float(f.shares) / float(f.level_shares)
+        if f.parent is None:  # the root: shares_raw (taken as 1) / NO_VAL
+            a.s = 1.0 / NO_VAL
+        else:
+            a.s = 0.0 if f.level_shares == 0 else float(f.shares) / float(f.level_shares)
         a.e = LD(0) if a.fs_parent.usage == 0 else a.usage / a.fs_parent.usage
         if a.shares == USE_PARENT:
             a.lf = LD(math.inf) if a.user else LD(NO_VAL)
