@@ -97,7 +97,7 @@ def test_account_usage_is_sum_of_children(snap: Snapshot) -> None:
     np.add.at(child_sum, t.parent[1:], t.usage_raw[1:])
     accounts = np.flatnonzero(~t.is_user)
     assert np.all(t.usage_raw[accounts] >= child_sum[accounts])
-    np.testing.assert_allclose(t.usage_raw[accounts].astype(float), child_sum[accounts].astype(float), rtol=1e-12)
+    np.testing.assert_array_equal(t.usage_raw[accounts], child_sum[accounts])  # whole numbers: exact
 
 
 def test_usage_is_pareto_like(snap: Snapshot) -> None:
@@ -183,7 +183,8 @@ def test_jobs_agree_with_engine(snap: Snapshot) -> None:
     for j in snap.jobs:
         assert j.tres["billing"] == int(job_billing(j, parts[j.partition], snap.settings.flags))
         if j.state == "PENDING":
-            assert j.factors["FAIRSHARE"] == round(snap.settings.weight_fairshare * fs[row[(j.account, j.user)]])
+            expected = snap.settings.weight_fairshare * fs[row[(j.account, j.user)]]
+            assert j.factors["FAIRSHARE"] == round(expected)
     assert all(j.tres["billing"] == 0 for j in snap.jobs if j.partition == "test")
 
 
@@ -222,10 +223,12 @@ def test_me_that_already_exists_stays_unique(snap: Snapshot) -> None:
 
 def test_allocations_balance(snap: Snapshot) -> None:
     accounts = set(snap.tree.account[~snap.tree.is_user])
+    parts = {p.name: p for p in snap.partitions}
     running = {}
     for j in snap.jobs:
         if j.state == "RUNNING":
-            running[j.account] = running.get(j.account, 0.0) + j.tres["billing"] * j.time_limit_s / 3600
+            su = job_billing(j, parts[j.partition], snap.settings.flags) * j.time_limit_s / 3600
+            running[j.account] = running.get(j.account, 0.0) + su
     lab_users = {}
     t = snap.tree
     for a, u in zip(t.account[t.is_user], t.user[t.is_user]):

@@ -17,9 +17,14 @@ What it imitates, and from where:
   decayed with a 3-day half-life. An account's raw usage is exactly the sum of its children's.
 * **Billing.** Cannon's TRES weights per CPU generation and GPU type (seed 003), memory weighted
   so a node's memory costs what its cores cost, requeue partitions at half price, and unbilled
-  test partitions.
-* **Allocations.** HADM (seed 004): granted SU, debits by user, pre-debits for running jobs
-  (billing x time limit), a few allocations refused jobs for lack of balance.
+  test partitions. Unbilled means every weight written as 0: Slurm bills an *empty*
+  TRESBillingWeights as the CPU count.
+* **Priority.** Fair Tree, PriorityCalcPeriod 5 min, PriorityMaxAge 3 days, weights fairshare
+  20,000,000 and age 10,000,000 and nothing else, as seed 003 describes Cannon.
+* **Jobs.** A few hundred running and pending jobs (a sample, not the whole load the usage
+  implies), drawn per user in proportion to usage**0.6; pending ones carry sprio's parts.
+* **Allocations.** HADM (seed 004): granted SU (billing-hours), debits by user, pre-debits for
+  running jobs (billing x time limit), a few allocations refused jobs for lack of balance.
 
 Where Slurm would have computed something (a job's billing TRES, sprio's parts, the fairshare
 factor behind them), the demo asks the engine, so the snapshot agrees with what fairtop computes
@@ -35,7 +40,13 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 
 from tui.engine import compute
-from tui.engine.billing import billable_tres, billing_mode, mem_weight_per_gb, parse_tres_billing_weights
+from tui.engine.billing import (
+    billable_tres,
+    billing_mode,
+    job_billing,
+    mem_weight_per_gb,
+    parse_tres_billing_weights,
+)
 from tui.engine.priority import PriorityFactors, PriorityWeights, age_factor, job_priority
 from tui.model import (
     NO_VAL,
@@ -358,7 +369,8 @@ def _lab_shares(rng: np.random.Generator, n_labs: int) -> np.ndarray:
     return shares.astype(np.int64)
 
 
-def _user_shares(rng: np.random.Generator, lab_of_slot: np.ndarray, is_pi: np.ndarray, n_labs: int) -> np.ndarray:
+def _user_shares(rng: np.random.Generator, lab_of_slot: np.ndarray, is_pi: np.ndarray,
+                 n_labs: int) -> np.ndarray:
     """Per-lab policy: ``parent`` (Cannon's way), all 1 (Slurm's default) or graded by role."""
     policy = rng.choice(3, size=n_labs, p=[0.55, 0.35, 0.10])[lab_of_slot]
     graded = np.where(is_pi, 10, rng.choice([1, 2, 5], size=len(lab_of_slot), p=[0.5, 0.3, 0.2]))
@@ -419,7 +431,8 @@ def _decayed_capacity(half_life_s: int, utilisation: float = 0.75) -> float:
         if spec.kind in ("cpu", "gpu"):
             for hw in spec.hardware:
                 whole_node = {"cpu": hw.cores, "mem": hw.mem_gb * 1024, f"gres/gpu:{hw.gpu}": hw.gpus}
-                rate += hw.nodes * billable_tres(whole_node, parse_tres_billing_weights(_node_weights_text(hw)))
+                weights = parse_tres_billing_weights(_node_weights_text(hw))
+                rate += hw.nodes * billable_tres(whole_node, weights)
     return rate * utilisation * half_life_s / math.log(2)
 
 
@@ -467,31 +480,53 @@ _LIMITS_S = np.array([1800, 3600, 7200, 4 * 3600, 8 * 3600, 12 * 3600, _DAY, 2 *
 _LIMITS_P = np.array([0.06, 0.12, 0.10, 0.14, 0.12, 0.14, 0.14, 0.08, 0.07, 0.03])
 
 
-def _job_tres(rng: np.random.Generator, spec: _PartSpec) -> dict[str, float]:
-    """A plausible request on ``spec``'s hardware: TRES as squeue's AllocTRES names them."""
-    hws = _hardware_of(spec)
-    hw = hws[int(rng.integers(len(hws)))]
-    if hw.gpus:
-        gpus = int(rng.choice([1, 2, 4, 8], p=[0.5, 0.2, 0.25, 0.05]))
-        nodes = max(1, math.ceil(gpus / hw.gpus))
-        cpus = gpus * int(rng.choice([4, 8, 16]))
-        mem_mb = gpus * int(rng.choice([32, 64, 128])) * 1024
-    else:
-        per_node = hw.cores
-        cpus = int(rng.choice([1, 2, 4, 8, 16, 32, per_node, 2 * per_node, 4 * per_node],
-                              p=[0.22, 0.1, 0.14, 0.14, 0.12, 0.1, 0.1, 0.05, 0.03]))
-        if spec.kind == "test":
-            cpus = min(cpus, 16)
-        nodes = max(1, math.ceil(cpus / per_node))
-        mem_mb = cpus * int(rng.choice([1000, 2000, 4000, 8000], p=[0.25, 0.3, 0.3, 0.15]))
-        if spec.name == "bigmem":
-            mem_mb = int(rng.integers(250, 1900)) * 1024
-        mem_mb = min(mem_mb, nodes * hw.mem_gb * 1024)
-    tres: dict[str, float] = {"cpu": float(cpus), "mem": float(mem_mb), "node": float(nodes)}
-    if hw.gpus:
-        tres["gres/gpu"] = float(gpus)
-        tres[f"gres/gpu:{hw.gpu}"] = float(gpus)
-    return tres
+def _job_shapes(rng: np.random.Generator, part: np.ndarray) -> dict[str, np.ndarray]:
+    """Plausible requests on each job's partition, drawn for all jobs at once.
+
+    Returns arrays ``cpu``, ``mem`` (MB), ``node``, ``gpu`` (count) and ``gpu_type`` (name, ""
+    for none): TRES as squeue's AllocTRES names them.
+    """
+    n = len(part)
+    hws = [_hardware_of(spec) for spec in _PARTS]
+    pick = (rng.random(n) * np.array([len(hws[k]) for k in part])).astype(int)
+    hw = [hws[k][i] for k, i in zip(part.tolist(), pick.tolist())]
+    cores = np.array([h.cores for h in hw])
+    mem_gb = np.array([h.mem_gb for h in hw])
+    per_node_gpus = np.array([h.gpus for h in hw])
+    gpu_type = np.array([h.gpu for h in hw], dtype=object)
+    kind = np.array([_PARTS[k].kind for k in part], dtype=object)
+    name = np.array([_PARTS[k].name for k in part], dtype=object)
+
+    # CPU jobs: mostly small, some whole nodes, a few multi-node.
+    options = np.stack([np.full(n, c) for c in (1, 2, 4, 8, 16, 32)] + [cores, 2 * cores, 4 * cores])
+    which = rng.choice(9, size=n, p=[0.22, 0.1, 0.14, 0.14, 0.12, 0.1, 0.1, 0.05, 0.03])
+    cpu = options[which, np.arange(n)]
+    cpu = np.where(kind == "test", np.minimum(cpu, 16), cpu)
+    mem = cpu * rng.choice([1000, 2000, 4000, 8000], size=n, p=[0.25, 0.3, 0.3, 0.15])
+    mem = np.where(name == "bigmem", rng.integers(250, 1900, size=n) * 1024, mem)
+    # GPU jobs: 1-8 GPUs with a few cores and a slice of memory each.
+    gpu = np.where(per_node_gpus > 0, rng.choice([1, 2, 4, 8], size=n, p=[0.5, 0.2, 0.25, 0.05]), 0)
+    cpu = np.where(gpu > 0, gpu * rng.choice([4, 8, 16], size=n), cpu)
+    mem = np.where(gpu > 0, gpu * rng.choice([32, 64, 128], size=n) * 1024, mem)
+    node = np.where(gpu > 0, -(-gpu // np.maximum(per_node_gpus, 1)), -(-cpu // cores))
+    mem = np.minimum(mem, node * mem_gb * 1024)
+    return {"cpu": cpu, "mem": mem, "node": node, "gpu": gpu, "gpu_type": gpu_type}
+
+
+def _billing_units(part: np.ndarray, shape: dict[str, np.ndarray], partitions: dict[str, Partition],
+                   mode: str) -> np.ndarray:
+    """Billing TRES of every job as Slurm stores it: (uint64) of the weighted sum."""
+    out = np.zeros(len(part))
+    for k, spec in enumerate(_PARTS):
+        at = np.flatnonzero(part == k)
+        if not len(at):
+            continue
+        tres = {key: shape[key][at].astype(float) for key in ("cpu", "mem", "node")}
+        tres["gres/gpu"] = shape["gpu"][at].astype(float)
+        for gtype in set(shape["gpu_type"][at].tolist()) - {""}:
+            tres[f"gres/gpu:{gtype}"] = np.where(shape["gpu_type"][at] == gtype, tres["gres/gpu"], 0.0)
+        out[at] = billable_tres(tres, partitions[spec.name].billing_weights, mode)
+    return np.floor(out)
 
 
 def _jobs(rng: np.random.Generator, now: datetime, settings: PrioritySettings,
@@ -502,51 +537,58 @@ def _jobs(rng: np.random.Generator, now: datetime, settings: PrioritySettings,
 
     ``must`` is a slot that always gets one running and one pending job (the ``me`` candidate).
     """
+    n = n_running + n_pending
+    running = np.arange(n) < n_running
+    # Idle users submit too (they wait, pending); only active ones have jobs running.
+    submitting = slot_weight + 0.02 * slot_weight.mean()
+    slots = np.concatenate([
+        rng.choice(len(slot_weight), size=n_running, p=slot_weight / slot_weight.sum()),
+        rng.choice(len(slot_weight), size=n_pending, p=submitting / submitting.sum()),
+    ])
+    slots[[0, n_running] if n_pending else [0]] = must
     share = np.array([s.job_share for s in _PARTS])
-    mode = billing_mode(settings.flags)
-    weights = PriorityWeights.from_settings(settings)
-    drafts = []
-    for state, count in (("RUNNING", n_running), ("PENDING", n_pending)):
-        weight = slot_weight if state == "RUNNING" else slot_weight + 0.02 * slot_weight.mean()
-        slots = rng.choice(len(slot_weight), size=count, p=weight / weight.sum())
-        if count:
-            slots[0] = must
-        parts = rng.choice(len(_PARTS), size=count, p=share / share.sum())
-        for slot, p in zip(slots, parts):
-            spec = _PARTS[p]
-            if spec.only_school and spec.only_school != slot_school[slot]:
-                spec = _PART_BY_NAME["gpu"]  # outsiders use the public GPU partition
-            tres = _job_tres(rng, spec)
-            # Slurm stores the job's billing TRES as (uint64) of the weighted sum.
-            tres["billing"] = float(int(billable_tres(tres, partitions[spec.name].billing_weights, mode)))
-            limit = int(rng.choice(_LIMITS_S, p=_LIMITS_P))
-            limit = min(limit, spec.max_time_s)
-            if state == "RUNNING":
-                elapsed = int(limit * rng.beta(1.2, 2.0))
-                start = now - timedelta(seconds=elapsed)
-                submit = start - timedelta(seconds=int(rng.exponential(2 * 3600)) + 5)
-            else:
-                start = None
-                submit = now - timedelta(seconds=int(min(rng.exponential(14 * 3600), 6 * _DAY)) + 30)
-            drafts.append((submit, state, slot, spec.name, tres, limit, start))
-    drafts.sort(key=lambda d: (d[0], d[2]))
+    part = rng.choice(len(_PARTS), size=n, p=share / share.sum())
+    # A communal partition takes only its school's users; the others go to the public GPUs.
+    only = np.array([_PARTS[k].only_school for k in part], dtype=object)
+    school = np.array([slot_school[s] for s in slots], dtype=object)
+    part = np.where((only != "") & (only != school), _PARTS.index(_PART_BY_NAME["gpu"]), part)
+
+    shape = _job_shapes(rng, part)
+    billing = _billing_units(part, shape, partitions, billing_mode(settings.flags))
+    limit = np.minimum(rng.choice(_LIMITS_S, size=n, p=_LIMITS_P),
+                       np.array([_PARTS[k].max_time_s for k in part]))
+    elapsed = (limit * rng.beta(1.2, 2.0, size=n)).astype(int)
+    queued = np.where(running, rng.exponential(2 * 3600, size=n).astype(int) + 5,
+                      np.minimum(rng.exponential(14 * 3600, size=n), 6 * _DAY).astype(int) + 30)
+    ago = np.where(running, elapsed + queued, queued)  # submit time, seconds before now
     # Job ids rise with submit time, with gaps for other users' short jobs that already ended.
-    ids = 61_000_000 + np.cumsum(rng.integers(1, 400, size=len(drafts)))
+    order = np.lexsort((slots, -ago))
+    ids = 61_000_000 + np.cumsum(rng.integers(1, 400, size=n))
+
+    weights = PriorityWeights.from_settings(settings)
     jobs = []
-    for jid, (submit, state, slot, part, tres, limit, start) in zip(ids, drafts):
+    for jid, i in zip(ids.tolist(), order.tolist()):
+        slot = int(slots[i])
+        submit = now - timedelta(seconds=int(ago[i]))
+        tres = {"cpu": float(shape["cpu"][i]), "mem": float(shape["mem"][i]), "node": float(shape["node"][i])}
+        if shape["gpu"][i]:
+            tres["gres/gpu"] = tres[f"gres/gpu:{shape['gpu_type'][i]}"] = float(shape["gpu"][i])
+        tres["billing"] = float(billing[i])
         priority = None
         factors: dict[str, float] = {}
-        if state == "PENDING":
+        if not running[i]:
             # What sprio -l would print; partition, job size and QOS weigh 0 at this site.
             prio = job_priority(PriorityFactors(
-                age=float(age_factor((now - submit).total_seconds(), settings.max_age_s)),
+                age=float(age_factor(float(ago[i]), settings.max_age_s)),
                 fairshare=float(slot_fs[slot]),
             ), weights)
             factors = {k: float(v) for k, v in prio.sprio_columns().items() if k not in ("PRIORITY", "TRES")}
             priority = prio.priority
         jobs.append(Job(
-            job_id=str(int(jid)), user=slot_user[slot], account=slot_account[slot], partition=part,
-            state=state, tres=tres, time_limit_s=limit, submit_time=submit, start_time=start,
+            job_id=str(jid), user=slot_user[slot], account=slot_account[slot],
+            partition=_PARTS[int(part[i])].name, state="RUNNING" if running[i] else "PENDING",
+            tres=tres, time_limit_s=int(limit[i]), submit_time=submit,
+            start_time=now - timedelta(seconds=int(elapsed[i])) if running[i] else None,
             priority=priority, factors=factors,
         ))
     return tuple(jobs)
@@ -566,11 +608,13 @@ def _split_int(total: int, weight: np.ndarray) -> np.ndarray:
 
 def _allocations(rng: np.random.Generator, now: datetime, lab_names: list[str],
                  lab_usage: np.ndarray, lab_slots: list[list[int]], slot_user: list[str],
-                 slot_usage: np.ndarray, jobs: tuple[Job, ...], must_lab: int) -> tuple[Allocation, ...]:
+                 slot_usage: np.ndarray, jobs: tuple[Job, ...], partitions: dict[str, Partition],
+                 flags: frozenset[str], must_lab: int) -> tuple[Allocation, ...]:
     """HADM allocations for about a tenth of the labs, in billing-hours (SU).
 
-    Pre-debit = billing x time limit of the account's running jobs (HADM holds the whole limit);
-    debits are split by user; a few allocations ran dry and refused jobs (``failures``).
+    Pre-debit = billable TRES x time limit of the account's running jobs, rounded up (the
+    prolog's projected SUs: HADM holds the whole limit until the epilog debits the actual use).
+    Debits are split by user; a few allocations ran dry and refused jobs (``failures``).
     ``must_lab`` (the ``me`` candidate's lab) always has one, so "my balance" shows something.
     """
     active = np.flatnonzero((lab_usage > 0) & (np.arange(len(lab_names)) != must_lab))
@@ -581,7 +625,8 @@ def _allocations(rng: np.random.Generator, now: datetime, lab_names: list[str],
     held: dict[str, float] = {}
     for job in jobs:
         if job.state == "RUNNING":
-            held[job.account] = held.get(job.account, 0.0) + job.tres.get("billing", 0.0) * job.time_limit_s / 3600
+            su = job_billing(job, partitions[job.partition], flags) * job.time_limit_s / 3600
+            held[job.account] = held.get(job.account, 0.0) + su
     today = now.replace(hour=0, minute=0, second=0, microsecond=0)
     out = []
     for i, lab in enumerate(chosen):
@@ -716,21 +761,23 @@ def demo_snapshot(
     for slot, lab in enumerate(lab_of_slot.tolist()):
         lab_slots[lab].append(slot)
     pis = person[first_slot].tolist()
-    lab_names = _add_labs(rng, accts, lab_holder, [names[p] for p in pis], [surnames[p] for p in pis], lab_slots)
+    lab_names = _add_labs(rng, accts, lab_holder, [names[p] for p in pis], [surnames[p] for p in pis],
+                          lab_slots)
 
     slot_user = [names[p] for p in person]
     tree, slot_row = _build_tree(accts, slot_user, slot_shares, slot_usage)
 
     school = {h: accts[h].name if accts[h].parent == 0 else accts[accts[h].parent].name for h in holders}
     fs = compute(tree, settings.algorithm).fairshare[slot_row]
-    jobs = _jobs(rng, now, settings, {p.name: p for p in partitions}, slot_usage ** 0.6,
+    by_name = {p.name: p for p in partitions}
+    jobs = _jobs(rng, now, settings, by_name, slot_usage ** 0.6,
                  slot_user, [lab_names[lab] for lab in lab_of_slot],
                  [school[h] for h in lab_holder[lab_of_slot].tolist()], fs,
                  round(users * 0.14), round(users * 0.09), me_slot)
 
     lab_usage = np.bincount(lab_of_slot, weights=slot_usage, minlength=n_labs)
     allocations = _allocations(rng, now, lab_names, lab_usage, lab_slots, slot_user, slot_usage, jobs,
-                               int(lab_of_slot[me_slot]))
+                               by_name, settings.flags, int(lab_of_slot[me_slot]))
 
     return Snapshot(
         cluster="demo",
