@@ -1,0 +1,1 @@
+"""The Textual app: shell, association tree pane, and slots for the other panes."""

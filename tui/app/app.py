@@ -1,0 +1,294 @@
+"""FairtopApp: the shell around the panes (tabs, prompt, status line, themes, keymap)."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Callable
+
+from textual import on, work
+from textual.app import App, ComposeResult, InvalidThemeError
+from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
+from textual.worker import Worker, WorkerState
+
+from tui import themes
+from tui.app import commands
+from tui.app.messages import ViewLoaded
+from tui.app.pane_slots import PANES, make_pane
+from tui.app.screens.help import HelpScreen
+from tui.app.widgets.assoc_tree import AssocTree
+from tui.app.widgets.prompt import PromptBar
+from tui.app.widgets.tree_rows import COLUMN_IDS, COLUMNS, TreeTable
+from tui.config import Settings, State
+from tui.model import Snapshot
+from tui.view import ClusterView, build_view
+
+
+class FairtopApp(App[int]):
+    """Where you stand on an HPC cluster, one pane per question."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "fairtop"
+    BINDINGS = commands.bindings("app")
+    COMMANDS = App.COMMANDS | {commands.FairtopCommands}
+
+    def __init__(self, settings: Settings, loader: Callable[[], Snapshot], me: str,
+                 state: State | None = None) -> None:
+        super().__init__()
+        self.settings = settings
+        """The merged configuration (read-only here)."""
+        self.loader = loader
+        """Reads the source; runs in a worker thread."""
+        self.me = me
+        """The user whose rows are highlighted and whom ``m`` jumps to."""
+        self.state = state or State()
+        """What fairtop remembers; the caller saves it after the run."""
+        self.view: ClusterView | None = None
+        """The current view; None until the first load finishes."""
+        self.fairtop_themes: list[str] = []
+        self._me_next = 0
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        # Built-in Textual themes lack our variables; app.tcss needs a value under any theme.
+        return {"fairtop-me": "#504000"}
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with TabbedContent(initial="tree", id="tabs"):
+            with TabPane("Tree", id="tree"):
+                yield AssocTree(id="assoc")
+            for tab_id, (_, title) in PANES.items():
+                with TabPane(title, id=tab_id):
+                    yield make_pane(tab_id)
+        yield Static("loading…", id="status")
+        yield PromptBar(id="prompt")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = "read-only" if self.settings.read_only else "read-write"
+        self.query_one(PromptBar).close()
+        self._register_themes()
+        self.action_set_theme(self.settings.theme or self.state.last_theme or themes.FALLBACK)
+        self._apply_keymap()
+        self.query_one(AssocTree).focus()
+        self.load()
+
+    def _register_themes(self) -> None:
+        specs, errors = themes.load_specs()
+        for message in errors:
+            self.notify(message, title="Theme file skipped", severity="warning", timeout=10)
+        for spec in specs:
+            self.register_theme(themes.to_textual_theme(spec))
+        self.fairtop_themes = sorted((s.name for s in specs), key=lambda n: (n != themes.FALLBACK, n))
+
+    def _apply_keymap(self) -> None:
+        keymap = self.settings.keymap
+        unknown = [k for k in keymap if k not in commands.BY_ID]
+        for key in unknown:
+            close = difflib.get_close_matches(key, commands.BY_ID, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            self.notify(f"[keymap] {key!r} is not a binding id.{hint}", severity="warning")
+        self.set_keymap({k: v for k, v in keymap.items() if k not in unknown})
+
+    # --- loading -------------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="load", name="load")
+    def load(self) -> None:
+        """Read the source and run the engine off the UI thread; the result comes as a message."""
+        view = build_view(self.loader(), self.me)
+        self.post_message(ViewLoaded(view, TreeTable.from_view(view)))
+
+    @on(Worker.StateChanged)
+    def _worker_failed(self, event: Worker.StateChanged) -> None:
+        """The one place worker failures surface."""
+        if event.state is WorkerState.ERROR:
+            error = event.worker.error
+            self.query_one("#status", Static).update(f"could not load: {error}")
+            self.notify(str(error) or type(error).__name__, title=f"{event.worker.name} failed",
+                        severity="error", timeout=15)
+
+    def on_view_loaded(self, message: ViewLoaded) -> None:
+        self.view = message.view
+        snap = message.view.snapshot
+        self.title = f"fairtop · {snap.cluster}"
+        mode = "read-only" if self.settings.read_only else "read-write"
+        self.sub_title = f"{snap.source} · {message.view.algorithm.replace('_', ' ')} · {mode}"
+        for warning in snap.warnings:
+            self.notify(warning, severity="warning")
+        tree = self.query_one(AssocTree)
+        tree.set_table(message.table, self.me)
+        for tab_id in PANES:
+            self._show_pane(tab_id, tree.selected_row)
+        self._update_status()
+
+    def _show_pane(self, tab_id: str, row: int | None) -> None:
+        if self.view is None:
+            return
+        try:
+            self.query_one(f"#pane-{tab_id}").show(self.view, row)  # type: ignore[attr-defined]
+        except Exception as exc:  # a pane's bug must not take the tree down with it
+            self.notify(f"{tab_id} pane: {exc!r}", severity="error")
+
+    @on(AssocTree.Selected)
+    def _selected(self, message: AssocTree.Selected) -> None:
+        self._show_pane("breakdown", message.row)
+        self._update_status()
+
+    @on(TabbedContent.TabActivated)
+    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        tab_id = event.pane.id or ""
+        if tab_id in ("alloc", "whatif"):
+            self._show_pane(tab_id, self.query_one(AssocTree).selected_row)
+
+    def _update_status(self) -> None:
+        tree = self.query_one(AssocTree)
+        if tree.table is None:
+            return
+        parts = [f"{tree.table.size:,} associations", f"{len(tree.rows_shown):,} shown"]
+        if tree.sort_column:
+            title = next(c.title for c in COLUMNS if c.id == tree.sort_column)
+            parts.append(f"sort {title} {'▼' if tree.sort_descending else '▲'}")
+        if tree.filter_text:
+            parts.append(f"filter /{tree.filter_text}/ (Esc clears)")
+        row = tree.selected_row
+        if row is not None and self.view is not None and self.view.snapshot.tree is not None:
+            parts.append(self.view.snapshot.tree.label(row))
+        if self.me:
+            parts.append(f"me: {self.me}" + ("" if len(self.view.my_rows if self.view else ()) else " (not found)"))
+        self.query_one("#status", Static).update("  ·  ".join(parts))
+
+    # --- prompt --------------------------------------------------------------------------------
+
+    def action_command_mode(self) -> None:
+        self.query_one(PromptBar).open("command")
+
+    def action_filter_mode(self) -> None:
+        self.query_one(PromptBar).open("filter", self.query_one(AssocTree).filter_text)
+
+    @on(PromptBar.Changed)
+    def _prompt_changed(self, message: PromptBar.Changed) -> None:
+        if message.mode == "filter":  # live filter; an unfinished regex only marks the input
+            try:
+                self.query_one(AssocTree).set_filter(message.value)
+                message.bar.set_invalid(False)
+                self._update_status()
+            except re.error:
+                message.bar.set_invalid(True)
+
+    @on(PromptBar.Submitted)
+    def _prompt_submitted(self, message: PromptBar.Submitted) -> None:
+        message.bar.close()
+        self.query_one(AssocTree).focus()
+        if message.mode == "filter":
+            self.action_set_filter(message.value)
+            return
+        if not message.value.strip():
+            return
+        try:
+            action = commands.parse(message.value)
+        except commands.CommandError as exc:
+            self.notify(str(exc), severity="warning")
+            return
+        self.call_later(self.run_action, action)
+
+    @on(PromptBar.Cancelled)
+    def _prompt_cancelled(self, message: PromptBar.Cancelled) -> None:
+        message.bar.close()
+        self.query_one(AssocTree).focus()
+        if message.mode == "filter":
+            self.action_clear_filter()
+
+    # --- actions (declared in tui.app.commands) -----------------------------------------------
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    def action_set_filter(self, pattern: str) -> None:
+        try:
+            self.query_one(AssocTree).set_filter(pattern)
+        except re.error as exc:
+            self.notify(f"invalid regex {pattern!r}: {exc}", title="Filter not changed", severity="warning")
+        self._update_status()
+
+    def action_clear_filter(self) -> None:
+        self.action_set_filter("")
+
+    def action_jump_me(self) -> None:
+        if not self.me:
+            self.notify("no user: set --user or user = \"NAME\" in the config", severity="warning")
+        elif self.view is not None:
+            rows = self.view.my_rows
+            if not len(rows):
+                self.notify(f"no association for user {self.me!r} here", severity="warning")
+                return
+            self.action_show_tab("tree")
+            self.query_one(AssocTree).go_to_row(int(rows[self._me_next % len(rows)]))
+            self._me_next += 1
+            self._update_status()
+
+    def action_goto_user(self, name: str) -> None:
+        tree = self.query_one(AssocTree)
+        if tree.table is None:
+            return
+        hits = (tree.table.users == name) & tree.table.is_user
+        if not hits.any():
+            users = sorted(set(tree.table.users[tree.table.is_user].tolist()))
+            close = difflib.get_close_matches(name, users, n=1)
+            self.notify(f"no user {name!r}" + (f"; did you mean {close[0]!r}?" if close else ""),
+                        severity="warning")
+            return
+        self.action_show_tab("tree")
+        tree.go_to_row(int(hits.argmax()))
+        self._update_status()
+
+    def action_show_tab(self, tab_id: str) -> None:
+        self.query_one(TabbedContent).active = tab_id
+        if tab_id == "tree":
+            self.query_one(AssocTree).focus()
+
+    def action_sort(self, column: str) -> None:
+        by_name = {c.id: c.id for c in COLUMNS} | {c.title.lower(): c.id for c in COLUMNS}
+        key = column.strip().lower()
+        if key and key not in by_name:
+            close = difflib.get_close_matches(key, by_name, n=1)
+            self.notify(f"no column {column!r}" + (f"; did you mean {close[0]!r}?" if close else ""),
+                        severity="warning")
+            return
+        self.query_one(AssocTree).sort_by(by_name[key] if key else None)
+        self._update_status()
+
+    def action_cycle_sort(self) -> None:
+        cycle = (None, *COLUMN_IDS)
+        tree = self.query_one(AssocTree)
+        tree.sort_by(cycle[(cycle.index(tree.sort_column) + 1) % len(cycle)])
+        self._update_status()
+
+    def action_expand_all(self) -> None:
+        self.query_one(AssocTree).set_expanded(None, True)
+        self._update_status()
+
+    def action_collapse_all(self) -> None:
+        self.query_one(AssocTree).set_expanded(None, False)
+        self._update_status()
+
+    def action_set_theme(self, name: str) -> None:
+        try:
+            self.theme = name
+        except InvalidThemeError:
+            close = difflib.get_close_matches(name, self.available_themes, n=1)
+            message = f"no theme {name!r}" + (f"; did you mean {close[0]!r}?" if close else "")
+            if self.theme not in self.fairtop_themes and themes.FALLBACK in self.available_themes:
+                self.theme = themes.FALLBACK  # at start-up: fall back rather than keep Textual's
+                message += f" Using {themes.FALLBACK!r}."
+            self.notify(message, severity="warning")
+            return
+        self.state.last_theme = name
+
+    def action_cycle_theme(self) -> None:
+        names = self.fairtop_themes or [self.theme]
+        i = names.index(self.theme) + 1 if self.theme in names else 0
+        self.action_set_theme(names[i % len(names)])
+        self.notify(f"theme {self.theme}", timeout=2)
+
+    def action_reload(self) -> None:
+        self.load()

@@ -1,0 +1,19 @@
+"""Typed messages the app's workers send back to the UI thread."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.message import Message
+
+from tui.app.widgets.tree_rows import TreeTable
+from tui.view import ClusterView
+
+
+@dataclass
+class ViewLoaded(Message):
+    """A source was read and the engine ran: everything the panes need, built off the UI thread."""
+
+    view: ClusterView
+    table: TreeTable
+    """The tree pane's strings and sort keys for ``view``."""

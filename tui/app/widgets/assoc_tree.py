@@ -1,0 +1,273 @@
+"""The association tree pane: a virtual table drawn line by line from numpy arrays.
+
+No widget per association: :class:`AssocTree` is a ``ScrollView`` whose virtual height is the
+number of visible rows; ``render_line`` draws only the lines on screen from ``self.rows_shown``
+(tree rows in display order, see :mod:`tree_rows`). Expand/collapse, sort and filter recompute
+that array with a few vectorised passes, so 100k associations stay responsive.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from rich.segment import Segment
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from tui.app.commands import bindings
+from tui.app.widgets import tree_rows as tr
+
+BAR = 8
+_EIGHTHS = " ▏▎▍▌▋▊▉"
+
+
+def bar_text(value: float, width: int = BAR) -> str:
+    """A horizontal bar for a value in [0, 1], in eighth-cell steps; blank for NaN."""
+    if not np.isfinite(value):
+        return " " * width
+    eighths = int(round(min(max(value, 0.0), 1.0) * width * 8))
+    full, part = divmod(eighths, 8)
+    return ("█" * full + (_EIGHTHS[part] if part else "")).ljust(width, "·")
+
+
+class AssocTree(ScrollView, can_focus=True):
+    """Accounts and users with sshare's columns, expandable, sortable and filterable."""
+
+    BINDINGS = bindings("tree")
+    COMPONENT_CLASSES = {
+        "assoc-tree--header", "assoc-tree--account", "assoc-tree--user", "assoc-tree--me",
+        "assoc-tree--cursor", "assoc-tree--match", "assoc-tree--bar-low", "assoc-tree--bar-mid",
+        "assoc-tree--bar-high",
+    }
+    DEFAULT_CSS = """
+    AssocTree { height: 1fr; overflow-x: hidden; }
+    """
+
+    @dataclass
+    class Selected(Message):
+        """The highlighted association changed."""
+
+        tree: AssocTree
+        row: int | None
+        """Row of ``snapshot.tree`` (None when nothing is shown)."""
+
+    cursor: reactive[int] = reactive(0, always_update=True)
+    """Index into ``rows_shown`` of the highlighted line."""
+
+    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.table: tr.TreeTable | None = None
+        self.order = np.zeros(0, dtype=np.int64)
+        self.expanded = np.zeros(0, dtype=bool)
+        self.rows_shown = np.zeros(0, dtype=np.int64)
+        self.keep: np.ndarray | None = None
+        self.matches: np.ndarray | None = None
+        self.me_mask = np.zeros(0, dtype=bool)
+        self.sort_column: str | None = None
+        """Column id the siblings are sorted by; None is sshare's order."""
+        self.sort_descending = False
+        self.filter_text = ""
+        """The active name filter (a regex); empty for none."""
+        self._base_expanded: np.ndarray | None = None
+
+    # --- data ---------------------------------------------------------------------------------
+
+    def set_table(self, table: tr.TreeTable, me: str = "", expand_depth: int = 2) -> None:
+        """Show a new tree; keeps sort and filter, expands the top levels and the path to ``me``."""
+        old = self.selected_row
+        self.table = table
+        self.me_mask = (table.users == me) & table.is_user if me else np.zeros(table.size, dtype=bool)
+        self.expanded = table.depth < expand_depth
+        self._base_expanded = None
+        self.expanded |= tr.ancestors_mask(table, np.flatnonzero(self.me_mask))
+        self.order = tr.sorted_preorder(table, self.sort_column, self.sort_descending)
+        self._apply_filter(self.filter_text)
+        self._relayout(old if old is not None and old < table.size else None)
+
+    @property
+    def selected_row(self) -> int | None:
+        """The tree row under the cursor."""
+        if self.table is None or not len(self.rows_shown):
+            return None
+        return int(self.rows_shown[min(self.cursor, len(self.rows_shown) - 1)])
+
+    def _apply_filter(self, pattern: str) -> None:
+        assert self.table is not None
+        if not pattern:
+            if self.filter_text and self._base_expanded is not None:
+                self.expanded = self._base_expanded  # back to the user's own expansion
+            self.keep = self.matches = self._base_expanded = None
+        else:
+            match = tr.filter_mask(self.table, pattern)  # raises re.error
+            up = tr.ancestors_mask(self.table, np.flatnonzero(match))
+            if self._base_expanded is None:
+                self._base_expanded = self.expanded.copy()
+            # Relative to the pre-filter state, so typing a regex letter by letter does not
+            # accumulate the expansions of every intermediate pattern.
+            self.expanded = self._base_expanded | up
+            self.keep = match | up | tr.descendants_mask(self.table, match)
+            self.matches = match
+        self.filter_text = pattern
+
+    def _relayout(self, keep_row: int | None = None) -> None:
+        """Recompute the visible rows and put the cursor back on ``keep_row`` (or its ancestor)."""
+        assert self.table is not None
+        self.rows_shown = tr.visible_rows(self.table, self.order, self.expanded, self.keep)
+        self.virtual_size = Size(self.scrollable_content_region.width, len(self.rows_shown) + 1)  # +1: the header line
+        index = 0
+        row = keep_row
+        while row is not None and row >= 0:
+            hit = np.flatnonzero(self.rows_shown == row)
+            if hit.size:
+                index = int(hit[0])
+                break
+            row = int(self.table.parent[row])
+        self.cursor = index
+        self.refresh()
+
+    def set_filter(self, pattern: str) -> None:
+        """Show rows whose name matches ``pattern``, with their ancestors and descendants.
+
+        Raises :class:`re.error` for an invalid regex and leaves the current filter in place.
+        """
+        if self.table is None:
+            self.filter_text = pattern
+            return
+        old = self.selected_row
+        self._apply_filter(pattern)
+        first = None if self.matches is None else np.flatnonzero(self.matches[self.order])
+        target = int(self.order[first[0]]) if first is not None and first.size else old
+        self._relayout(target)
+
+    def sort_by(self, column: str | None, descending: bool | None = None) -> None:
+        """Order siblings by ``column`` (None: sshare's order); same column again reverses."""
+        if descending is None:
+            descending = (not self.sort_descending) if column == self.sort_column else column not in (None, "name")
+        self.sort_column, self.sort_descending = column, descending
+        if self.table is not None:
+            old = self.selected_row
+            self.order = tr.sorted_preorder(self.table, column, descending)
+            self._relayout(old)
+
+    def set_expanded(self, rows: np.ndarray | int | None, value: bool) -> None:
+        """Expand or collapse rows (None: every account)."""
+        if self.table is None:
+            return
+        old = self.selected_row
+        if rows is None:
+            self.expanded[:] = value if value else self.table.depth < 1
+        else:
+            self.expanded[rows] = value
+        self._relayout(old)
+
+    def go_to_row(self, row: int) -> None:
+        """Expand the path to ``row`` and put the cursor on it."""
+        assert self.table is not None
+        up = tr.ancestors_mask(self.table, np.array([row]))
+        self.expanded |= up
+        if self.keep is not None and not self.keep[row]:
+            self._apply_filter("")  # the row is filtered out: drop the filter rather than hide it
+        self._relayout(row)
+
+    # --- actions (bound via the command registry) ----------------------------------------------
+
+    def action_cursor(self, delta: int) -> None:
+        self.cursor = max(0, min(len(self.rows_shown) - 1, self.cursor + delta))
+
+    def action_page(self, direction: int) -> None:
+        self.action_cursor(direction * max(1, self.size.height - 2))
+
+    def action_edge(self, end: int) -> None:
+        self.cursor = max(0, len(self.rows_shown) - 1) if end else 0
+
+    def action_toggle(self) -> None:
+        row = self.selected_row
+        if row is not None and self.table is not None and self.table.has_children[row]:
+            self.set_expanded(row, not self.expanded[row])
+
+    def action_collapse(self) -> None:
+        row = self.selected_row
+        if row is None or self.table is None:
+            return
+        if self.table.has_children[row] and self.expanded[row]:
+            self.set_expanded(row, False)
+        elif self.table.parent[row] >= 0:
+            self._relayout(int(self.table.parent[row]))
+
+    def action_expand(self) -> None:
+        row = self.selected_row
+        if row is None or self.table is None or not self.table.has_children[row]:
+            return
+        if not self.expanded[row]:
+            self.set_expanded(row, True)
+        else:
+            self.action_cursor(1)
+
+    # --- drawing -------------------------------------------------------------------------------
+
+    def watch_cursor(self, cursor: int) -> None:
+        top, height = int(self.scroll_offset.y), max(1, self.size.height - 1)
+        if cursor < top:
+            self.scroll_to(y=cursor, animate=False)
+        elif cursor >= top + height:
+            self.scroll_to(y=cursor - height + 1, animate=False)
+        self.refresh()
+        self.post_message(self.Selected(self, self.selected_row))
+
+    def on_resize(self) -> None:
+        self.virtual_size = Size(self.scrollable_content_region.width, len(self.rows_shown) + 1)
+
+    def on_click(self, event) -> None:  # noqa: ANN001 - textual.events.Click
+        index = int(self.scroll_offset.y) + event.y - 1
+        if 0 <= index < len(self.rows_shown):
+            if index == self.cursor:
+                self.action_toggle()
+            self.cursor = index
+
+    def _name_width(self, width: int) -> int:
+        fixed = sum(c.width + 1 for c in tr.COLUMNS[1:]) + BAR + 1
+        return max(16, width - fixed)
+
+    def _header(self, width: int) -> str:
+        parts = []
+        for c in tr.COLUMNS:
+            title = c.title
+            if c.id == self.sort_column:
+                title += "▼" if self.sort_descending else "▲"
+            parts.append(title.ljust(self._name_width(width)) if c.width == 0 else title.rjust(c.width))
+        return " ".join(parts) + " " + "FS bar".ljust(BAR)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width  # excludes the scrollbar
+        if y == 0:
+            style = self.get_component_rich_style("assoc-tree--header")
+            return Strip([Segment(self._header(width), style)]).adjust_cell_length(width, style)
+        index = int(self.scroll_offset.y) + y - 1
+        if self.table is None or index >= len(self.rows_shown):
+            return Strip.blank(width, self.rich_style)
+        return self._row_strip(int(self.rows_shown[index]), index == self.cursor, width)
+
+    def _row_strip(self, row: int, is_cursor: bool, width: int) -> Strip:
+        t = self.table
+        assert t is not None
+        kind = "me" if self.me_mask[row] else ("user" if t.is_user[row] else "account")
+        base = self.get_component_rich_style(f"assoc-tree--{kind}")
+        if self.matches is not None and self.matches[row]:
+            base += self.get_component_rich_style("assoc-tree--match")
+        if is_cursor:
+            base += self.get_component_rich_style("assoc-tree--cursor")
+        marker = ("▾ " if self.expanded[row] else "▸ ") if t.has_children[row] else "  "
+        name_w = self._name_width(width)
+        name = ("  " * max(0, int(t.depth[row]) - 1) + marker + str(t.names[row]))
+        name = name[: name_w - 1] + "…" if len(name) > name_w else name.ljust(name_w)
+        cells = " ".join(str(t.cells[c.id][row]).rjust(c.width) for c in tr.COLUMNS[1:])
+        value = t.fairshare[row]
+        level = "low" if value < 0.25 else "mid" if value < 0.5 else "high"
+        bar_style = base if is_cursor else base + self.get_component_rich_style(f"assoc-tree--bar-{level}")
+        segments = [Segment(name + " " + cells + " ", base), Segment(bar_text(value), bar_style)]
+        return Strip(segments).adjust_cell_length(width, base)
+

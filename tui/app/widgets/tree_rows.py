@@ -1,0 +1,183 @@
+"""Which association rows the tree pane shows, and in which order: numpy only, no Textual.
+
+The pane never holds a widget per association. It keeps an array ``visible`` of tree rows in
+display order and draws only the slice that fits on screen, so a 100k-association tree costs a
+few array passes per expand/collapse, filter or sort, and nothing per frame.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from tui.model import NO_VAL, USE_PARENT
+from tui.report import sshare_cells
+from tui.view import ClusterView
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of the tree pane."""
+
+    id: str
+    """Sort key name, also used in ``:sort ID``."""
+    title: str
+    """Header text, as sshare's ``-l`` header names it."""
+    width: int
+    """Cells are right-aligned in this many characters (0: the flexible name column)."""
+    key: str
+    """Shift+letter that sorts by this column."""
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("name", "Account / User", 0, "N"),
+    Column("raw_shares", "RawShares", 10, "R"),
+    Column("norm_shares", "NormShares", 11, "O"),
+    Column("raw_usage", "RawUsage", 12, "U"),
+    Column("eff_usage", "EffectvUsage", 13, "E"),
+    Column("fairshare", "FairShare", 10, "F"),
+    Column("level_fs", "LevelFS", 10, "L"),
+    Column("rank", "Rank", 6, "K"),
+)
+COLUMN_IDS = tuple(c.id for c in COLUMNS)
+
+
+@dataclass(frozen=True, eq=False)
+class TreeTable:
+    """Display strings and sort keys of every association, built once per view (off the UI thread)."""
+
+    parent: np.ndarray
+    depth: np.ndarray
+    is_user: np.ndarray
+    has_children: np.ndarray
+    names: np.ndarray
+    """What the name column shows: the account for account rows, the user for user rows."""
+    users: np.ndarray
+    cells: dict[str, np.ndarray]
+    """Column id -> object array of display strings (sshare's exact text)."""
+    keys: dict[str, np.ndarray]
+    """Column id -> float array (NaN = empty cell) or, for ``name``, an int rank of the name."""
+    fairshare: np.ndarray
+    """Fairshare factor for the bar; NaN where sshare prints nothing."""
+    by_depth: tuple[np.ndarray, ...]
+    """Rows at depth 1, 2, ...: lets visibility propagate one level per array pass."""
+
+    @property
+    def size(self) -> int:
+        return len(self.parent)
+
+    @classmethod
+    def from_view(cls, view: ClusterView) -> TreeTable:
+        """Turn a view's tree and engine results into strings and keys."""
+        tree, res = view.snapshot.tree, view.fairshare
+        if tree is None or res is None:
+            raise ValueError("this snapshot has no Slurm association tree")
+        n = tree.size
+        cells = {k: np.asarray(v, dtype=object)
+                 for k, v in sshare_cells(tree, res, view.snapshot.settings.dampening).items()}
+        raw = tree.shares_raw
+        out: dict[str, np.ndarray] = {
+            "raw_shares": np.where(raw == USE_PARENT, "parent",
+                                   np.where(raw == NO_VAL, "", raw.astype(str))).astype(object),
+            "norm_shares": cells["NormShares"],
+            "raw_usage": np.asarray([str(int(u)) for u in tree.usage_raw], dtype=object),
+            "eff_usage": cells["EffectvUsage"],
+            "fairshare": cells["FairShare"],
+            "level_fs": cells.get("LevelFS", np.full(n, "", dtype=object)),
+        }
+        if res.rank is not None:
+            out["rank"] = np.where(tree.is_user, res.rank.astype(str), "").astype(object)
+        else:
+            out["rank"] = np.full(n, "", dtype=object)
+        names = np.where(tree.is_user, tree.user, tree.account).astype(object)
+        out["name"] = names
+
+        def num(col: str) -> np.ndarray:
+            with np.errstate(all="ignore"):
+                return np.array([float(s) if s and s != "parent" else np.nan for s in out[col]])
+
+        keys = {c: num(c) for c in COLUMN_IDS if c != "name"}
+        keys["rank"] = np.where(tree.is_user, keys["rank"], np.nan)
+        keys["name"] = np.argsort(np.argsort(names.astype(str), kind="stable"), kind="stable").astype(float)
+        depth = tree.depth()
+        has_children = np.zeros(n, dtype=bool)
+        has_children[tree.parent[1:]] = True
+        by_depth = tuple(np.flatnonzero(depth == d) for d in range(1, int(depth.max()) + 1))
+        fair = np.asarray(keys["fairshare"], dtype=float)
+        return cls(tree.parent, depth, tree.is_user, has_children, names, tree.user.astype(object),
+                   out, keys, fair, by_depth)
+
+
+def sorted_preorder(table: TreeTable, column: str | None, descending: bool = False) -> np.ndarray:
+    """All rows in pre-order with siblings ordered by ``column`` (None: sshare's order).
+
+    Empty cells (NaN) sort last in both directions; ties keep sshare's order.
+    """
+    n = table.size
+    if column is None:
+        return np.arange(n)
+    key = table.keys[column].astype(float)
+    key = -key if descending else key.copy()
+    key[np.isnan(key)] = np.inf
+    rows = np.arange(1, n)
+    kids = rows[np.lexsort((rows, key[rows], table.parent[rows]))]
+    parents = table.parent[kids]
+    start = np.searchsorted(parents, np.arange(n), side="left")
+    end = np.searchsorted(parents, np.arange(n), side="right")
+    order = np.empty(n, dtype=np.int64)
+    stack, i = [0], 0
+    kid_list = kids.tolist()
+    start_l, end_l = start.tolist(), end.tolist()
+    while stack:  # iterative DFS: O(n) Python steps, once per sort change
+        r = stack.pop()
+        order[i] = r
+        i += 1
+        if start_l[r] != end_l[r]:
+            stack.extend(reversed(kid_list[start_l[r]:end_l[r]]))
+    return order
+
+
+def ancestors_mask(table: TreeTable, rows: np.ndarray) -> np.ndarray:
+    """True for every proper ancestor of ``rows``."""
+    mark = np.zeros(table.size, dtype=bool)
+    up = np.unique(table.parent[rows])
+    up = up[up >= 0]
+    while up.size:
+        up = up[~mark[up]]
+        mark[up] = True
+        up = np.unique(table.parent[up])
+        up = up[up >= 0]
+    return mark
+
+
+def filter_mask(table: TreeTable, pattern: str) -> np.ndarray:
+    """Rows whose name matches ``pattern`` (``re.search``, case-insensitive unless it has capitals).
+
+    Raises :class:`re.error` for an invalid pattern.
+    """
+    flags = 0 if any(ch.isupper() for ch in pattern) else re.IGNORECASE
+    rx = re.compile(pattern, flags)
+    return np.fromiter((rx.search(s) is not None for s in table.names), dtype=bool, count=table.size)
+
+
+def visible_rows(table: TreeTable, order: np.ndarray, expanded: np.ndarray,
+                 keep: np.ndarray | None = None) -> np.ndarray:
+    """Rows of ``order`` whose ancestors are all expanded (and, with ``keep``, that are kept)."""
+    shown = np.ones(table.size, dtype=bool)
+    for rows in table.by_depth:  # one vectorised pass per tree level
+        p = table.parent[rows]
+        shown[rows] = shown[p] & expanded[p]
+    if keep is not None:
+        shown &= keep
+    return order[shown[order]]
+
+
+def descendants_mask(table: TreeTable, rows_mask: np.ndarray) -> np.ndarray:
+    """True for every proper descendant of a row in ``rows_mask``."""
+    below = np.zeros(table.size, dtype=bool)
+    for rows in table.by_depth:
+        p = table.parent[rows]
+        below[rows] = rows_mask[p] | below[p]
+    return below
