@@ -54,6 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
     src.add_argument("--from", dest="from_dir", metavar="DIR",
                      help="a folder of saved command outputs (as 'fairtop capture' writes)")
     rep.add_argument("--pbs-usage", metavar="FILE", help="PBS usage: 'pbsfs' output or 'entity usage' lines")
+    rep.add_argument("--pbs-unknown-shares", type=int, default=0, metavar="N",
+                     help="sched_config unknown_shares (default 0, as OpenPBS)")
     rep.add_argument("--algorithm", choices=("fair_tree", "classic"),
                      help="Slurm algorithm (default: from the file: LevelFS column means Fair Tree)")
     rep.add_argument("--damping", type=_positive, default=None, metavar="D",
@@ -92,7 +94,8 @@ def _report_pbs(args: argparse.Namespace) -> str:
         raise InputError("fairtop report", "--pbs-resource-group needs --pbs-usage FILE")
     from tui import report_pbs
 
-    rows = report_pbs.pbs_report_rows(args.pbs_resource_group, args.pbs_usage)
+    rows = report_pbs.pbs_report_rows(args.pbs_resource_group, args.pbs_usage,
+                                      unknown_shares=args.pbs_unknown_shares)
     if args.format == "json":
         from tui.report import format_json
 
