@@ -701,7 +701,9 @@ def demo_snapshot(
         Default: the current time, to the second.
     me : str, optional
         A user name (usually the Unix user running fairtop) given to one user of middling
-        usage who has a running and a pending job, so "jump to me" works in the demo.
+        usage who has a running and a pending job and whose lab has an allocation, so "jump to
+        me" works in the demo. Only names change (and with them the order of user rows within
+        their lab): usage, jobs and allocations stay as without ``me``. "" counts as None.
 
     Returns
     -------
