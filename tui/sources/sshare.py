@@ -9,6 +9,7 @@ Anything else is an :class:`~tui.sources.errors.InputError` naming the file and 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,6 +19,9 @@ from tui.sources.errors import InputError
 
 REQUIRED = ("Account", "User", "RawShares", "RawUsage")
 MAX_SHARES = 0xFFFFFFFF
+# ASCII only: str.isdigit/int/float also accept '²', '١٢' or '1_0', which numpy then refuses.
+_DIGITS = re.compile(r"[0-9]{1,10}")
+_NUMBER = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,18 +63,17 @@ def _shares(cell: str, source: str, line: int, root: bool) -> int:
         return USE_PARENT
     if cell == "" and root:
         return NO_VAL
-    if not cell.isdigit() or int(cell) > MAX_SHARES:
+    if not _DIGITS.fullmatch(cell) or int(cell) > MAX_SHARES:
         raise InputError(source, f"RawShares must be a whole number or 'parent', got {cell!r}", line)
     return int(cell)
 
 
 def _usage(cell: str, source: str, line: int) -> str:
     """The RawUsage cell, checked; converted to long double later (uint64 exceeds a double)."""
-    try:
-        value = float(cell)
-    except ValueError:
-        raise InputError(source, f"RawUsage must be a number, got {cell!r}", line) from None
-    if not np.isfinite(value) or value < 0 or cell.strip() != cell:
+    if not _NUMBER.fullmatch(cell):
+        raise InputError(source, f"RawUsage must be a number, got {cell!r}", line)
+    value = float(cell)
+    if not np.isfinite(value) or value < 0:
         raise InputError(source, f"RawUsage must be a finite number >= 0, got {cell!r}", line)
     return cell
 

@@ -1,0 +1,128 @@
+"""The live Slurm source against the real sandbox, and its failure messages (no sandbox needed)."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tui.cli import main
+from tui.model import Snapshot
+from tui.sources import saved, slurm_cli
+from tui.sources.errors import SourceUnavailable
+
+sandbox = pytest.mark.skipif(
+    not os.environ.get("FAIRTOP_SANDBOX"),
+    reason="needs the running Slurm sandbox: set FAIRTOP_SANDBOX=1 (CI does, after shared/slurm-sandbox/up.sh)",
+)
+
+
+def _same_cluster(a: Snapshot, b: Snapshot, usage: bool) -> None:
+    assert a.tree is not None and b.tree is not None
+    for name in ("parent", "is_user", "account", "user", "shares_raw", "sibling_order"):
+        assert np.array_equal(getattr(a.tree, name), getattr(b.tree, name)), name
+    if usage:
+        assert np.array_equal(a.tree.usage_raw, b.tree.usage_raw)
+    assert a.settings == b.settings
+    assert a.cluster == b.cluster
+    assert a.partitions == b.partitions
+    assert [(j.job_id, j.user, j.account, j.partition, j.state) for j in a.jobs] == [
+        (j.job_id, j.user, j.account, j.partition, j.state) for j in b.jobs]
+
+
+@pytest.mark.sandbox
+@sandbox
+def test_live_equals_capture(tmp_path: Path) -> None:
+    os.environ.setdefault("SLURM_CONF", "/tmp/slurm-sandbox/etc/slurm.conf")
+    for _ in range(3):  # usage decays once a minute: retry when a cycle fell between the reads
+        before = slurm_cli.live_snapshot(timeout=30)
+        line = slurm_cli.capture(tmp_path / "cap", timeout=30)
+        after = slurm_cli.live_snapshot(timeout=30)
+        folder = saved.load_folder(tmp_path / "cap")
+        assert line.startswith(f"captured into {tmp_path / 'cap'} (7 commands, 0 non-zero exits)")
+        assert not before.warnings and not folder.warnings
+        _same_cluster(before, folder, usage=False)
+        if np.array_equal(before.tree.usage_raw, after.tree.usage_raw):
+            _same_cluster(before, folder, usage=True)
+            break
+    else:
+        pytest.fail("raw usage changed during every attempt")
+
+
+@pytest.mark.sandbox
+@sandbox
+def test_cli_capture_then_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    os.environ.setdefault("SLURM_CONF", "/tmp/slurm-sandbox/etc/slurm.conf")
+    assert main(["capture", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.count("\n") == 1
+    assert main(["report", "--from", str(tmp_path), "--format", "csv"]) == 0
+    assert capsys.readouterr().out.startswith("account,user,")
+
+
+# --- failures, with fake commands on PATH -----------------------------------------------------
+
+
+def _fake(bin_dir: Path, name: str, script: str) -> None:
+    path = bin_dir / name
+    path.write_text("#!/bin/sh\n" + script + "\n")
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+
+
+@pytest.fixture
+def fake_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    monkeypatch.setenv("PATH", str(bin_dir))
+    return bin_dir
+
+
+def test_missing_command(fake_path: Path) -> None:
+    with pytest.raises(SourceUnavailable, match="sshare: command not found"):
+        slurm_cli.live_snapshot(timeout=5)
+
+
+def test_non_zero_exit_gives_stderr(fake_path: Path) -> None:
+    _fake(fake_path, "sshare", "echo 'sshare: error: Invalid user' >&2; echo more >&2; exit 1")
+    with pytest.raises(SourceUnavailable, match=r"sshare -a -l -P: exit status 1: sshare: error: Invalid user$"):
+        slurm_cli.live_snapshot(timeout=5)
+
+
+def test_controller_does_not_answer(fake_path: Path) -> None:
+    _fake(fake_path, "sshare", "echo 'sshare: error: Unable to contact slurm controller (connect failure)' >&2;"
+                               " exit 1")
+    with pytest.raises(SourceUnavailable, match="controller does not answer"):
+        slurm_cli.live_snapshot(timeout=5)
+
+
+def test_timeout(fake_path: Path) -> None:
+    _fake(fake_path, "sshare", "exec /bin/sleep 5")
+    with pytest.raises(SourceUnavailable, match=r"no answer within 0.3 s"):
+        slurm_cli.live_snapshot(timeout=0.3)
+
+
+def test_only_sshare_available(fake_path: Path, tmp_path: Path) -> None:
+    """Other commands missing or refused: a snapshot with warnings, and a capture that reads back."""
+    import _samples
+
+    psv = tmp_path / "s.psv"
+    psv.write_text(_samples.SSHARE)
+    _fake(fake_path, "sshare", f"/bin/cat '{psv}'")
+    _fake(fake_path, "sprio", "echo 'sprio: error: Access/permission denied' >&2; exit 1")
+    snap = slurm_cli.live_snapshot(timeout=5)
+    assert snap.tree is not None and snap.tree.size == 8
+    assert any("sprio -l: exit status 1: sprio: error: Access/permission denied" in w for w in snap.warnings)
+    assert any("scontrol: command not found" in w for w in snap.warnings)
+    line = slurm_cli.capture(tmp_path / "cap", timeout=5)
+    assert line == f"captured into {tmp_path / 'cap'} (7 commands, 6 non-zero exits)\n"
+    back = saved.load_folder(tmp_path / "cap")
+    assert np.array_equal(back.tree.usage_raw, snap.tree.usage_raw)
+    assert (tmp_path / "cap" / "sprio_l.txt.err").read_text().startswith("sprio: error")
+
+
+def test_user_input_is_never_a_shell_string() -> None:
+    """Cluster names go in as one argument: no shell sees them."""
+    args = slurm_cli.commands("x; rm -rf /")["sacctmgr_assoc_hdr.psv"]
+    assert "cluster=x; rm -rf /" in args and all(isinstance(a, str) for a in args)

@@ -1,0 +1,175 @@
+"""Capture folders: load_folder, report --from over every real capture, the CLI's errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from _samples import ASSOC_MGR, CONFIG, SACCTMGR, SPRIO, SQUEUE, SSHARE
+
+from tui.cli import main
+from tui.report import run_engine, sshare_cells
+from tui.sources import saved
+from tui.sources.errors import InputError
+
+SLURM = Path(__file__).resolve().parents[1] / "fixtures" / "slurm"
+#: Every capture folder (``<scenario>/<variant>/``) committed from the sandbox.
+VARIANTS = sorted(p.parent for p in SLURM.glob("*/*/sshare_a_l_P.psv"))
+
+
+def _ids(paths: list[Path]) -> list[str]:
+    return [f"{p.parent.name}/{p.name}" for p in paths]
+
+
+def _printed(value: float | None) -> str | None:
+    return None if value is None else f"{value:f}"
+
+
+@pytest.mark.skipif(not VARIANTS, reason="no capture folders under tests/fixtures/slurm/<scenario>/<variant>/")
+@pytest.mark.parametrize("folder", VARIANTS, ids=_ids(VARIANTS))
+def test_report_from_reproduces_sshare(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``fairtop report --from`` prints every NormShares/EffectvUsage/LevelFS/FairShare sshare printed."""
+    table = saved.load_table(folder)
+    assert main(["report", "--from", str(folder), "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert len(rows) == table.tree.size
+    printed = dict(zip(table.header, zip(*table.cells)))
+    mismatches = []
+    for col, key in (("NormShares", "norm_shares"), ("EffectvUsage", "effective_usage"),
+                     ("LevelFS", "level_fs"), ("FairShare", "fairshare")):
+        if col not in printed:
+            continue
+        for i, row in enumerate(rows):
+            want, got = printed[col][i], _printed(row[key])
+            if got is None and want in ("", "inf"):  # json null: sshare prints inf or nothing
+                continue
+            if got != want:
+                mismatches.append(f"line {table.line_numbers[i]} {table.tree.label(i)} {col}: sshare {want!r}, "
+                                  f"fairtop {got!r}")
+    assert not mismatches, f"{folder}: {len(mismatches)} cells differ:\n" + "\n".join(mismatches)
+
+
+@pytest.mark.skipif(not VARIANTS, reason="no capture folders under tests/fixtures/slurm/<scenario>/<variant>/")
+@pytest.mark.parametrize("folder", VARIANTS, ids=_ids(VARIANTS))
+def test_load_folder_real(folder: Path) -> None:
+    snap = saved.load_folder(folder)
+    assert snap.tree is not None and snap.cluster
+    assert snap.tree.sibling_order is not None  # sacctmgr_assoc_hdr.psv has LFT
+    conf = (folder / "scontrol_show_config.txt").read_text()
+    assert (snap.settings.algorithm == "classic") == ("NO_FAIR_TREE" in conf or "DEPTH_OBLIVIOUS" in conf)
+    # every cell sshare prints, also in the table layout (whole table, not just json)
+    cells = sshare_cells(snap.tree, run_engine(snap.tree, snap.settings.algorithm, snap.settings.dampening),
+                         snap.settings.dampening)
+    table = saved.load_table(folder)
+    for col in ("NormShares", "EffectvUsage", "FairShare"):
+        assert cells[col] == table.column(col), col
+    sprio = (folder / "sprio_l.txt").read_text().strip().splitlines()
+    assert sum(1 for j in snap.jobs if j.factors) == len(sprio) - 1
+
+
+def _folder(tmp_path: Path, **files: str) -> Path:
+    names = {"sshare": "sshare_a_l_P.psv", "config": "scontrol_show_config.txt", "assoc": "sacctmgr_assoc_hdr.psv",
+             "assoc_mgr": "assoc_mgr.txt", "sprio": "sprio_l.txt", "squeue": "squeue.txt"}
+    for key, text in files.items():
+        (tmp_path / names[key]).write_text(text)
+    return tmp_path
+
+
+def test_only_sshare_gives_warnings(tmp_path: Path) -> None:
+    snap = saved.load_folder(_folder(tmp_path, sshare=SSHARE))
+    assert snap.tree is not None and snap.tree.size == 8 and snap.tree.sibling_order is None
+    assert snap.settings.algorithm == "classic"  # no LevelFS column, no config
+    assert any("scontrol_show_config.txt" in w for w in snap.warnings)
+    assert any("sacctmgr_assoc_hdr.psv" in w for w in snap.warnings)
+    assert snap.cluster == tmp_path.name and snap.jobs == ()
+
+
+def test_empty_file_with_err_is_a_warning(tmp_path: Path) -> None:
+    folder = _folder(tmp_path, sshare=SSHARE, sprio="")
+    (folder / "sprio_l.txt.err").write_text("sprio: error: Access/permission denied\n")
+    snap = saved.load_folder(folder)
+    assert any("sprio_l.txt is empty (sprio: error: Access/permission denied)" in w for w in snap.warnings)
+
+
+def test_sacctmgr_without_the_association_falls_back(tmp_path: Path) -> None:
+    snap = saved.load_folder(_folder(tmp_path, sshare=SSHARE, assoc=SACCTMGR))
+    assert snap.tree is not None and snap.tree.sibling_order is None
+    assert any("no association" in w for w in snap.warnings)
+
+
+def test_sibling_order_from_lft(tmp_path: Path) -> None:
+    rows = ["Account|User|ParentName|LFT", "root|||1", "root|root||14", "chem|||root|10".replace("|||", "||"),
+            "chem|carol||11", "phys||root|2", "phys|alice||3", "astro||phys|4", "astro|bob||5"]
+    snap = saved.load_folder(_folder(tmp_path, sshare=SSHARE, assoc="\n".join(rows) + "\n"))
+    assert snap.tree is not None
+    assert snap.tree.sibling_order.tolist() == [1, 14, 10, 11, 2, 3, 4, 5]
+    assert not [w for w in snap.warnings if "sacctmgr" in w]
+
+
+def test_assoc_mgr_usage_must_agree(tmp_path: Path) -> None:
+    # the sample assoc_mgr is of another tree: it is reported and sshare's usage kept
+    snap = saved.load_folder(_folder(tmp_path, sshare=SSHARE, assoc_mgr=ASSOC_MGR))
+    assert snap.tree is not None and snap.tree.usage_raw[2] == 5999154
+    assert any("assoc_mgr.txt" in w for w in snap.warnings)
+
+
+def test_malformed_optional_file_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"scontrol_show_config.txt:2"):
+        saved.load_folder(_folder(tmp_path, sshare=SSHARE, config="PriorityType = a\nPriorityFlags = NOPE\n"))
+
+
+def test_missing_folder_and_file(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no such folder"):
+        saved.load_folder(tmp_path / "nope")
+    with pytest.raises(InputError, match="no sshare_a_l_P.psv"):
+        saved.load_folder(tmp_path)
+
+
+def test_report_folder_formats(tmp_path: Path) -> None:
+    assert "NO_FAIR_TREE" in CONFIG  # the sample is the sandbox's classic variant
+    folder = _folder(tmp_path, sshare=SSHARE, config=CONFIG, sprio=SPRIO, squeue=SQUEUE)
+    table = saved.report_folder(folder)
+    assert "classic, FairShareDampeningFactor 1" in table.splitlines()[0]
+    assert json.loads(saved.report_folder(folder, fmt="json"))[0]["account"] == "root"
+    assert saved.report_folder(folder, fmt="csv").startswith("account,user,")
+    assert "fair tree" in saved.report_folder(folder, algorithm="fair_tree").splitlines()[0]
+    assert "FairShareDampeningFactor 5" in saved.report_folder(folder, damping=5).splitlines()[0]
+
+
+def test_cli_bad_input_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", "--from", str(tmp_path / "missing")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("fairtop: ") and "no such folder" in err
+    _folder(tmp_path, sshare=SSHARE.replace("|60|", "|sixty|"))
+    assert main(["report", "--from", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "sshare_a_l_P.psv:4: RawShares" in err
+
+
+def test_cli_report_from_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _folder(tmp_path, sshare=SSHARE, config=CONFIG.replace("NO_FAIR_TREE", ""))
+    assert main(["report", "--from", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"# {tmp_path}: fair tree") and "Rank" in out
+
+
+@pytest.mark.skipif(not VARIANTS, reason="no capture folders under tests/fixtures/slurm/<scenario>/<variant>/")
+def test_every_file_of_a_real_folder_corrupted(tmp_path: Path) -> None:
+    """Each file fairtop reads, truncated or with junk bytes: InputError or a snapshot, nothing else."""
+    src = VARIANTS[0]
+    for name in saved.FILES.values():
+        if not (src / name).exists():
+            continue
+        data = (src / name).read_bytes()
+        for bad in (data[: len(data) // 2], data[:7], b"\xff\xfe" + data, data.replace(b"|", b"", 3),
+                    data.replace(b"\n", b"\n  ", 2)):
+            shutil.rmtree(tmp_path / "f", ignore_errors=True)
+            shutil.copytree(src, tmp_path / "f")
+            (tmp_path / "f" / name).write_bytes(bad)
+            try:
+                saved.load_folder(tmp_path / "f")
+            except InputError:
+                pass

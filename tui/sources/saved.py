@@ -1,0 +1,347 @@
+"""A folder of saved Slurm command outputs -> :class:`~tui.model.Snapshot`.
+
+The folder layout is the one ``shared/slurm-sandbox/capture.sh`` and ``fairtop capture`` write
+(same file names; ``FILE.err`` holds a command's stderr when it printed any):
+
+==============================  ==========================================  =========
+file                            command                                     needed
+==============================  ==========================================  =========
+``sshare_a_l_P.psv``            ``sshare -a -l -P``                         yes
+``scontrol_show_config.txt``    ``scontrol show config``                    no
+``sacctmgr_assoc_hdr.psv``      ``sacctmgr -P show assoc ... format=..LFT``  no
+``assoc_mgr.txt``               ``scontrol show assoc_mgr flags=assoc``     no
+``scontrol_show_partition.txt`` ``scontrol show partition``                 no
+``sprio_l.txt``                 ``sprio -l``                                no
+``squeue.txt``                  ``squeue -a`` or ``squeue -O ...:|``        no
+``captured_at.txt``             ``date -u``                                 no
+==============================  ==========================================  =========
+
+Raw usage comes from ``assoc_mgr.txt`` when it agrees with sshare: sshare prints it truncated to
+a whole number, which moves a printed LevelFS by one in the sixth decimal now and then; assoc_mgr
+prints two decimals. Sibling order (Fair Tree ties) comes from sacctmgr's LFT, else assoc_mgr's.
+
+Only the sshare file is required: with PrivateData a user may see nothing else, so each other
+missing or empty file becomes a line in ``Snapshot.warnings`` instead of an error. A file that is
+present but malformed is an :class:`~tui.sources.errors.InputError`.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from dataclasses import replace
+from datetime import datetime, timezone
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+
+from tui.model import AssocTree, Job, Partition, PrioritySettings, Snapshot
+from tui.sources import slurm_text
+from tui.sources.errors import InputError
+from tui.sources.sshare import SshareTable, parse_sshare
+
+__all__ = ["FILES", "Outputs", "load_folder", "load_table", "report_folder", "sibling_order", "precise_usage",
+           "snapshot_from_files"]
+
+#: File name of each command's output, as capture.sh names them.
+FILES = {
+    "sshare": "sshare_a_l_P.psv",
+    "config": "scontrol_show_config.txt",
+    "assoc": "sacctmgr_assoc_hdr.psv",
+    "partition": "scontrol_show_partition.txt",
+    "assoc_mgr": "assoc_mgr.txt",
+    "sprio": "sprio_l.txt",
+    "squeue": "squeue.txt",
+    "captured_at": "captured_at.txt",
+}
+
+
+def _folder(path: str | Path) -> Path:
+    folder = Path(path)
+    if not folder.is_dir():
+        raise InputError(str(path), "no such folder" if not folder.exists() else "not a folder")
+    return folder
+
+
+class Outputs:
+    """The outputs of one capture, by file name: from a folder or straight from the commands."""
+
+    def __init__(self, where: str, data: dict[str, bytes], errs: Mapping[str, str] | None = None) -> None:
+        self.where = where
+        self.data = data
+        self.errs = errs or {}
+
+    def get(self, key: str, warnings: list[str]) -> tuple[bytes, str] | None:
+        """Content and name of an optional output, or None with a warning saying why it is missing."""
+        name = FILES[key]
+        label = f"{self.where}/{name}" if self.where else name
+        data = self.data.get(name)
+        why = f" ({self.errs[name][:120]})" if self.errs.get(name) else ""
+        if data is None:
+            warnings.append(f"no {name}{why}: {_consequence(key)}")
+            return None
+        if not data.strip():
+            # e.g. PrivateData: the command refused and said so on stderr
+            warnings.append(f"{name} is empty{why}: {_consequence(key)}")
+            return None
+        return data, label
+
+
+def _consequence(key: str) -> str:
+    return {
+        "config": "priority settings are Slurm's defaults, algorithm from the sshare columns",
+        "assoc": "Fair Tree ties between sibling accounts follow the sshare order",
+        "partition": "partition billing weights unknown",
+        "assoc_mgr": "raw usage as sshare prints it (whole numbers)",
+        "sprio": "no priority factors for pending jobs",
+        "squeue": "no job list",
+        "captured_at": "capture time unknown (the file time is used)",
+    }.get(key, "not used")
+
+
+def _read_folder(folder: Path) -> Outputs:
+    data: dict[str, bytes] = {}
+    errs: dict[str, str] = {}
+    for name in FILES.values():
+        path = folder / name
+        try:
+            data[name] = path.read_bytes()
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise InputError(str(path), exc.strerror or str(exc)) from None
+        try:
+            lines = path.with_name(name + ".err").read_bytes().decode("utf-8", "replace").strip().splitlines()
+            if lines:
+                errs[name] = lines[0]
+        except OSError:
+            pass
+    return Outputs(str(folder), data, errs)
+
+
+def load_table(path: str | Path) -> SshareTable:
+    """The folder's ``sshare_a_l_P.psv`` parsed (InputError if the folder or the file is missing)."""
+    folder = _folder(path)
+    file = folder / FILES["sshare"]
+    try:
+        data = file.read_bytes()
+    except FileNotFoundError:
+        raise InputError(str(folder), f"no {FILES['sshare']} (saved 'sshare -a -l -P' output)") from None
+    except OSError as exc:
+        raise InputError(str(file), exc.strerror or str(exc)) from None
+    return parse_sshare(data, str(file))
+
+
+def sibling_order(table: SshareTable, records: list[slurm_text.AssocRecord],
+                  source: str = "sacctmgr") -> tuple[np.ndarray | None, list[str]]:
+    """Slurm's children_list key (slurmdbd LFT) for every row of ``table``.
+
+    slurmctld builds each children_list in association-list order, which after a start is
+    slurmdbd's ``lft`` order; only Fair Tree ties between siblings depend on it.
+
+    Returns
+    -------
+    order : int64 array or None
+        LFT per tree row; None when some row has no sacctmgr record (then sshare order is used).
+    warnings : list of str
+        Why the order could not be used, or where the two sources disagree.
+    """
+    tree = table.tree
+    lfts: dict[tuple[str, str, str], deque[int]] = defaultdict(deque)
+    parent_of: dict[str, str] = {}
+    for rec in records:
+        lfts[(rec.account, rec.user, rec.partition)].append(rec.lft)
+        if not rec.user:
+            parent_of[rec.account] = rec.parent_name
+    order = np.empty(tree.size, dtype=np.int64)
+    warnings: list[str] = []
+    for i in range(tree.size):
+        key = (str(tree.account[i]), str(tree.user[i]), table.partitions[i])
+        queue = lfts.get(key)
+        if not queue:
+            warnings.append(f"{source}: no association {tree.label(i)} (sshare line {table.line_numbers[i]}); "
+                            "Fair Tree ties between sibling accounts follow the sshare order")
+            return None, warnings
+        order[i] = queue.popleft()
+        if i and not tree.is_user[i]:
+            expected = str(tree.account[tree.parent[i]])
+            if parent_of.get(key[0]) not in (None, "", expected):
+                warnings.append(f"{source}: account {key[0]} has parent {parent_of[key[0]]!r} in sacctmgr but "
+                                f"{expected!r} in sshare (captured at different times?)")
+    return order, warnings
+
+
+def precise_usage(table: SshareTable, records: list[slurm_text.AssocMgrRecord],
+                  source: str = "assoc_mgr") -> tuple[np.ndarray | None, list[str]]:
+    """Raw usage of every row of ``table`` at assoc_mgr's precision, if both describe one moment.
+
+    Returns
+    -------
+    usage : longdouble array or None
+        None when a row has no record or a value differs from sshare's by more than rounding
+        (the two commands ran in different decay cycles).
+    warnings : list of str
+    """
+    tree = table.tree
+    by_key: dict[tuple[str, str, str], deque[slurm_text.AssocMgrRecord]] = defaultdict(deque)
+    for rec in records:
+        by_key[(rec.account, rec.user, rec.partition)].append(rec)
+    cells: list[str] = []
+    for i in range(tree.size):
+        queue = by_key.get((str(tree.account[i]), str(tree.user[i]), table.partitions[i]))
+        if not queue:
+            return None, [f"{source}: no association {tree.label(i)}; raw usage as sshare prints it"]
+        rec = queue.popleft()
+        if abs(float(rec.usage_raw) - float(tree.usage_raw[i])) > 1.0:
+            return None, [f"{source}: UsageRaw of {tree.label(i)} is {rec.usage_raw}, sshare says "
+                          f"{int(tree.usage_raw[i])} (another decay cycle?); raw usage as sshare prints it"]
+        cells.append(rec.usage_raw)
+    return np.asarray(cells, dtype=str).astype(np.longdouble), []
+
+
+def _captured_at(files: Outputs, warnings: list[str]) -> datetime | None:
+    got = files.get("captured_at", warnings)
+    if got is None:
+        return None
+    text = got[0].decode("utf-8", "replace").strip()
+    try:
+        return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    except ValueError:
+        raise InputError(got[1], f"not a time like 2024-01-31T12:00:00Z: {text[:40]!r}", 1) from None
+
+
+def _jobs(files: Outputs, warnings: list[str]) -> tuple[Job, ...]:
+    """squeue jobs with their sprio factors; jobs only sprio lists are added as pending."""
+    jobs: list[Job] = []
+    got = files.get("squeue", warnings)
+    if got is not None:
+        jobs = slurm_text.parse_squeue(*got)
+    got = files.get("sprio", warnings)
+    if got is None:
+        return tuple(jobs)
+    by_id: dict[str, list[slurm_text.SprioRow]] = defaultdict(list)
+    for row in slurm_text.parse_sprio(*got):
+        by_id[row.job_id].append(row)
+    out = []
+    for job in jobs:
+        rows = by_id.pop(job.job_id, [])
+        # a job pending in several partitions has one sprio row each: take its own partition's
+        mine = [r for r in rows if r.partition == job.partition] or rows
+        if mine:
+            r = mine[0]
+            prio = job.priority if job.priority is not None else (
+                int(r.priority) if r.priority is not None else None)
+            job = replace(job, factors=dict(r.factors), priority=prio)
+        out.append(job)
+    for job_id, rows in by_id.items():
+        r = rows[0]
+        out.append(Job(job_id=job_id, user=r.user, account="", partition=r.partition, state="PENDING",
+                       tres={}, priority=int(r.priority) if r.priority is not None else None,
+                       factors=dict(r.factors)))
+    return tuple(out)
+
+
+def snapshot_from_files(files: Outputs, table: SshareTable, source: str, default_cluster: str,
+                        taken_at: datetime) -> Snapshot:
+    """Everything but the sshare file is optional: each missing piece becomes a warning."""
+    warnings: list[str] = []
+    tree = table.tree
+    settings = PrioritySettings(algorithm=_algorithm_from_header(table))
+    cluster = ""
+    got = files.get("config", warnings)
+    if got is not None:
+        config = slurm_text.parse_config(*got)
+        settings, cluster = config.settings, config.cluster
+        warnings.extend(config.warnings)
+    usage, order = tree.usage_raw, None
+    got = files.get("assoc_mgr", warnings)
+    mgr: list[slurm_text.AssocMgrRecord] = []
+    if got is not None:
+        mgr = slurm_text.parse_assoc_mgr(*got)
+        precise, why = precise_usage(table, mgr, FILES["assoc_mgr"])
+        warnings.extend(why)
+        usage = precise if precise is not None else usage
+    got = files.get("assoc", warnings)
+    if got is not None:
+        order, why = sibling_order(table, slurm_text.parse_sacctmgr_assoc(*got), FILES["assoc"])
+        warnings.extend(why)
+    if order is None and mgr and all(r.lft is not None for r in mgr):
+        as_assoc = [slurm_text.AssocRecord(r.account, r.user, r.partition, "", int(r.lft or 0), "")
+                    for r in mgr]
+        order, _ = sibling_order(table, as_assoc, FILES["assoc_mgr"])
+    if order is not None or usage is not tree.usage_raw:
+        tree = AssocTree(tree.parent, tree.is_user, tree.account, tree.user, tree.shares_raw, usage, order)
+    partitions: tuple[Partition, ...] = ()
+    got = files.get("partition", warnings)
+    if got is not None:
+        partitions = tuple(slurm_text.parse_partitions(*got))
+    jobs = _jobs(files, warnings)
+    when = _captured_at(files, warnings) or taken_at
+    return Snapshot(cluster=cluster or default_cluster, source=source, taken_at=when, tree=tree,
+                    settings=settings, partitions=partitions, jobs=jobs, warnings=tuple(warnings))
+
+
+def load_folder(path: str | Path) -> Snapshot:
+    """Read a capture folder (see the module docstring) into a :class:`~tui.model.Snapshot`.
+
+    Parameters
+    ----------
+    path : str or Path
+        The folder ``capture.sh`` or ``fairtop capture`` wrote.
+
+    Raises
+    ------
+    InputError
+        No such folder, no ``sshare_a_l_P.psv``, or a file present but malformed.
+    """
+    folder = _folder(path)
+    table = load_table(folder)
+    mtime = datetime.fromtimestamp((folder / FILES["sshare"]).stat().st_mtime, timezone.utc)
+    return snapshot_from_files(_read_folder(folder), table, str(folder), folder.name, mtime)
+
+
+def _algorithm_from_header(table: SshareTable) -> str:
+    """Without the config: sshare -l prints LevelFS only under Fair Tree (decided client-side)."""
+    return "classic" if "LevelFS" not in table.header and "NormUsage" in table.header else "fair_tree"
+
+
+def report_folder(path: str | Path, fmt: str = "table", algorithm: str | None = None,
+                  damping: float | None = None) -> str:
+    """``fairtop report --from DIR``: the engine's recomputation of the folder's association tree.
+
+    Parameters
+    ----------
+    path : str or Path
+        A capture folder.
+    fmt : {"table", "json", "csv"}
+        Output format, as ``fairtop report --sshare``.
+    algorithm : {"fair_tree", "classic"}, optional
+        Default: from the folder's PriorityFlags (or the sshare columns without a config).
+    damping : float, optional
+        FairShareDampeningFactor; default from the folder's config (1 without one).
+
+    Raises
+    ------
+    InputError
+        As :func:`load_folder`.
+    """
+    from tui.report import format_csv, format_json, format_table, report_rows, run_engine
+
+    snap = load_folder(path)
+    assert snap.tree is not None
+    algo = algorithm or snap.settings.algorithm
+    damp = damping if damping is not None else snap.settings.dampening
+    result = run_engine(snap.tree, algo, damp)
+    if fmt == "json":
+        return format_json(report_rows(snap.tree, result, damp))
+    if fmt == "csv":
+        return format_csv(report_rows(snap.tree, result, damp))
+    title = f"# {snap.source}: {algo.replace('_', ' ')}"
+    if algo == "classic":
+        title += f", FairShareDampeningFactor {damp:g}"
+    elif snap.tree.sibling_order is not None:
+        title += "; ties between sibling accounts follow sacctmgr LFT order"
+    else:
+        title += "; ties between sibling accounts follow the printed (sshare) order"
+    notes = "".join(f"# warning: {w}\n" for w in snap.warnings)
+    return title + "\n" + notes + format_table(snap.tree, result, damp)

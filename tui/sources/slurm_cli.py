@@ -1,0 +1,242 @@
+"""Live Slurm: run the client commands and build a :class:`~tui.model.Snapshot`.
+
+Every command runs from an argument list (never a shell string: account and user names are
+user input), with a timeout, and its stdout is kept under the file name capture.sh uses, so
+:func:`live_snapshot` and ``load_folder(capture(dir))`` go through the same code
+(:func:`tui.sources.saved.snapshot_from_files`).
+
+Only ``sshare`` is required; any other command that is missing, refused (PrivateData) or fails
+becomes a warning in the snapshot. A missing command, a non-zero exit or a controller that does
+not answer for sshare raises :class:`~tui.sources.errors.SourceUnavailable`.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from tui.model import Snapshot
+from tui.sources import saved, slurm_text
+from tui.sources.errors import InputError, SourceUnavailable
+from tui.sources.sshare import parse_sshare
+
+__all__ = ["DEFAULT_TIMEOUT", "ASSOC_FIELDS", "Output", "run", "commands", "collect", "live_snapshot", "capture"]
+
+#: Seconds each command may take (slurmctld's own MessageTimeout default is 10 s).
+DEFAULT_TIMEOUT = 20.0
+#: sacctmgr fields capture.sh asks for (LFT gives the children_list order).
+ASSOC_FIELDS = ("Cluster,Account,User,Partition,ParentName,ParentID,ID,LFT,RGT,Share,Priority,GrpTRESMins,"
+                "GrpTRESRunMins,GrpTRES,GrpJobs,GrpJobsAccrue,GrpSubmit,GrpWall,MaxTRESMins,MaxTRES,"
+                "MaxTRESPerNode,MaxJobs,MaxJobsAccrue,MaxSubmit,MaxWall,QOS,DefaultQOS")
+#: stderr phrases of Slurm clients that could not reach slurmctld/slurmdbd.
+_NO_ANSWER = ("Unable to contact slurm controller", "Socket timed out", "Connection refused",
+              "Problem talking to the database", "Zero Bytes were transmitted", "Unable to establish connection")
+
+
+@dataclass(frozen=True)
+class Output:
+    """One command's result."""
+
+    args: tuple[str, ...]
+    returncode: int
+    stdout: bytes
+    stderr: str
+
+    @property
+    def first_error(self) -> str:
+        lines = self.stderr.strip().splitlines()
+        return lines[0].strip() if lines else ""
+
+
+def _cmdline(args: list[str] | tuple[str, ...]) -> str:
+    return " ".join(args)
+
+
+def run(args: list[str], timeout: float = DEFAULT_TIMEOUT, check: bool = True) -> Output:
+    """Run one Slurm client command (no shell) and return its output.
+
+    Parameters
+    ----------
+    args : list of str
+        The command and its arguments, e.g. ``["sshare", "-a", "-l", "-P"]``.
+    timeout : float
+        Seconds before the command is killed.
+    check : bool
+        Raise on a non-zero exit.
+
+    Raises
+    ------
+    SourceUnavailable
+        The command is not installed, timed out, or (with ``check``) exited non-zero; the message
+        names the command and gives stderr's first line.
+    """
+    try:
+        proc = subprocess.run(args, capture_output=True, timeout=timeout, shell=False, stdin=subprocess.DEVNULL,
+                              check=False)
+    except FileNotFoundError:
+        raise SourceUnavailable(f"{args[0]}: command not found (is the Slurm client installed and on PATH?)") from None
+    except PermissionError:
+        raise SourceUnavailable(f"{args[0]}: permission denied") from None
+    except subprocess.TimeoutExpired:
+        raise SourceUnavailable(f"{_cmdline(args)}: no answer within {timeout:g} s "
+                                "(is slurmctld up and SLURM_CONF right?)") from None
+    except OSError as exc:
+        raise SourceUnavailable(f"{args[0]}: {exc.strerror or exc}") from None
+    out = Output(tuple(args), proc.returncode, proc.stdout, proc.stderr.decode("utf-8", "replace"))
+    if check and out.returncode != 0:
+        raise SourceUnavailable(_failure(out))
+    return out
+
+
+def _failure(out: Output) -> str:
+    why = out.first_error or "no message"
+    if any(p in out.stderr for p in _NO_ANSWER):
+        return f"{_cmdline(out.args)}: the Slurm controller does not answer: {why}"
+    return f"{_cmdline(out.args)}: exit status {out.returncode}: {why}"
+
+
+def commands(cluster: str = "") -> dict[str, list[str]]:
+    """File name -> argument list of every command fairtop reads (file names as capture.sh's).
+
+    ``cluster`` limits sacctmgr to one cluster (an argument, not shell text).
+    """
+    assoc = ["sacctmgr", "-P", "show", "assoc"]
+    if cluster:
+        assoc += ["where", f"cluster={cluster}"]
+    assoc.append(f"format={ASSOC_FIELDS}")
+    f = saved.FILES
+    return {
+        f["sshare"]: ["sshare", "-a", "-l", "-P"],
+        f["config"]: ["scontrol", "show", "config"],
+        f["assoc"]: assoc,
+        f["partition"]: ["scontrol", "show", "partition"],
+        f["assoc_mgr"]: ["scontrol", "show", "assoc_mgr", "flags=assoc"],
+        f["sprio"]: ["sprio", "-l"],
+        f["squeue"]: ["squeue", "-a", "-O", ",".join(f"{name}:|" for name in slurm_text.SQUEUE_FIELDS)],
+    }
+
+
+def collect(timeout: float = DEFAULT_TIMEOUT) -> tuple[dict[str, Output], datetime]:
+    """Run every command of :func:`commands` (sshare and config first, the rest in parallel).
+
+    Returns
+    -------
+    outputs : dict of file name to Output
+        A command that could not run at all has returncode -1 and the reason in stderr.
+    started : datetime
+        UTC time before the first command.
+
+    Raises
+    ------
+    SourceUnavailable
+        sshare is missing, fails or times out.
+    """
+    started = datetime.now(timezone.utc)
+    f = saved.FILES
+    sshare = run(commands()[f["sshare"]], timeout)  # required: raises
+    outputs = {f["sshare"]: sshare}
+    outputs[f["config"]] = _soft(commands()[f["config"]], timeout)
+    cluster = ""
+    if outputs[f["config"]].returncode == 0:
+        try:
+            cluster = slurm_text.parse_config(outputs[f["config"]].stdout, "scontrol show config").cluster
+        except InputError:
+            pass  # reported when the snapshot is built
+    rest = {k: v for k, v in commands(cluster).items() if k not in outputs}
+    with ThreadPoolExecutor(max_workers=len(rest)) as pool:
+        futures = {name: pool.submit(_soft, args, timeout) for name, args in rest.items()}
+        for name, fut in futures.items():
+            outputs[name] = fut.result()
+    return outputs, started
+
+
+def _soft(args: list[str], timeout: float) -> Output:
+    """Run an optional command; failures are kept as an Output with the reason in stderr."""
+    try:
+        return run(args, timeout, check=False)
+    except SourceUnavailable as exc:
+        return Output(tuple(args), -1, b"", str(exc))
+
+
+def _reason(out: Output) -> str:
+    """One line on what went wrong (or what the command warned about)."""
+    if out.returncode == 0:
+        return out.first_error
+    return _failure(out) if out.returncode > 0 else out.stderr.strip()
+
+
+def _outputs(outputs: dict[str, Output], where: str) -> saved.Outputs:
+    data: dict[str, bytes] = {name: o.stdout for name, o in outputs.items() if o.returncode == 0}
+    errs = {name: _reason(o) for name, o in outputs.items() if o.stderr.strip()}
+    return saved.Outputs(where, data, errs)
+
+
+def live_snapshot(timeout: float = DEFAULT_TIMEOUT) -> Snapshot:
+    """Ask the cluster now (see :func:`collect`) and build the snapshot as ``load_folder`` would.
+
+    Raises
+    ------
+    SourceUnavailable
+        sshare cannot be run or fails.
+    InputError
+        A command printed something its parser does not accept (a Slurm version fairtop does not
+        know?).
+    """
+    outputs, started = collect(timeout)
+    name = saved.FILES["sshare"]
+    table = parse_sshare(outputs[name].stdout, "sshare -a -l -P")
+    host = os.uname().nodename
+    files = _outputs(outputs, "")
+    files.data[saved.FILES["captured_at"]] = started.strftime("%Y-%m-%dT%H:%M:%SZ").encode()
+    return saved.snapshot_from_files(files, table, f"live Slurm ({host})", host, started)
+
+
+def capture(path: str | Path, timeout: float = DEFAULT_TIMEOUT) -> str:
+    """Save the live cluster's outputs into ``path`` under capture.sh's file names.
+
+    Writes each command's stdout to its file, non-empty stderr to ``FILE.err``, the command
+    lines with exit codes to ``commands.txt`` and the start time to ``captured_at.txt``, so
+    ``fairtop --from DIR`` and ``fairtop report --from DIR`` read it back.
+
+    Returns
+    -------
+    str
+        A one-line summary ending in a newline.
+
+    Raises
+    ------
+    SourceUnavailable
+        As :func:`collect`.
+    InputError
+        ``path`` cannot be created or written.
+    """
+    folder = Path(path)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(str(path), f"cannot create the folder: {exc.strerror or exc}") from None
+    outputs, started = collect(timeout)
+    failed = 0
+    try:
+        lines = []
+        for name, out in outputs.items():
+            if out.returncode == 0:
+                (folder / name).write_bytes(out.stdout)
+            elif (folder / name).exists():
+                (folder / name).unlink()  # never leave an earlier capture's output beside this one
+            err = folder / (name + ".err")
+            if out.stderr.strip():
+                err.write_text(out.stderr if out.returncode >= 0 else out.stderr + "\n")
+            elif err.exists():
+                err.unlink()  # a stale message from an earlier capture into the same folder
+            failed += out.returncode != 0
+            lines.append(f"{out.returncode}\t{name}\t{_cmdline(out.args)}\n")
+        (folder / "commands.txt").write_text("".join(lines))
+        (folder / saved.FILES["captured_at"]).write_text(started.strftime("%Y-%m-%dT%H:%M:%SZ") + "\n")
+    except OSError as exc:
+        raise InputError(str(folder), f"cannot write: {exc.strerror or exc}") from None
+    return f"captured into {folder} ({len(outputs)} commands, {failed} non-zero exits)\n"

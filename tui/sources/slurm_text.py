@@ -1,0 +1,633 @@
+"""Parsers for saved Slurm command output (22.05 formats): strict, header-driven, clear errors.
+
+One function per command, each taking the raw bytes (or text) and a ``source`` name used in
+error messages. Anything that does not look like the command's output is an
+:class:`~tui.sources.errors.InputError` naming the file and, where known, the line; no other
+exception escapes (the tests fuzz every parser to hold that).
+
+========================================  ===============================================
+command                                   parser
+========================================  ===============================================
+``scontrol show config``                  :func:`parse_config` -> :class:`SlurmConfig`
+``scontrol show partition``               :func:`parse_partitions` -> ``list[Partition]``
+``sacctmgr -P show assoc format=...``     :func:`parse_sacctmgr_assoc` -> ``list[AssocRecord]``
+``scontrol show assoc_mgr flags=assoc``   :func:`parse_assoc_mgr` -> ``list[AssocMgrRecord]``
+``sprio -l``                              :func:`parse_sprio` -> ``list[SprioRow]``
+``squeue`` (default, or ``-O ...:|``)     :func:`parse_squeue` -> ``list[Job]``
+========================================  ===============================================
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from tui.engine.billing import parse_tres_billing_weights
+from tui.engine.decay import parse_slurm_time
+from tui.model import Job, Partition, PrioritySettings
+from tui.sources.errors import InputError
+from tui.sources.sshare import decode
+
+__all__ = [
+    "SlurmConfig",
+    "AssocRecord",
+    "AssocMgrRecord",
+    "SprioRow",
+    "parse_config",
+    "parse_partitions",
+    "parse_sacctmgr_assoc",
+    "parse_assoc_mgr",
+    "parse_sprio",
+    "parse_squeue",
+    "parse_tres_counts",
+    "SQUEUE_FIELDS",
+]
+
+#: ``squeue -O`` fields fairtop asks for live; ``:|`` = no width limit, ``|`` after each cell.
+SQUEUE_FIELDS = ("JobID", "Partition", "UserName", "Account", "State", "TimeLimit", "SubmitTime",
+                 "StartTime", "PriorityLong", "tres-alloc")
+
+_INT = re.compile(r"[0-9]+")
+_NUM = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_NULL = ("", "(null)", "N/A", "None", "none")
+#: Largest integer any of these fields can hold in Slurm (uint64); bigger is not Slurm output.
+_MAX_INT = (1 << 64) - 1
+#: Memory-like TRES are counted in MB (``slurmdb_get_tres_base_unit``); suffixes scale by 1024.
+_MB_UNITS = {"K": 1 / 1024, "M": 1.0, "G": 1024.0, "T": 1024.0**2, "P": 1024.0**3}
+_COUNT_UNITS = {"K": 1024.0, "M": 1024.0**2, "G": 1024.0**3, "T": 1024.0**4, "P": 1024.0**5}
+
+
+def _int(cell: str, what: str, source: str, line: int | None) -> int:
+    """An unsigned decimal integer (ASCII digits only: ``int`` would also take ``'٣'`` or ``'1_0'``)."""
+    s = cell.strip()
+    if not _INT.fullmatch(s) or len(s) > 20 or int(s) > _MAX_INT:
+        raise InputError(source, f"{what} must be a whole number, got {cell!r}", line)
+    return int(s)
+
+
+def _float(cell: str, what: str, source: str, line: int | None) -> float:
+    s = cell.strip()
+    if not _NUM.fullmatch(s) or len(s) > 64:
+        raise InputError(source, f"{what} must be a number, got {cell!r}", line)
+    value = float(s)
+    if value in (float("inf"), float("-inf")):
+        raise InputError(source, f"{what} is out of range: {cell!r}", line)
+    return value
+
+
+def _duration(cell: str, what: str, source: str, line: int | None, infinite: int = 0) -> int:
+    """Seconds of a Slurm time string (``7-00:00:00``, ``00:01:00``); ``infinite`` for UNLIMITED."""
+    s = cell.strip()
+    if len(s) > 40:
+        raise InputError(source, f"{what} is not a Slurm time: {cell!r}", line)
+    try:
+        secs = parse_slurm_time(s)
+    except ValueError:
+        raise InputError(source, f"{what} is not a Slurm time: {cell!r}", line) from None
+    return infinite if secs is None else secs
+
+
+def parse_tres_counts(text: str, source: str = "TRES", line: int | None = None) -> dict[str, float]:
+    """``cpu=16,mem=1G,node=1,gres/gpu=2`` -> ``{"cpu": 16.0, "mem": 1024.0, ...}`` (mem in MB).
+
+    Parameters
+    ----------
+    text : str
+        A TRES string as ``scontrol``/``squeue`` print it; empty or ``(null)``/``N/A`` gives {}.
+    source, line
+        Where it came from, for errors.
+
+    Raises
+    ------
+    InputError
+        An item without ``=``, or a value that is not a number with an optional K/M/G/T/P.
+    """
+    out: dict[str, float] = {}
+    if text.strip() in _NULL:
+        return out
+    for item in text.split(","):
+        if not item:
+            continue
+        name, sep, value = item.partition("=")
+        name = name.strip().lower()
+        value = value.strip()
+        if not sep or not name or not value:
+            raise InputError(source, f"TRES item {item!r} is not NAME=COUNT", line)
+        unit = value[-1].upper() if value[-1].isalpha() else ""
+        number = value[:-1] if unit else value
+        kind = name.split("/", 1)[0]
+        scale = (_MB_UNITS if kind in ("mem", "bb") else _COUNT_UNITS) if unit else {"": 1.0}
+        if unit not in scale and unit:
+            raise InputError(source, f"TRES item {item!r}: unknown unit {unit!r}", line)
+        out[name] = _float(number, f"TRES {name}", source, line) * scale[unit]
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# scontrol show config
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SlurmConfig:
+    """``scontrol show config``: the priority settings plus every ``Key = value`` as printed."""
+
+    settings: PrioritySettings
+    cluster: str
+    """ClusterName ("" if not printed)."""
+    values: dict[str, str]
+    """Every key of the first (slurm.conf) section, value text as printed."""
+    warnings: tuple[str, ...] = ()
+    """E.g. PriorityType is not priority/multifactor (fairshare then plays no part)."""
+
+
+_CONFIG_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*(?:\[[0-9]+\])?)\s*=\s?(.*)")
+_CONFIG_OTHER = re.compile(
+    r"Configuration data as of .*|Slurmctld\(.*\) at .* is (UP|DOWN).*|[A-Za-z][A-Za-z0-9 /()_-]*:\s*"
+    r"|[A-Za-z0-9_ ]+ Configuration.*|Cgroup Support Configuration:.*"
+)
+
+_FLAG_NAMES = ("ACCRUE_ALWAYS", "MAX_TRES_GRES", "MAX_TRES", "SMALL_RELATIVE_TO_TIME", "DEPTH_OBLIVIOUS",
+               "CALCULATE_RUNNING", "NO_FAIR_TREE", "INCR_ONLY", "NO_NORMAL_ASSOC", "NO_NORMAL_PART",
+               "NO_NORMAL_QOS", "NO_NORMAL_TRES", "NO_NORMAL_ALL", "FAIR_TREE")
+
+
+def _flags(text: str, source: str, line: int | None) -> frozenset[str]:
+    """PriorityFlags as scontrol prints them (comma list, upper case); unknown names are an error."""
+    if text.strip() in _NULL:
+        return frozenset()
+    out = set()
+    for item in text.split(","):
+        name = item.strip().upper()
+        if not name:
+            continue
+        if name not in _FLAG_NAMES:
+            raise InputError(source, f"unknown PriorityFlags entry {item.strip()!r}", line)
+        out.add(name)
+    return frozenset(out)
+
+
+def parse_config(data: bytes | str, source: str = "scontrol show config") -> SlurmConfig:
+    """Parse ``scontrol show config`` into :class:`SlurmConfig`.
+
+    Only the first section (slurm.conf) is read; later sections (cgroup.conf, MPI plugins,
+    ...) repeat key names with other meanings.
+
+    Raises
+    ------
+    InputError
+        No ``PriorityType`` key (not scontrol output), an unreadable line, a bad number, time or
+        flag in one of the priority keys.
+    """
+    text = decode(data, source)
+    values: dict[str, str] = {}
+    lines_of: dict[str, int] = {}
+    seen_key = False
+    for no, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line:
+            if seen_key:
+                break  # the slurm.conf section ends at the first blank line after it
+            continue
+        m = _CONFIG_LINE.fullmatch(line)
+        if m:
+            key, value = m.group(1), m.group(2).strip()
+            values.setdefault(key, value)
+            lines_of.setdefault(key, no)
+            seen_key = True
+            continue
+        if _CONFIG_OTHER.fullmatch(line):
+            continue
+        raise InputError(source, f"not 'Key = value' (scontrol show config): {line[:60]!r}", no)
+    if "PriorityType" not in values:
+        raise InputError(source, "not scontrol show config output: no PriorityType")
+
+    def get(key: str) -> tuple[str, int | None] | None:
+        return (values[key], lines_of[key]) if key in values else None
+
+    kw: dict[str, object] = {}
+    warnings: list[str] = []
+    if values["PriorityType"] != "priority/multifactor":
+        warnings.append(f"PriorityType is {values['PriorityType']}: fairshare does not affect priority here")
+    if (v := get("PriorityFlags")) is not None:
+        flags = _flags(v[0], source, v[1])
+        kw["flags"] = flags - {"FAIR_TREE"}
+        kw["algorithm"] = "classic" if flags & {"NO_FAIR_TREE", "DEPTH_OBLIVIOUS"} else "fair_tree"
+    for key, name in (("PriorityDecayHalfLife", "decay_half_life_s"), ("PriorityCalcPeriod", "calc_period_s"),
+                      ("PriorityMaxAge", "max_age_s")):
+        if (v := get(key)) is not None:
+            kw[name] = _duration(v[0], key, source, v[1])
+    if (v := get("FairShareDampeningFactor")) is not None:
+        kw["dampening"] = _int(v[0], "FairShareDampeningFactor", source, v[1])
+        if kw["dampening"] == 0:
+            raise InputError(source, "FairShareDampeningFactor must be >= 1", v[1])
+    if (v := get("PriorityUsageResetPeriod")) is not None:
+        kw["usage_reset_period"] = v[0] or "NONE"
+    if (v := get("PriorityFavorSmall")) is not None:
+        if v[0].lower() not in ("yes", "no"):
+            raise InputError(source, f"PriorityFavorSmall must be Yes or No, got {v[0]!r}", v[1])
+        kw["favor_small"] = v[0].lower() == "yes"
+    for suffix in ("Age", "Assoc", "FairShare", "JobSize", "Partition", "QOS"):
+        if (v := get("PriorityWeight" + suffix)) is not None:
+            kw["weight_" + suffix.lower()] = _int(v[0], "PriorityWeight" + suffix, source, v[1])
+    if (v := get("PriorityWeightTRES")) is not None and v[0] not in _NULL:
+        try:
+            kw["weight_tres"] = parse_tres_billing_weights(v[0])
+        except ValueError as exc:
+            raise InputError(source, f"PriorityWeightTRES: {exc}", v[1]) from None
+    settings = PrioritySettings(**kw)  # type: ignore[arg-type]
+    return SlurmConfig(settings, values.get("ClusterName", ""), values, tuple(warnings))
+
+
+# --------------------------------------------------------------------------------------------
+# scontrol show partition
+# --------------------------------------------------------------------------------------------
+
+
+def _key_values(text: str, source: str, first_key: str) -> list[tuple[int, dict[str, str]]]:
+    """Blocks of ``Key=value`` tokens (``scontrol show`` layout), each starting with ``first_key``."""
+    blocks: list[tuple[int, dict[str, str]]] = []
+    for no, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("No ") and not blocks:  # "No partitions in the system"
+            continue
+        for token in line.split():
+            key, sep, value = token.partition("=")
+            if not sep or not key:
+                raise InputError(source, f"expected Key=value, got {token[:60]!r}", no)
+            if key == first_key:
+                blocks.append((no, {}))
+            elif not blocks:
+                raise InputError(source, f"expected {first_key}= first, got {key[:40]!r}", no)
+            blocks[-1][1].setdefault(key, value)
+    return blocks
+
+
+def parse_partitions(data: bytes | str, source: str = "scontrol show partition") -> list[Partition]:
+    """Parse ``scontrol show partition`` into :class:`~tui.model.Partition` objects.
+
+    Raises
+    ------
+    InputError
+        A token that is not ``Key=value``, a block not starting with ``PartitionName=``, a bad
+        number or TRESBillingWeights.
+    """
+    text = decode(data, source)
+    out = []
+    for no, kv in _key_values(text, source, "PartitionName"):
+        name = kv["PartitionName"]
+        if not name:
+            raise InputError(source, "empty PartitionName", no)
+        try:
+            weights = parse_tres_billing_weights(kv.get("TRESBillingWeights", "") if
+                                                  kv.get("TRESBillingWeights", "") not in _NULL else "")
+        except ValueError as exc:
+            raise InputError(source, f"partition {name}: TRESBillingWeights: {exc}", no) from None
+        out.append(Partition(
+            name=name,
+            billing_weights=weights,
+            total_cpus=_int(kv.get("TotalCPUs", "0"), "TotalCPUs", source, no),
+            total_nodes=_int(kv.get("TotalNodes", "0"), "TotalNodes", source, no),
+            priority_job_factor=_int(kv.get("PriorityJobFactor", "1"), "PriorityJobFactor", source, no),
+            tres_totals=parse_tres_counts(kv.get("TRES", ""), source, no),
+        ))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# sacctmgr -P show assoc
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AssocRecord:
+    """One association as slurmdbd stores it (``sacctmgr -P show assoc``)."""
+
+    account: str
+    user: str
+    partition: str
+    parent_name: str
+    """Parent account of an account association ("" for root and for user rows)."""
+    lft: int
+    """Nested-set left value: Slurm's children_list order after a slurmctld start."""
+    shares: str
+    """Share as printed (``1``, ``parent``); "" when the column is absent."""
+    grp_tres_mins: dict[str, float] = field(default_factory=dict)
+    line: int = 0
+
+
+def _psv(text: str, source: str, required: tuple[str, ...], what: str) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """Header and rows of ``-P`` (or ``-p``) output; checks the header and every field count."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if start is None:
+        raise InputError(source, f"empty: no {what} header")
+    header = lines[start].split("|")
+    trailing = len(header) > 1 and header[-1] == ""
+    if trailing:
+        header = header[:-1]
+    missing = [c for c in required if c not in header]
+    if missing:
+        raise InputError(source, f"not {what} output: no column {', '.join(missing)} in the header", start + 1)
+    rows = []
+    for i in range(start + 1, len(lines)):
+        if not lines[i].strip():
+            continue
+        fields = lines[i].split("|")
+        if trailing:
+            if fields[-1] != "":
+                raise InputError(source, "expected a '|' after the last field", i + 1)
+            fields = fields[:-1]
+        if len(fields) != len(header):
+            raise InputError(source, f"expected {len(header)} fields as in the header, got {len(fields)}", i + 1)
+        rows.append((i + 1, fields))
+    return header, rows
+
+
+def parse_sacctmgr_assoc(data: bytes | str, source: str = "sacctmgr show assoc") -> list[AssocRecord]:
+    """Parse ``sacctmgr -P show assoc format=...`` *with* its header (Account, User, LFT needed).
+
+    Raises
+    ------
+    InputError
+        No header with Account, User and LFT (e.g. the ``-n`` capture), a wrong field count, a
+        non-numeric LFT, a LFT used twice.
+    """
+    text = decode(data, source)
+    header, rows = _psv(text, source, ("Account", "User", "LFT"), "sacctmgr -P show assoc (with LFT)")
+    col = {name: i for i, name in reversed(list(enumerate(header)))}
+    out = []
+    seen: dict[int, int] = {}
+    for no, f in rows:
+        lft = _int(f[col["LFT"]], "LFT", source, no)
+        if lft in seen:
+            raise InputError(source, f"LFT {lft} also on line {seen[lft]}", no)
+        seen[lft] = no
+        if not f[col["Account"]]:
+            raise InputError(source, "empty Account", no)
+
+        def opt(name: str) -> str:
+            return f[col[name]] if name in col else ""
+
+        out.append(AssocRecord(
+            account=f[col["Account"]], user=f[col["User"]], partition=opt("Partition"),
+            parent_name=opt("ParentName"), lft=lft, shares=opt("Share"),
+            grp_tres_mins=parse_tres_counts(opt("GrpTRESMins"), source, no), line=no,
+        ))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# scontrol show assoc_mgr flags=assoc
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AssocMgrRecord:
+    """One association as slurmctld holds it (``scontrol show assoc_mgr flags=assoc``)."""
+
+    account: str
+    user: str
+    """User name without the ``(uid)`` suffix; "" for an account."""
+    partition: str
+    assoc_id: int
+    usage_raw: str
+    """UsageRaw as printed (``%.2Lf``): more precise than sshare's truncated RawUsage."""
+    lft: int | None
+    line: int = 0
+
+
+_USER_UID = re.compile(r"(.*)\([0-9]+\)")
+
+
+def parse_assoc_mgr(data: bytes | str, source: str = "scontrol show assoc_mgr") -> list[AssocMgrRecord]:
+    """Parse the association records of ``scontrol show assoc_mgr flags=assoc``.
+
+    Each record starts with ``ClusterName=`` and has ``Account``, ``UserName``, ``ID`` and a
+    ``UsageRaw/Norm/Efctv=`` line; ``Lft`` is read when present. Other sections (users, QOS)
+    end the association part.
+
+    Raises
+    ------
+    InputError
+        No association record, a record without its keys, a bad number.
+    """
+    text = decode(data, source)
+    blocks: list[tuple[int, dict[str, str]]] = []
+    for no, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line in ("Current Association Manager state", "Association Records"):
+            continue
+        if line.endswith("Records") or line.startswith("No "):
+            if blocks:
+                break  # "User Records", "QOS Records": not associations
+            continue
+        for token in line.split():
+            key, sep, value = token.partition("=")
+            if not sep:
+                continue  # e.g. "Lft=1 DefAssoc=No" is fine; stray words carry nothing we read
+            if key == "ClusterName":
+                blocks.append((no, {}))
+            elif not blocks:
+                raise InputError(source, f"expected ClusterName= first, got {token[:40]!r}", no)
+            blocks[-1][1].setdefault(key, value)
+    if not blocks:
+        raise InputError(source, "not scontrol show assoc_mgr output: no association records")
+    out = []
+    for no, kv in blocks:
+        for key in ("Account", "UserName", "ID", "UsageRaw/Norm/Efctv"):
+            if key not in kv:
+                raise InputError(source, f"association record without {key}", no)
+        user = kv["UserName"]
+        m = _USER_UID.fullmatch(user)
+        usage = kv["UsageRaw/Norm/Efctv"].split("/")[0]
+        value = _float(usage, "UsageRaw", source, no)
+        if value < 0:
+            raise InputError(source, f"UsageRaw must be >= 0, got {usage!r}", no)
+        out.append(AssocMgrRecord(
+            account=kv["Account"], user=m.group(1) if m else user, partition=kv.get("Partition", ""),
+            assoc_id=_int(kv["ID"], "ID", source, no), usage_raw=usage.strip(),
+            lft=_int(kv["Lft"], "Lft", source, no) if "Lft" in kv else None, line=no,
+        ))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# sprio -l
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SprioRow:
+    """One ``sprio`` line: a pending job in one partition and its weighted priority parts."""
+
+    job_id: str
+    partition: str
+    user: str
+    priority: float | None
+    factors: dict[str, float]
+    """Weighted parts by header name (``AGE``, ``FAIRSHARE``, ``PARTITION``, ``SITE``, ...)."""
+    tres: dict[str, float]
+    line: int = 0
+
+
+_SPRIO_NUMERIC = ("PRIORITY", "SITE", "AGE", "ASSOC", "FAIRSHARE", "JOBSIZE", "PARTITION", "QOS", "NICE")
+
+
+def parse_sprio(data: bytes | str, source: str = "sprio -l") -> list[SprioRow]:
+    """Parse ``sprio`` / ``sprio -l`` (fixed-width) output by its header.
+
+    Cells never contain spaces, so a row splits on whitespace; only the last column, TRES,
+    may be empty. The first ``PARTITION`` column is the partition name, a second one the
+    partition factor. ``sprio -n`` (normalized, floats) parses too.
+
+    Raises
+    ------
+    InputError
+        No ``JOBID`` header, a row with a different number of cells, a non-numeric factor.
+    """
+    text = decode(data, source)
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if start is None:
+        return []  # sprio prints a header even when empty, but an empty capture means "no jobs"
+    header = lines[start].split()
+    if not header or header[0] != "JOBID":
+        raise InputError(source, "not sprio output: the header must start with JOBID", start + 1)
+    names: list[str] = []
+    for h in header:
+        names.append("PARTITION_NAME" if h == "PARTITION" and "PARTITION_NAME" not in names else h)
+    out = []
+    for i in range(start + 1, len(lines)):
+        cells = lines[i].split()
+        if not cells:
+            continue
+        no = i + 1
+        if len(cells) == len(names) - 1 and names[-1] == "TRES":
+            cells.append("")
+        if len(cells) != len(names):
+            raise InputError(source, f"expected {len(names)} columns as in the header, got {len(cells)}", no)
+        row = dict(zip(names, cells))
+        factors = {n: _float(row[n], n, source, no) for n in names if n in _SPRIO_NUMERIC and n != "PRIORITY"}
+        tres: dict[str, float] = {}
+        if row.get("TRES"):
+            tres = parse_tres_counts(row["TRES"], source, no)
+        out.append(SprioRow(
+            job_id=row["JOBID"], partition=row.get("PARTITION_NAME", ""), user=row.get("USER", ""),
+            priority=_float(row["PRIORITY"], "PRIORITY", source, no) if "PRIORITY" in row else None,
+            factors=factors, tres=tres, line=no,
+        ))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# squeue
+# --------------------------------------------------------------------------------------------
+
+_STATES = {"PD": "PENDING", "R": "RUNNING", "CG": "COMPLETING", "CD": "COMPLETED", "CF": "CONFIGURING",
+           "CA": "CANCELLED", "F": "FAILED", "TO": "TIMEOUT", "PR": "PREEMPTED", "NF": "NODE_FAIL",
+           "S": "SUSPENDED", "ST": "STOPPED", "RQ": "REQUEUED", "RH": "REQUEUE_HOLD", "RS": "RESIZING",
+           "RF": "REQUEUE_FED", "RD": "RESV_DEL_HOLD", "RV": "REVOKED", "SE": "SPECIAL_EXIT",
+           "SI": "SIGNALING", "SO": "STAGE_OUT", "BF": "BOOT_FAIL", "DL": "DEADLINE", "OOM": "OUT_OF_MEMORY"}
+
+
+def _time(cell: str, what: str, source: str, line: int) -> datetime | None:
+    """An ISO time as squeue prints it (local time, no zone); N/A/Unknown/None -> None."""
+    s = cell.strip()
+    if s in _NULL or s in ("Unknown", "NONE"):
+        return None
+    try:
+        if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}", s):
+            raise ValueError
+        return datetime.fromisoformat(s).astimezone()
+    except (ValueError, OverflowError, OSError):
+        raise InputError(source, f"{what} is not a time: {cell!r}", line) from None
+
+
+def _time_limit(cell: str, source: str, line: int) -> int:
+    s = cell.strip()
+    if s in _NULL or s.upper() in ("UNLIMITED", "INFINITE", "NOT_SET"):
+        return 0
+    return _duration(s, "TIME_LIMIT", source, line)
+
+
+def _state(cell: str, source: str, line: int) -> str:
+    s = cell.strip().upper()
+    if s in _STATES:
+        return _STATES[s]
+    if s in _STATES.values():
+        return s
+    raise InputError(source, f"unknown job state {cell!r}", line)
+
+
+def _fixed_width(header_line: str, line: str) -> list[str]:
+    """Cells of a default ``squeue`` line: every column but the last is right-justified and cut
+    to its width, so a column ends where its header word ends; the last runs to the line's end."""
+    ends = [m.end() for m in re.finditer(r"\S+", header_line)]
+    cells, begin = [], 0
+    for end in ends[:-1]:
+        cells.append(line[begin:end].strip())
+        begin = end
+    cells.append(line[begin:].strip())
+    return cells
+
+
+def parse_squeue(data: bytes | str, source: str = "squeue") -> list[Job]:
+    """Parse ``squeue`` output: the default layout (``squeue -a``) or ``|``-separated ``-o``/``-O``.
+
+    The ``|`` form (see :data:`SQUEUE_FIELDS`) gives account, times, priority and TRES; the
+    default layout only job, partition, user, state and node count (account unknown: "").
+
+    Raises
+    ------
+    InputError
+        No ``JOBID`` and ``USER`` and ``ST``/``STATE`` header, a wrong field count, an unknown
+        state, a bad number or time.
+    """
+    text = decode(data, source)
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if start is None:
+        return []
+    head = lines[start]
+    pipe = "|" in head
+    if pipe:
+        names, rows = _psv(text, source, ("JOBID", "USER"), "squeue -o")
+        names = [n.strip() for n in names]
+    else:
+        names = head.split()
+        rows = [(i + 1, _fixed_width(head, lines[i])) for i in range(start + 1, len(lines)) if lines[i].strip()]
+    if "JOBID" not in names or "USER" not in names:
+        raise InputError(source, "not squeue output: no JOBID and USER columns", start + 1)
+    state_col = "STATE" if "STATE" in names else "ST" if "ST" in names else None
+    if state_col is None:
+        raise InputError(source, "not squeue output: no ST or STATE column", start + 1)
+    jobs = []
+    for no, cells in rows:
+        if len(cells) != len(names):
+            raise InputError(source, f"expected {len(names)} columns as in the header, got {len(cells)}", no)
+        row = dict(zip(names, cells))
+        if not row["JOBID"] or not row["USER"]:
+            raise InputError(source, "empty JOBID or USER", no)
+        tres: dict[str, float] = {}
+        for col in ("TRES_ALLOC", "TRES"):
+            if row.get(col, "") not in _NULL:
+                tres = parse_tres_counts(row[col], source, no)
+                break
+        if not tres:
+            for col, key in (("CPUS", "cpu"), ("NODES", "node")):
+                if row.get(col, "") not in _NULL:
+                    tres[key] = float(_int(row[col], col, source, no))
+        prio = row.get("PRIORITY", "")
+        jobs.append(Job(
+            job_id=row["JOBID"], user=row["USER"], account=row.get("ACCOUNT", ""),
+            partition=row.get("PARTITION", ""), state=_state(row[state_col], source, no), tres=tres,
+            time_limit_s=_time_limit(row.get("TIME_LIMIT", ""), source, no),
+            submit_time=_time(row.get("SUBMIT_TIME", ""), "SUBMIT_TIME", source, no),
+            start_time=_time(row.get("START_TIME", ""), "START_TIME", source, no),
+            priority=None if prio in _NULL else _int(prio, "PRIORITY", source, no),
+        ))
+    return jobs
