@@ -53,16 +53,20 @@ def classic_norm_shares(tree: AssocTree, st: Structure | None = None) -> np.ndar
         ratio = np.where(st.level_shares > 0,
                          tree.shares_raw.astype(np.float64) / st.level_shares.astype(np.float64), 0.0)
     ratio[st.use_parent] = 1.0  # ``parent`` ancestors are skipped in the product
-    # Leaf-to-root product in double, in Slurm's order: s = ((1*r(a))*r(P(a)))*... ; rows drop
-    # out of the working set as their walk reaches the root.
+    # Leaf-to-root product in double, in Slurm's order: s = ((1*r(a))*r(P(a)))*... , done for
+    # all rows of one depth at a time (they need the same number of factors).
     s = np.ones(tree.size, dtype=np.float64)
-    rows = np.flatnonzero(tree.parent >= 0)
-    x = rows
-    while len(rows):
-        s[rows] *= ratio[x]
-        x = tree.parent[x]
-        keep = tree.parent[x] >= 0
-        rows, x = rows[keep], x[keep]
+    depth = tree.depth()
+    order = np.argsort(depth.astype(np.int16), kind="stable")
+    bounds = np.searchsorted(depth[order], np.arange(1, int(depth.max(initial=0)) + 2))
+    for d in range(1, len(bounds)):
+        rows = order[bounds[d - 1] : bounds[d]]
+        acc = np.ones(len(rows), dtype=np.float64)
+        x = rows
+        for _ in range(d):
+            acc *= ratio[x]
+            x = tree.parent[x]
+        s[rows] = acc
     # A ``parent`` association shows its fairshare parent's value (root: 1.0).
     up = np.flatnonzero(st.use_parent)
     s[up] = s[st.fs_parent[up]]

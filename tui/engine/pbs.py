@@ -56,14 +56,15 @@ class PbsFairshare:
 def _sibling_share_sums(tree: PbsTree) -> np.ndarray:
     """``count_shares`` of every row's sibling group, per row (int64; 0 for TREEROOT)."""
     parent = np.asarray(tree.parent, dtype=np.int64)
-    totals = np.zeros(len(parent), dtype=np.int64)
-    np.add.at(totals, parent[1:], np.asarray(tree.shares, dtype=np.int64)[1:])
+    # float64 sums are exact for int shares (< 2**53)
+    totals = np.bincount(parent[1:], weights=np.asarray(tree.shares, dtype=np.float64)[1:],
+                         minlength=len(parent)).astype(np.int64)
     out = np.zeros(len(parent), dtype=np.int64)
     out[1:] = totals[parent[1:]]
     return out
 
 
-def percentages(tree: PbsTree) -> tuple[np.ndarray, np.ndarray]:
+def percentages(tree: PbsTree, levels: list[np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Group and tree percentages as OpenPBS ``calc_fair_share_perc`` computes them.
 
     Parameters
@@ -85,7 +86,7 @@ def percentages(tree: PbsTree) -> tuple[np.ndarray, np.ndarray]:
     group = np.zeros(n, dtype=np.float32)
     perc = np.zeros(n, dtype=np.float32)
     perc[0] = np.float32(1.0)
-    for rows in depth_levels(parent)[1:]:
+    for rows in (levels if levels is not None else depth_levels(parent))[1:]:
         pp = perc[parent[rows]]
         live = total[rows] * pp != 0  # the test is on the float product, as in C
         g = np.zeros(len(rows), dtype=np.float32)
@@ -105,7 +106,8 @@ def tree_percentage(tree: PbsTree) -> np.ndarray:
     return percentages(tree)[1]
 
 
-def fairshare_tree_usage(tree: PbsTree, group: np.ndarray | None = None) -> np.ndarray:
+def fairshare_tree_usage(tree: PbsTree, group: np.ndarray | None = None,
+                         levels: list[np.ndarray] | None = None) -> np.ndarray:
     """``fairshare_tree_usage`` of every row, as OpenPBS ``calc_usage_factor``.
 
     Parameters
@@ -128,7 +130,7 @@ def fairshare_tree_usage(tree: PbsTree, group: np.ndarray | None = None) -> np.n
     usage = np.asarray(tree.usage, dtype=np.float64)
     v = (usage / usage[0]).astype(np.float32)  # double division, stored in a float
     uf = np.zeros(len(parent), dtype=np.float32)
-    levels = depth_levels(parent)
+    levels = levels if levels is not None else depth_levels(parent)
     if len(levels) > 1:
         uf[levels[1]] = v[levels[1]]
     for rows in levels[2:]:
@@ -173,8 +175,9 @@ def fairshare_factor(uf: np.ndarray, perc: np.ndarray) -> np.ndarray:
 
 def compute(tree: PbsTree) -> PbsFairshare:
     """All derived per-row values of ``tree`` (see :class:`PbsFairshare`)."""
-    group, perc = percentages(tree)
-    uf = fairshare_tree_usage(tree, group)
+    levels = depth_levels(np.asarray(tree.parent, dtype=np.int64))
+    group, perc = percentages(tree, levels)
+    uf = fairshare_tree_usage(tree, group, levels)
     return PbsFairshare(
         group_percentage=group,
         tree_percentage=perc,

@@ -134,3 +134,38 @@ def fair_tree_reference(tree: AssocTree) -> list[tuple[float, object, object, fl
     root = nodes[0]
     root.s, root.e, root.lf = 1.0 / NO_VAL, LD(1), LD(NO_VAL)
     return [(a.s, a.e, a.lf, a.fs, a.rank) for a in nodes]
+
+
+def pbs_reference(tree) -> list[tuple[float, float, float]]:
+    """``(tree_percentage, fairshare_tree_usage, fairshare_factor)`` per row of a PbsTree,
+    walking children recursively as OpenPBS ``calc_fair_share_perc``/``calc_usage_factor`` do
+    (float32 percentages and usage factors, double usage)."""
+    f32 = np.float32
+    n = len(tree.parent)
+    children: list[list[int]] = [[] for _ in range(n)]
+    for i in range(1, n):
+        children[int(tree.parent[i])].append(i)
+    perc = [f32(0)] * n
+    uf = [f32(0)] * n
+    perc[0] = f32(1)
+    root_usage = float(tree.usage[0])
+
+    def visit(p: int, depth: int) -> None:
+        total = f32(sum(int(tree.shares[c]) for c in children[p]))
+        for c in children[p]:
+            if total * perc[p] == 0:
+                group = f32(0)
+                perc[c] = f32(0)
+            else:
+                group = f32(tree.shares[c]) / total
+                perc[c] = group * perc[p]
+            v = f32(float(tree.usage[c]) / root_usage)
+            uf[c] = v if depth == 0 else v + (uf[p] - v) * group
+            visit(c, depth + 1)
+
+    visit(0, 0)
+    out = []
+    for i in range(n):
+        factor = 0.0 if perc[i] == 0 else 2.0 ** float(-(uf[i] / perc[i]))
+        out.append((perc[i], uf[i], factor))
+    return out
