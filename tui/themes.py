@@ -16,6 +16,8 @@ from typing import Any
 
 FALLBACK = "dark"
 """Theme used when the requested one is missing or broken."""
+ORDER = ("dark", "light", "ansi16")
+"""Cycle order of the shipped themes (others follow by name)."""
 COLOUR_KEYS = ("primary", "secondary", "warning", "error", "success", "accent", "foreground",
                "background", "surface", "panel", "boost")
 OTHER_KEYS = {"name": str, "dark": bool, "ansi": bool, "luminosity_spread": float, "text_alpha": float,

@@ -79,7 +79,7 @@ class FairtopApp(App[int]):
             self.notify(message, title="Theme file skipped", severity="warning", timeout=10)
         for spec in specs:
             self.register_theme(themes.to_textual_theme(spec))
-        self.fairtop_themes = sorted((s.name for s in specs), key=lambda n: (n != themes.FALLBACK, n))
+        self.fairtop_themes = sorted((s.name for s in specs), key=lambda n: (themes.ORDER.index(n) if n in themes.ORDER else len(themes.ORDER), n))
 
     def _apply_keymap(self) -> None:
         keymap = self.settings.keymap
@@ -176,27 +176,33 @@ class FairtopApp(App[int]):
                 message.bar.set_invalid(True)
 
     @on(PromptBar.Submitted)
-    def _prompt_submitted(self, message: PromptBar.Submitted) -> None:
+    async def _prompt_submitted(self, message: PromptBar.Submitted) -> None:
         message.bar.close()
-        self.query_one(AssocTree).focus()
         if message.mode == "filter":
             self.action_set_filter(message.value)
-            return
-        if not message.value.strip():
-            return
-        try:
-            action = commands.parse(message.value)
-        except commands.CommandError as exc:
-            self.notify(str(exc), severity="warning")
-            return
-        self.call_later(self.run_action, action)
+        elif message.value.strip():
+            try:
+                await self.run_action(commands.parse(message.value))
+            except commands.CommandError as exc:
+                self.notify(str(exc), severity="warning")
+        self._focus_tab()
 
     @on(PromptBar.Cancelled)
     def _prompt_cancelled(self, message: PromptBar.Cancelled) -> None:
         message.bar.close()
-        self.query_one(AssocTree).focus()
         if message.mode == "filter":
             self.action_clear_filter()
+        self._focus_tab()
+
+    def _focus_tab(self) -> None:
+        """Give focus back to the active tab (focusing a hidden tab's widget would switch to it)."""
+        tab_id = self.query_one(TabbedContent).active
+        if tab_id == "tree":
+            self.query_one(AssocTree).focus()
+        else:
+            pane = self.query_one(f"#pane-{tab_id}")
+            focusable = [w for w in pane.query("*") if w.focusable]
+            self.set_focus(focusable[0] if focusable else None)
 
     # --- actions (declared in tui.app.commands) -----------------------------------------------
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tui.model import NO_VAL, USE_PARENT
-from tui.report import sshare_cells
+from tui.report import printed_fairshare, sshare_cells, wire
 from tui.view import ClusterView
 
 
@@ -94,12 +94,18 @@ class TreeTable:
         names = np.where(tree.is_user, tree.user, tree.account).astype(object)
         out["name"] = names
 
-        def num(col: str) -> np.ndarray:
-            with np.errstate(all="ignore"):
-                return np.array([float(s) if s and s != "parent" else np.nan for s in out[col]])
-
-        keys = {c: num(c) for c in COLUMN_IDS if c != "name"}
-        keys["rank"] = np.where(tree.is_user, keys["rank"], np.nan)
+        # Sort keys from the same doubles sshare prints (no string parsing: 100k rows).
+        raw_f = np.where((raw == USE_PARENT) | (raw == NO_VAL), np.nan, raw.astype(float))
+        level = np.full(n, np.nan) if res.level_fs is None else wire(res.level_fs)
+        keys = {
+            "raw_shares": raw_f,
+            "norm_shares": wire(res.norm_shares),
+            "raw_usage": tree.usage_raw.astype(float),
+            "eff_usage": wire(res.effective_usage),
+            "fairshare": printed_fairshare(tree, res, view.snapshot.settings.dampening),
+            "level_fs": np.where(out["level_fs"] == "", np.nan, level),
+            "rank": np.where(tree.is_user, res.rank, np.nan) if res.rank is not None else np.full(n, np.nan),
+        }
         keys["name"] = np.argsort(np.argsort(names.astype(str), kind="stable"), kind="stable").astype(float)
         depth = tree.depth()
         has_children = np.zeros(n, dtype=bool)

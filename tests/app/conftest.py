@@ -1,0 +1,60 @@
+"""Fixtures for the app's Pilot tests: a small deterministic demo cluster, isolated XDG paths."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from functools import partial
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+from textual.pilot import Pilot
+
+from tui import config
+from tui.app.app import FairtopApp
+from tui.config import Settings, State
+from tui.sources.demo import demo_snapshot
+
+ME = "alice"
+SIZE = (120, 40)
+
+
+@pytest.fixture(autouse=True)
+def isolated_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """No test reads or writes the real /etc, XDG config or state files."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.delenv(config.ENV_VAR, raising=False)
+    monkeypatch.setattr(config, "SYSTEM_FILE", tmp_path / "etc" / "config.toml")
+    return tmp_path
+
+
+@pytest.fixture(autouse=True)
+def no_cursor_blink(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Deterministic frames: the prompt's cursor never blinks."""
+    from textual.widgets import Input
+
+    monkeypatch.setattr(Input, "cursor_blink", False)
+
+
+def small_demo(me: str = ME, users: int = 400) -> Any:
+    """A loader for a small, fixed demo cluster."""
+    return partial(demo_snapshot, seed=0, users=users, accounts=80, me=me,
+                   now=datetime(2025, 1, 15, tzinfo=timezone.utc))
+
+
+@pytest.fixture
+def make_app() -> Callable[..., FairtopApp]:
+    """Build an app on the small demo; keyword arguments become Settings fields."""
+
+    def build(loader: Callable[[], Any] | None = None, me: str = ME, **settings: Any) -> FairtopApp:
+        return FairtopApp(Settings(**settings), loader or small_demo(me), me, State())
+
+    return build
+
+
+async def ready(pilot: Pilot) -> None:
+    """Wait for the load worker and the messages it posted."""
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    await pilot.pause()

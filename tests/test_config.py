@@ -1,0 +1,109 @@
+"""Config precedence, strict validation, and the state file."""
+
+from __future__ import annotations
+
+from argparse import Namespace
+from pathlib import Path
+
+import pytest
+import tomllib
+
+from tui import config
+from tui.config import ConfigError, Settings
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.delenv(config.ENV_VAR, raising=False)
+    monkeypatch.setattr(config, "SYSTEM_FILE", tmp_path / "etc" / "config.toml")
+    return tmp_path
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_defaults() -> None:
+    assert config.load() == Settings()
+    assert Settings().read_only is True and Settings().source == "demo"
+
+
+def test_precedence(paths: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(config.SYSTEM_FILE, 'theme = "light"\nrefresh_rate = 10\nuser = "site"\n[keymap]\nme = "x"\n')
+    write(config.user_file(), 'theme = "ansi16"\n[keymap]\nquit = "ctrl+q"\n')
+    env = write(paths / "env.toml", 'refresh_rate = 3\n')
+    monkeypatch.setenv(config.ENV_VAR, str(env))
+    arg = write(paths / "arg.toml", 'user = "fromfile"\n')
+    s = config.load(str(arg), {"theme": "dark", "user": None})
+    assert s.theme == "dark"  # CLI beats every file
+    assert s.refresh_rate == 3  # env beats system
+    assert s.user == "fromfile"  # --config beats system
+    assert s.keymap == {"me": "x", "quit": "ctrl+q"}  # keymaps merge key by key
+    assert config.load(None, {}).theme == "ansi16"  # user beats system
+
+
+def test_cli_overrides() -> None:
+    args = Namespace(theme=None, user="bob", from_dir="/data/x", demo=False)
+    assert config.load(None, config.cli_overrides(args)) == Settings(user="bob", source="folder", folder="/data/x")
+
+
+@pytest.mark.parametrize("text, message", [
+    ('theem = "dark"', "did you mean 'theme'"),
+    ('refresh_rate = 1', "refresh_rate must be >= 2"),
+    ('refresh_rate = "fast"', "refresh_rate must be a int or float"),
+    ('read_only = "yes"', "read_only must be a bool"),
+    ('source = "slrum"', "did you mean 'slurm'"),
+    ('source = "folder"', 'needs folder'),
+    ('[keymap]\nme = ""', "keymap.me"),
+    ('theme = ', "not valid TOML"),
+])
+def test_bad_values(paths: Path, text: str, message: str) -> None:
+    path = write(paths / "bad.toml", text + "\n")
+    with pytest.raises(ConfigError, match=message) as info:
+        config.load(str(path))
+    assert "bad.toml" in str(info.value) or "config" in str(info.value)
+
+
+def test_named_file_must_exist(paths: Path) -> None:
+    with pytest.raises(ConfigError, match="missing.toml"):
+        config.load(str(paths / "missing.toml"))
+
+
+def test_example_config_is_valid() -> None:
+    data = tomllib.loads((ROOT / "config.example.toml").read_text())
+    assert config.validate(data, "example") == data
+    documented = set(data) | {"theme", "folder", "user"}
+    assert documented == {f for f in Settings.__dataclass_fields__}
+
+
+def test_state_written_with_tomli_w_and_config_untouched(paths: Path) -> None:
+    user = write(config.user_file(), '# my comments\ntheme = "light"  # keep me\n')
+    before = user.read_bytes()
+    state = config.State(last_theme="ansi16", last_source="demo", scenarios=[{"name": "a", "cpus": 8}])
+    path = config.save_state(state)
+    assert path == config.state_file() and path.parent.name == "fairtop"
+    assert str(path).startswith(str(paths / "state"))
+    assert tomllib.loads(path.read_text()) == {"last_theme": "ansi16", "last_source": "demo",
+                                               "scenarios": [{"name": "a", "cpus": 8}]}
+    assert config.load_state() == state
+    assert user.read_bytes() == before
+
+
+def test_damaged_state_is_ignored(paths: Path) -> None:
+    write(config.state_file(), "last_theme = [")
+    assert config.load_state() == config.State()
+
+
+def test_describe_paths(paths: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(config.user_file(), "")
+    monkeypatch.setenv(config.ENV_VAR, str(paths / "env.toml"))
+    text = config.describe_paths("/tmp/x.toml")
+    assert str(config.user_file()) + "  (found)" in text
+    assert "$FAIRTOP_CONFIG" in text and "--config" in text and "state file" in text
+    assert "themes" in text
