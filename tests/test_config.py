@@ -8,19 +8,17 @@ from pathlib import Path
 import pytest
 import tomllib
 
+from tests.app.conftest import isolated_paths  # noqa: F401 - autouse fixture
 from tui import config
 from tui.config import ConfigError, Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(autouse=True)
-def paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    monkeypatch.delenv(config.ENV_VAR, raising=False)
-    monkeypatch.setattr(config, "SYSTEM_FILE", tmp_path / "etc" / "config.toml")
-    return tmp_path
+@pytest.fixture
+def paths(isolated_paths: Path) -> Path:
+    """A temporary home: XDG config and state dirs, no /etc file, no $FAIRTOP_CONFIG."""
+    return isolated_paths
 
 
 def write(path: Path, text: str) -> Path:

@@ -118,8 +118,18 @@ async def test_breakdown_pane_follows_selection(make_app, monkeypatch) -> None:
         await ready(pilot)
         assert isinstance(app.query_one("#pane-breakdown"), FakeBreakdown)
         await pilot.press("down", "down")
+        await pilot.pause(0.3)
+        assert calls == []  # hidden: nothing to compute yet
         tree = app.query_one(AssocTree)
-        assert calls[-1] == tree.selected_row and len(calls) >= 3
+        await pilot.press("2")
+        await pilot.pause()
+        assert calls == [tree.selected_row]
+        await pilot.press("1", "down", "down", "2")
+        await pilot.pause()
+        assert calls[-1] == tree.selected_row and len(calls) == 2
+        await pilot.press("1", "down", "2")  # shown again right away, once
+        await pilot.pause(0.3)
+        assert calls[-1] == tree.selected_row and len(calls) == 3
 
 
 async def test_missing_pane_shows_placeholder(make_app, monkeypatch) -> None:

@@ -9,6 +9,7 @@ from typing import Callable
 from textual import on, work
 from textual.app import App, ComposeResult, InvalidThemeError
 from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
+from textual.timer import Timer
 from textual.worker import Worker, WorkerState
 
 from tui import themes
@@ -22,6 +23,10 @@ from tui.app.widgets.tree_rows import COLUMN_IDS, COLUMNS, TreeTable
 from tui.config import Settings, State
 from tui.model import Snapshot
 from tui.view import ClusterView, build_view
+
+
+BREAKDOWN_DELAY_S = 0.15
+"""How long the selection must rest before the breakdown pane recomputes."""
 
 
 class FairtopApp(App[int]):
@@ -47,6 +52,8 @@ class FairtopApp(App[int]):
         """The current view; None until the first load finishes."""
         self.fairtop_themes: list[str] = []
         self._me_next = 0
+        self._breakdown_stale = True
+        self._breakdown_timer: Timer | None = None
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         # Built-in Textual themes lack our variables; app.tcss needs a value under any theme.
@@ -117,8 +124,11 @@ class FairtopApp(App[int]):
             self.notify(warning, severity="warning")
         tree = self.query_one(AssocTree)
         tree.set_table(message.table, self.me)
+        self._breakdown_stale = True
         for tab_id in PANES:
-            self._show_pane(tab_id, tree.selected_row)
+            if tab_id != "breakdown":
+                self._show_pane(tab_id, tree.selected_row)
+        self._refresh_breakdown()
         self._update_status()
 
     def _show_pane(self, tab_id: str, row: int | None) -> None:
@@ -131,13 +141,25 @@ class FairtopApp(App[int]):
 
     @on(AssocTree.Selected)
     def _selected(self, message: AssocTree.Selected) -> None:
-        self._show_pane("breakdown", message.row)
+        # The breakdown follows the selection, but only once it settles and only while it is on
+        # screen: explaining a row can cost a full-tree pass, too much per key at 100k rows.
+        self._breakdown_stale = True
+        if self._breakdown_timer is not None:
+            self._breakdown_timer.stop()
+        self._breakdown_timer = self.set_timer(BREAKDOWN_DELAY_S, self._refresh_breakdown)
         self._update_status()
+
+    def _refresh_breakdown(self) -> None:
+        if self._breakdown_stale and self.query_one(TabbedContent).active == "breakdown":
+            self._breakdown_stale = False
+            self._show_pane("breakdown", self.query_one(AssocTree).selected_row)
 
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
         tab_id = event.pane.id or ""
-        if tab_id in ("alloc", "whatif"):
+        if tab_id == "breakdown":
+            self._refresh_breakdown()
+        elif tab_id in ("alloc", "whatif"):
             self._show_pane(tab_id, self.query_one(AssocTree).selected_row)
 
     def _update_status(self) -> None:

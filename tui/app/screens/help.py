@@ -36,5 +36,5 @@ class HelpScreen(ModalScreen[None]):
         table.add_row("", "", "", "")
         table.add_row("ctrl+p", "", "Command palette: every action above, searchable.", "")
         with VerticalScroll(id="help-box") as box:
-            box.border_title = "fairtop help (Esc closes; rebind with [keymap] id = \"keys\")"
+            box.border_title = "Help · Esc closes · rebind keys with \\[keymap] id = \"keys\" in the config"
             yield Static(table)

@@ -211,10 +211,12 @@ class AssocTree(ScrollView, can_focus=True):
 
     def watch_cursor(self, cursor: int) -> None:
         top, height = int(self.scroll_offset.y), max(1, self.size.height - 1)
-        if cursor < top:
-            self.scroll_to(y=cursor, animate=False)
+        if cursor < top - 1 or cursor > top + height:  # a jump: show the row with context around it
+            self.scroll_to(y=max(0, cursor - height // 2), animate=False, immediate=True)
+        elif cursor < top:
+            self.scroll_to(y=cursor, animate=False, immediate=True)
         elif cursor >= top + height:
-            self.scroll_to(y=cursor - height + 1, animate=False)
+            self.scroll_to(y=cursor - height + 1, animate=False, immediate=True)
         self.refresh()
         self.post_message(self.Selected(self, self.selected_row))
 

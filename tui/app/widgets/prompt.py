@@ -17,7 +17,10 @@ Mode = Literal["command", "filter"]
 class PromptInput(Input):
     """The prompt's input; Esc cancels instead of reaching the app."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel", show=False, id="prompt-cancel")]
+    BINDINGS = [
+        Binding("enter", "submit", "Run", id="prompt-run", tooltip="Run the command or apply the filter."),
+        Binding("escape", "cancel", "Cancel", id="prompt-cancel", tooltip="Close the prompt (a filter is cleared)."),
+    ]
 
     def action_cancel(self) -> None:
         bar = self.parent
