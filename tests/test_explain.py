@@ -172,3 +172,22 @@ def test_errors_and_helpers():
     assert describe_duration(90) == "90 seconds"
     ex = explain_slurm(view_of(tree, "classic", half_life_s=0), 1)
     assert "since the last usage reset" in ex.summary
+
+
+def test_root_row():
+    tree = suite_tree("test24_3_classic.psv")
+    ex = explain_slurm(view_of(tree, "classic"), 0)
+    assert [s.label for s in ex.steps] == ["root"]
+    assert ex.factor_formula == "the root has no factor of its own"
+    assert ex.summary == ("root is the whole cluster: 0.0583 core-hours (billing-hours) of decayed usage over the"
+                          " last half-life (7 days), shared among 12 user associations.")
+
+
+def test_pure_modules_never_import_textual():
+    import subprocess
+    import sys
+
+    code = ("import sys, tui.explain, tui.whatif, tui.alloc_view\n"
+            "print(','.join(n for n in sys.modules if n.split('.')[0] == 'textual'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""

@@ -396,6 +396,10 @@ def explain_slurm(view: ClusterView, row: int) -> Explanation:
             summary += f" It has no usage {window}: LevelFS inf."
         if math.isfinite(halving):
             summary += f" Its LevelFS halves after {_hours(halving)} more core-hours (billing-hours)."
+    if row == 0:
+        factor_formula = "the root has no factor of its own"
+        summary = (f"root is the whole cluster: {_hours(float(tree.usage_raw[0]))} core-hours (billing-hours) "
+                   f"of decayed usage {window}, shared among {users} user associations.")
     return Explanation(res.algorithm, row, label, is_user, tuple(steps), factor, factor_text, factor_formula,
                        rank, users, ratio, None if math.isnan(halving) else halving / 3600, summary,
                        _jobs_of(view, row))

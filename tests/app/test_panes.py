@@ -1,0 +1,213 @@
+"""Each pane mounted alone in a tiny app, asserting on the text it shows."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from textual.app import App, ComposeResult
+from textual.geometry import Region
+from textual.widget import Widget
+from textual.widgets import DataTable, Input, Select, Static
+
+from tests.conftest import FIXTURES
+from tests.treebuild import tree_from_text
+from tui.app.panes.allocations import AllocationsPane
+from tui.app.panes.breakdown import BreakdownPane
+from tui.app.panes.whatif import PROJECTION_TEXT, WhatIfPane
+from tui.model import Allocation, Partition, PrioritySettings, Snapshot
+from tui.sources.sshare import parse_sshare
+from tui.view import build_view
+
+NOW = datetime(2026, 3, 1, tzinfo=timezone.utc)
+
+
+class PaneApp(App):
+    """Hosts one pane."""
+
+    def __init__(self, pane: Widget) -> None:
+        super().__init__()
+        self.pane = pane
+
+    def compose(self) -> ComposeResult:
+        yield self.pane
+
+
+async def settle(pilot) -> None:
+    """Let change messages run, then the layout they cause."""
+    await pilot.pause()
+    await pilot.pause()
+
+
+def shown(pane: Widget) -> str:
+    """The text of every Static in the pane, as rendered (whole widget, scrolled or not)."""
+    out = []
+    for w in pane.query(Static):
+        size = w.outer_size  # padding and border included: render_lines crops the whole box
+        if size.width and size.height:
+            out += [s.text.rstrip() for s in w.render_lines(Region(0, 0, size.width, size.height))]
+    return "\n".join(out)
+
+
+async def reshow(pilot, pane: Widget, view, row: int | None) -> str:
+    """Show ``row`` in a mounted pane and return its text once laid out."""
+    pane.show(view, row)
+    await settle(pilot)
+    return shown(pane)
+
+
+async def show_text(pane: Widget, view, row: int | None, size: tuple[int, int] = (140, 60)) -> str:
+    """Mount ``pane`` alone, show ``row`` of ``view`` and return the pane's text."""
+    async with PaneApp(pane).run_test(size=size) as pilot:
+        return await reshow(pilot, pane, view, row)
+
+
+def suite_view(name, algorithm, **kw):
+    tree = parse_sshare((FIXTURES / "sshare" / name).read_bytes()).tree
+    snap = Snapshot("test", "test", taken_at=NOW, tree=tree,
+                    settings=PrioritySettings(algorithm=algorithm), **kw)
+    return build_view(snap, me="")
+
+
+def row_of(tree, account, user=""):
+    return next(i for i in range(tree.size) if tree.account[i] == account and tree.user[i] == user)
+
+
+async def test_breakdown_classic_uhtastd2():
+    view = suite_view("test24_3_classic.psv", "classic")
+    text = await show_text(BreakdownPane(), view, row_of(view.snapshot.tree, "AccountHTA", "UHTAStd2"))
+    assert "Why AccountHTA/UHTAStd2 (user) has its fairshare · classic" in text
+    assert "NormShares   (30/170) × (50/150) = 0.058824" in text
+    assert "× 30/170 = 0.131653" in text
+    assert "FairShare: F = 2^(−E / S / d) = 2^(−0.131653 / 0.058824 / 1) = 0.211966" in text
+    assert "transparent: its children sit at its parent's level" in text
+    assert "No pending jobs." in text
+
+
+async def test_breakdown_fair_tree_uga1_and_no_selection():
+    view = suite_view("test24_4_fair_tree.psv", "fair_tree")
+    pane = BreakdownPane()
+    async with PaneApp(pane).run_test(size=(140, 60)) as pilot:
+        text = await reshow(pilot, pane, view, row_of(view.snapshot.tree, "aGA", "uGA1"))
+        empty = await reshow(pilot, pane, view, None)
+    assert "LevelFS      LevelFS = S / U = 0.500000 / 0.400000 = 1.250000" in text
+    assert "place 8 of 9" in text
+    assert "ties aG/uG1 (equal LevelFS): its first user keeps that rank" in text
+    assert "FairShare: F = rank / N = 4/21 = 0.190476" in text
+    assert "aGA/uGA1 ranks 4 of 21 users" in text
+    assert empty.strip() == "Select an association in the tree."
+
+
+def allocations():
+    start = NOW - timedelta(days=30)
+    return (
+        Allocation("7", "aGA", 1000.0, 300.0, 100.0, start, start + timedelta(days=365),
+                   {"uGA1": 200.0, "uGA2": 100.0}, failures=2),
+        Allocation("8", "aB", 500.0, 0.0, 0.0, start, start + timedelta(days=365)),
+    )
+
+
+async def test_allocations_pane_shows_balance_bar_burn_and_users():
+    view = suite_view("test24_4_fair_tree.psv", "fair_tree", allocations=allocations())
+    pane = AllocationsPane()
+    async with PaneApp(pane).run_test(size=(140, 50)) as pilot:
+        pane.show(view, row_of(view.snapshot.tree, "aGA", "uGA1"))
+        await settle(pilot)
+        text = shown(pane)
+        table = pane.query_one(DataTable)
+        rows = [table.get_row_at(i) for i in range(table.row_count)]
+        pane.show(view, None)
+        await settle(pilot)
+        every = shown(pane)
+    assert "Allocations of aGA/uGA1 and the accounts above it (SU = billing-hours)" in text
+    # 40 cells: 30% used, 10% pre-debited, 60% remaining
+    assert "█" * 12 + "▒" * 4 + "░" * 24 + "  used 300 · pre-debited 100 · remaining 600 of 1,000 SU" in text
+    assert "burn 10.0 SU/day over 30 days · runs out 2026-04-30 at this rate" in text
+    assert "2 jobs refused for insufficient balance" in text
+    assert "aB" not in text
+    assert rows == [["uGA1", "200", "66.7%"], ["uGA2", "100", "33.3%"]]
+    assert "Allocations of all projects" in every and "allocation 8" in every
+
+
+async def test_allocations_pane_none_for_row():
+    view = suite_view("test24_4_fair_tree.psv", "fair_tree", allocations=allocations())
+    text = await show_text(AllocationsPane(), view, row_of(view.snapshot.tree, "aC", "uC1"), (120, 30))
+    assert "No allocation is charged through aC/uC1 and the accounts above it (2 allocations" in text
+
+
+async def test_whatif_pane_cost_usage_chain_and_fairshare():
+    # root/a: 10 h of 40 h with 1 of 2 shares; 8 CPUs x 10 h = 80 h halves the classic factor
+    tree = tree_from_text(f"@a 1 {10 * 3600}\n@b 1 {30 * 3600}")
+    part = Partition("cpu", {"cpu": 1.0}, total_cpus=64, total_nodes=4, tres_totals={"cpu": 64.0})
+    snap = Snapshot("t", "t", taken_at=NOW, tree=tree, settings=PrioritySettings(algorithm="classic"),
+                    partitions=(part,))
+    view = build_view(snap, me="a")
+    pane = WhatIfPane()
+    async with PaneApp(pane).run_test(size=(150, 60)) as pilot:
+        pane.show(view, None)  # no selection: the viewer's own association
+        await settle(pilot)
+        pane.query_one("#wi-cpus", Input).value = "8"
+        pane.query_one("#wi-walltime", Input).value = "10:00:00"
+        await settle(pilot)
+        text = shown(pane)
+        assert pane.query_one("#wi-partition", Select).value == "cpu"
+        pane.query_one("#wi-cpus", Input).value = "0"
+        pane.query_one("#wi-walltime", Input).value = "soon"
+        await settle(pilot)
+        bad = shown(pane)
+        assert pane.query_one("#wi-cpus", Input).has_class("invalid")
+    assert "Cost  8.00 billing units/s (sum) × 36,000 s = 288,000 billing-seconds = 80.0 SU" in text
+    assert "root/a" in text and "36,000 →          324,000" in text
+    assert "144,000 →          432,000" in text
+    assert "FairShare     0.707107 → 0.353553" in text
+    assert "EffectvUsage  0.250000 → 0.750000" in text
+    assert PROJECTION_TEXT[:40] in text
+    assert "at least 1" in bad
+    assert "not a Slurm time 'soon'" in bad
+    assert "Fix the fields above to see the cost." in bad
+
+
+async def test_whatif_pane_fair_tree_rank_and_account_selection():
+    view = suite_view("test24_4_fair_tree.psv", "fair_tree")
+    tree = view.snapshot.tree
+    pane = WhatIfPane()
+    async with PaneApp(pane).run_test(size=(150, 60)) as pilot:
+        pane.show(view, row_of(tree, "aGA", "uGA1"))
+        await settle(pilot)
+        # no partitions: billed by CPU count; 1 CPU for 20 s = the LevelFS halving of uGA1
+        pane.query_one("#wi-cpus", Input).value = "1"
+        pane.query_one("#wi-walltime", Input).value = "0:20"
+        await settle(pilot)
+        text = shown(pane)
+        account = await reshow(pilot, pane, view, row_of(tree, "aGA"))
+    assert "LevelFS       1.250000 → 0.625000" in text
+    assert "Rank          4 → 2 of 21" in text
+    assert "FairShare     0.190476 → 0.095238" in text
+    assert "Select a user association in the tree to see the effect on its fairshare." in account
+
+
+async def test_panes_in_the_real_shell_on_the_demo(make_app) -> None:
+    from textual.widgets import TabbedContent
+
+    from tests.app.conftest import ME, SIZE, ready
+    from tui.app.widgets.assoc_tree import AssocTree
+
+    app = make_app()
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await ready(pilot)
+        tree = app.query_one(AssocTree)
+        await pilot.press("m")  # jump to me: selects the viewer's association
+        await settle(pilot)
+        assert tree.selected_row in app.view.my_rows
+        tabs = app.query_one(TabbedContent)
+        texts = {}
+        for tab in ("breakdown", "alloc", "whatif"):
+            tabs.active = tab
+            await settle(pilot)
+            texts[tab] = shown(app.query_one(f"#pane-{tab}"))  # hidden tabs render blank
+        assert isinstance(app.query_one("#pane-breakdown"), BreakdownPane)
+        assert isinstance(app.query_one("#pane-alloc"), AllocationsPane)
+        assert isinstance(app.query_one("#pane-whatif"), WhatIfPane)
+        assert f"/{ME} ranks " in texts["breakdown"]
+        assert "Allocations of " in texts["alloc"] or "No allocation" in texts["alloc"]
+        assert "Cost " in texts["whatif"]
+        assert not [n for n in app._notifications if n.severity == "error"], tree.selected_row
