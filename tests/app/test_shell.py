@@ -177,3 +177,14 @@ def test_every_binding_has_id_and_tooltip() -> None:
             assert b.id and b.tooltip
     ids = [c.id for c in commands.COMMANDS]
     assert len(ids) == len(set(ids))
+
+
+def test_screenshot_script(tmp_path: Path) -> None:
+    """The README's screenshots come from the real app; every shipped theme renders."""
+    import runpy
+
+    script = runpy.run_path(str(Path(__file__).resolve().parents[2] / "screenshots" / "make.py"))
+    assert script["main"]([str(tmp_path)]) == 0
+    for stem, _, _ in script["SHOTS"]:
+        svg = (tmp_path / f"{stem}.svg").read_text()
+        assert "Account" in svg or "Help" in svg

@@ -161,3 +161,13 @@ def test_bar_text() -> None:
     assert bar_text(0.0, 4) == "····"
     assert bar_text(0.5, 4) == "██··"
     assert bar_text(float("nan"), 4) == "    "
+
+
+async def test_selection_timer_under_a_modal(make_app) -> None:
+    """The breakdown's debounce timer fires while help is open: no query on the modal screen."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await pilot.press("2", "1", "down", "question_mark")
+        await pilot.pause(0.3)
+        assert app.is_running and app._exception is None

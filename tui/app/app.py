@@ -3,33 +3,32 @@
 from __future__ import annotations
 
 import difflib
-import re
 from typing import Callable
 
 from textual import on, work
 from textual.app import App, ComposeResult, InvalidThemeError
-from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 from textual.timer import Timer
+from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from tui import themes
 from tui.app import commands
+from tui.app.actions import TreeActions
 from tui.app.messages import ViewLoaded
 from tui.app.pane_slots import PANES, make_pane
 from tui.app.screens.help import HelpScreen
 from tui.app.widgets.assoc_tree import AssocTree
 from tui.app.widgets.prompt import PromptBar
-from tui.app.widgets.tree_rows import COLUMN_IDS, COLUMNS, TreeTable
+from tui.app.widgets.tree_rows import COLUMNS, TreeTable
 from tui.config import Settings, State
 from tui.model import Snapshot
 from tui.view import ClusterView, build_view
-
 
 BREAKDOWN_DELAY_S = 0.15
 """How long the selection must rest before the breakdown pane recomputes."""
 
 
-class FairtopApp(App[int]):
+class FairtopApp(TreeActions, App[int]):
     """Where you stand on an HPC cluster, one pane per question."""
 
     CSS_PATH = "app.tcss"
@@ -72,12 +71,17 @@ class FairtopApp(App[int]):
         yield Footer()
 
     def on_mount(self) -> None:
+        # Held, not queried: App.query_one searches the active screen, which may be a modal.
+        self._assoc = self.query_one(AssocTree)
+        self._tabs = self.query_one(TabbedContent)
+        self._status = self.query_one("#status", Static)
+        self._prompt = self.query_one(PromptBar)
         self.sub_title = "read-only" if self.settings.read_only else "read-write"
-        self.query_one(PromptBar).close()
+        self._prompt.close()
         self._register_themes()
         self.action_set_theme(self.settings.theme or self.state.last_theme or themes.FALLBACK)
         self._apply_keymap()
-        self.query_one(AssocTree).focus()
+        self._assoc.focus()
         self.load()
 
     def _register_themes(self) -> None:
@@ -110,7 +114,7 @@ class FairtopApp(App[int]):
         """The one place worker failures surface."""
         if event.state is WorkerState.ERROR:
             error = event.worker.error
-            self.query_one("#status", Static).update(f"could not load: {error}")
+            self._status.update(f"could not load: {error}")
             self.notify(str(error) or type(error).__name__, title=f"{event.worker.name} failed",
                         severity="error", timeout=15)
 
@@ -122,7 +126,7 @@ class FairtopApp(App[int]):
         self.sub_title = f"{snap.source} · {message.view.algorithm.replace('_', ' ')} · {mode}"
         for warning in snap.warnings:
             self.notify(warning, severity="warning")
-        tree = self.query_one(AssocTree)
+        tree = self._assoc
         tree.set_table(message.table, self.me)
         self._breakdown_stale = True
         for tab_id in PANES:
@@ -135,7 +139,7 @@ class FairtopApp(App[int]):
         if self.view is None:
             return
         try:
-            self.query_one(f"#pane-{tab_id}").show(self.view, row)  # type: ignore[attr-defined]
+            self._tabs.query_one(f"#pane-{tab_id}").show(self.view, row)  # type: ignore[attr-defined]
         except Exception as exc:  # a pane's bug must not take the tree down with it
             self.notify(f"{tab_id} pane: {exc!r}", severity="error")
 
@@ -150,9 +154,9 @@ class FairtopApp(App[int]):
         self._update_status()
 
     def _refresh_breakdown(self) -> None:
-        if self._breakdown_stale and self.query_one(TabbedContent).active == "breakdown":
+        if self._breakdown_stale and self._tabs.active == "breakdown":
             self._breakdown_stale = False
-            self._show_pane("breakdown", self.query_one(AssocTree).selected_row)
+            self._show_pane("breakdown", self._assoc.selected_row)
 
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
@@ -160,10 +164,10 @@ class FairtopApp(App[int]):
         if tab_id == "breakdown":
             self._refresh_breakdown()
         elif tab_id in ("alloc", "whatif"):
-            self._show_pane(tab_id, self.query_one(AssocTree).selected_row)
+            self._show_pane(tab_id, self._assoc.selected_row)
 
     def _update_status(self) -> None:
-        tree = self.query_one(AssocTree)
+        tree = self._assoc
         if tree.table is None:
             return
         parts = [f"{tree.table.size:,} associations", f"{len(tree.rows_shown):,} shown"]
@@ -177,127 +181,17 @@ class FairtopApp(App[int]):
             parts.append(self.view.snapshot.tree.label(row))
         if self.me:
             parts.append(f"me: {self.me}" + ("" if len(self.view.my_rows if self.view else ()) else " (not found)"))
-        self.query_one("#status", Static).update("  ·  ".join(parts))
+        self._status.update("  ·  ".join(parts))
 
-    # --- prompt --------------------------------------------------------------------------------
-
-    def action_command_mode(self) -> None:
-        self.query_one(PromptBar).open("command")
-
-    def action_filter_mode(self) -> None:
-        self.query_one(PromptBar).open("filter", self.query_one(AssocTree).filter_text)
-
-    @on(PromptBar.Changed)
-    def _prompt_changed(self, message: PromptBar.Changed) -> None:
-        if message.mode == "filter":  # live filter; an unfinished regex only marks the input
-            try:
-                self.query_one(AssocTree).set_filter(message.value)
-                message.bar.set_invalid(False)
-                self._update_status()
-            except re.error:
-                message.bar.set_invalid(True)
-
-    @on(PromptBar.Submitted)
-    async def _prompt_submitted(self, message: PromptBar.Submitted) -> None:
-        message.bar.close()
-        if message.mode == "filter":
-            self.action_set_filter(message.value)
-        elif message.value.strip():
-            try:
-                await self.run_action(commands.parse(message.value))
-            except commands.CommandError as exc:
-                self.notify(str(exc), severity="warning")
-        self._focus_tab()
-
-    @on(PromptBar.Cancelled)
-    def _prompt_cancelled(self, message: PromptBar.Cancelled) -> None:
-        message.bar.close()
-        if message.mode == "filter":
-            self.action_clear_filter()
-        self._focus_tab()
-
-    def _focus_tab(self) -> None:
-        """Give focus back to the active tab (focusing a hidden tab's widget would switch to it)."""
-        tab_id = self.query_one(TabbedContent).active
-        if tab_id == "tree":
-            self.query_one(AssocTree).focus()
-        else:
-            pane = self.query_one(f"#pane-{tab_id}")
-            focusable = [w for w in pane.query("*") if w.focusable]
-            self.set_focus(focusable[0] if focusable else None)
-
-    # --- actions (declared in tui.app.commands) -----------------------------------------------
+    # --- actions (declared in tui.app.commands; tree and prompt ones in tui.app.actions) -----
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
 
-    def action_set_filter(self, pattern: str) -> None:
-        try:
-            self.query_one(AssocTree).set_filter(pattern)
-        except re.error as exc:
-            self.notify(f"invalid regex {pattern!r}: {exc}", title="Filter not changed", severity="warning")
-        self._update_status()
-
-    def action_clear_filter(self) -> None:
-        self.action_set_filter("")
-
-    def action_jump_me(self) -> None:
-        if not self.me:
-            self.notify("no user: set --user or user = \"NAME\" in the config", severity="warning")
-        elif self.view is not None:
-            rows = self.view.my_rows
-            if not len(rows):
-                self.notify(f"no association for user {self.me!r} here", severity="warning")
-                return
-            self.action_show_tab("tree")
-            self.query_one(AssocTree).go_to_row(int(rows[self._me_next % len(rows)]))
-            self._me_next += 1
-            self._update_status()
-
-    def action_goto_user(self, name: str) -> None:
-        tree = self.query_one(AssocTree)
-        if tree.table is None:
-            return
-        hits = (tree.table.users == name) & tree.table.is_user
-        if not hits.any():
-            users = sorted(set(tree.table.users[tree.table.is_user].tolist()))
-            close = difflib.get_close_matches(name, users, n=1)
-            self.notify(f"no user {name!r}" + (f"; did you mean {close[0]!r}?" if close else ""),
-                        severity="warning")
-            return
-        self.action_show_tab("tree")
-        tree.go_to_row(int(hits.argmax()))
-        self._update_status()
-
     def action_show_tab(self, tab_id: str) -> None:
-        self.query_one(TabbedContent).active = tab_id
+        self._tabs.active = tab_id
         if tab_id == "tree":
-            self.query_one(AssocTree).focus()
-
-    def action_sort(self, column: str) -> None:
-        by_name = {c.id: c.id for c in COLUMNS} | {c.title.lower(): c.id for c in COLUMNS}
-        key = column.strip().lower()
-        if key and key not in by_name:
-            close = difflib.get_close_matches(key, by_name, n=1)
-            self.notify(f"no column {column!r}" + (f"; did you mean {close[0]!r}?" if close else ""),
-                        severity="warning")
-            return
-        self.query_one(AssocTree).sort_by(by_name[key] if key else None)
-        self._update_status()
-
-    def action_cycle_sort(self) -> None:
-        cycle = (None, *COLUMN_IDS)
-        tree = self.query_one(AssocTree)
-        tree.sort_by(cycle[(cycle.index(tree.sort_column) + 1) % len(cycle)])
-        self._update_status()
-
-    def action_expand_all(self) -> None:
-        self.query_one(AssocTree).set_expanded(None, True)
-        self._update_status()
-
-    def action_collapse_all(self) -> None:
-        self.query_one(AssocTree).set_expanded(None, False)
-        self._update_status()
+            self._assoc.focus()
 
     def action_set_theme(self, name: str) -> None:
         try:

@@ -1,0 +1,133 @@
+"""The app's actions on the tree and the ``:``/``/`` prompt, as a mixin of :class:`FairtopApp`.
+
+Kept apart from ``app.py`` so each module stays one screen long; handlers use Textual's naming
+convention (``on_prompt_bar_submitted``) because ``@on`` only works in message-pump classes.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import TYPE_CHECKING
+
+from tui.app import commands
+from tui.app.widgets.prompt import PromptBar
+from tui.app.widgets.tree_rows import COLUMN_IDS, COLUMNS
+
+if TYPE_CHECKING:
+    from tui.app.app import FairtopApp
+
+    _Base = FairtopApp
+else:
+    _Base = object
+
+
+class TreeActions(_Base):
+    """Filter, sort, expand, jump, and the prompt that types them."""
+
+    # --- prompt (k9s-style ":" and "/") --------------------------------------------------------------------------------
+
+    def action_command_mode(self) -> None:
+        self._prompt.open("command")
+
+    def action_filter_mode(self) -> None:
+        self._prompt.open("filter", self._assoc.filter_text)
+
+    def on_prompt_bar_changed(self, message: PromptBar.Changed) -> None:
+        if message.mode == "filter":  # live filter; an unfinished regex only marks the input
+            try:
+                self._assoc.set_filter(message.value)
+                message.bar.set_invalid(False)
+                self._update_status()
+            except re.error:
+                message.bar.set_invalid(True)
+
+    async def on_prompt_bar_submitted(self, message: PromptBar.Submitted) -> None:
+        message.bar.close()
+        if message.mode == "filter":
+            self.action_set_filter(message.value)
+        elif message.value.strip():
+            try:
+                await self.run_action(commands.parse(message.value))
+            except commands.CommandError as exc:
+                self.notify(str(exc), severity="warning")
+        self._focus_tab()
+
+    def on_prompt_bar_cancelled(self, message: PromptBar.Cancelled) -> None:
+        message.bar.close()
+        if message.mode == "filter":
+            self.action_clear_filter()
+        self._focus_tab()
+
+    def _focus_tab(self) -> None:
+        """Give focus back to the active tab (focusing a hidden tab's widget would switch to it)."""
+        tab_id = self._tabs.active
+        if tab_id == "tree":
+            self._assoc.focus()
+        else:
+            pane = self._tabs.query_one(f"#pane-{tab_id}")
+            focusable = [w for w in pane.query("*") if w.focusable]
+            self.set_focus(focusable[0] if focusable else None)
+
+    def action_set_filter(self, pattern: str) -> None:
+        try:
+            self._assoc.set_filter(pattern)
+        except re.error as exc:
+            self.notify(f"invalid regex {pattern!r}: {exc}", title="Filter not changed", severity="warning")
+        self._update_status()
+
+    def action_clear_filter(self) -> None:
+        self.action_set_filter("")
+
+    def action_jump_me(self) -> None:
+        if not self.me:
+            self.notify("no user: set --user or user = \"NAME\" in the config", severity="warning")
+        elif self.view is not None:
+            rows = self.view.my_rows
+            if not len(rows):
+                self.notify(f"no association for user {self.me!r} here", severity="warning")
+                return
+            self.action_show_tab("tree")
+            self._assoc.go_to_row(int(rows[self._me_next % len(rows)]))
+            self._me_next += 1
+            self._update_status()
+
+    def action_goto_user(self, name: str) -> None:
+        tree = self._assoc
+        if tree.table is None:
+            return
+        hits = (tree.table.users == name) & tree.table.is_user
+        if not hits.any():
+            users = sorted(set(tree.table.users[tree.table.is_user].tolist()))
+            close = difflib.get_close_matches(name, users, n=1)
+            self.notify(f"no user {name!r}" + (f"; did you mean {close[0]!r}?" if close else ""),
+                        severity="warning")
+            return
+        self.action_show_tab("tree")
+        tree.go_to_row(int(hits.argmax()))
+        self._update_status()
+
+    def action_sort(self, column: str) -> None:
+        by_name = {c.id: c.id for c in COLUMNS} | {c.title.lower(): c.id for c in COLUMNS}
+        key = column.strip().lower()
+        if key and key not in by_name:
+            close = difflib.get_close_matches(key, by_name, n=1)
+            self.notify(f"no column {column!r}" + (f"; did you mean {close[0]!r}?" if close else ""),
+                        severity="warning")
+            return
+        self._assoc.sort_by(by_name[key] if key else None)
+        self._update_status()
+
+    def action_cycle_sort(self) -> None:
+        cycle = (None, *COLUMN_IDS)
+        tree = self._assoc
+        tree.sort_by(cycle[(cycle.index(tree.sort_column) + 1) % len(cycle)])
+        self._update_status()
+
+    def action_expand_all(self) -> None:
+        self._assoc.set_expanded(None, True)
+        self._update_status()
+
+    def action_collapse_all(self) -> None:
+        self._assoc.set_expanded(None, False)
+        self._update_status()
