@@ -171,3 +171,18 @@ async def test_selection_timer_under_a_modal(make_app) -> None:
         await pilot.press("2", "1", "down", "question_mark")
         await pilot.pause(0.3)
         assert app.is_running and app._exception is None
+
+
+async def test_command_typed_in_one_burst(make_app) -> None:
+    """Keys queued behind ":" (fast typing, paste, tmux send-keys) reach the prompt."""
+    from textual import events
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        for ch in ":sort fairshare":
+            app.post_message(events.Key({":": "colon", " ": "space"}.get(ch, ch), ch))
+        await pilot.pause()
+        await pilot.press("enter")
+        assert app.query_one(AssocTree).sort_column == "fairshare"
+        assert app.theme == "dark"  # the "t" did not cycle the theme

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from rich.segment import Segment
+from textual import events
 from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
@@ -22,6 +23,8 @@ from tui.app.commands import bindings
 from tui.app.widgets import tree_rows as tr
 
 BAR = 8
+PROMPT_ACTIONS = ("command_mode", "filter_mode")
+"""App actions that move focus to the prompt (see :meth:`AssocTree.on_key`)."""
 _EIGHTHS = " ▏▎▍▌▋▊▉"
 
 
@@ -220,10 +223,25 @@ class AssocTree(ScrollView, can_focus=True):
         self.refresh()
         self.post_message(self.Selected(self, self.selected_row))
 
+    def on_key(self, event: events.Key) -> None:
+        # ":sort name" typed (or pasted) in one burst is queued here whole, and bindings run
+        # only after the queue drains: open the prompt at once, then pass the rest on to it.
+        focused = self.screen.focused
+        if focused is not None and focused is not self:
+            event.stop()
+            event.prevent_default()
+            focused.post_message(events.Key(event.key, event.character))
+            return
+        active = self.app.active_bindings.get(event.key)
+        if active is not None and active.binding.action in PROMPT_ACTIONS:
+            event.stop()
+            event.prevent_default()
+            getattr(self.app, f"action_{active.binding.action}")()
+
     def on_resize(self) -> None:
         self.virtual_size = Size(self.scrollable_content_region.width, len(self.rows_shown) + 1)
 
-    def on_click(self, event) -> None:  # noqa: ANN001 - textual.events.Click
+    def on_click(self, event: events.Click) -> None:
         index = int(self.scroll_offset.y) + event.y - 1
         if 0 <= index < len(self.rows_shown):
             if index == self.cursor:

@@ -67,7 +67,9 @@ class PromptBar(Horizontal):
         inp.value = value
         inp.remove_class("-invalid")
         self.display = True
-        inp.focus()
+        # Focus now, not via focus()'s call_later: keys typed right after ":" are already queued
+        # and must reach the input, not trigger the tree's single-letter bindings.
+        self.screen.set_focus(inp)
 
     def close(self) -> None:
         self.display = False
