@@ -1,0 +1,28 @@
+"""The engine against real Slurm 22.05: every capture in tests/fixtures/slurm/ (see its README)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import FIXTURES
+from tests.slurm_oracle import mismatches
+from tui.sources.saved import load_folder
+
+CAPTURES = sorted(p.parent for p in (FIXTURES / "slurm").glob("*/*/sshare_a_l_P.psv"))
+
+
+def test_there_are_three_trees_each_with_fair_tree_classic_and_a_dampened_classic():
+    scenarios = {p.parent.name for p in CAPTURES}
+    assert len(scenarios) >= 3
+    for scenario in scenarios:
+        settings = [load_folder(p).settings for p in CAPTURES if p.parent.name == scenario]
+        assert {s.algorithm for s in settings} == {"fair_tree", "classic"}
+        assert any(s.algorithm == "classic" and s.dampening != 1 for s in settings)
+
+
+@pytest.mark.parametrize("folder", CAPTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_printed_value_equals_real_sshare(folder):
+    bad, checked = mismatches(folder)
+    rows = len((folder / "sshare_a_l_P.psv").read_text().splitlines()) - 1
+    assert checked >= rows * 4
+    assert bad == []
