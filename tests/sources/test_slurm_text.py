@@ -319,3 +319,15 @@ def test_fuzz_reordered_columns_still_parse() -> None:
     ref = parse_sshare(SSHARE)
     assert list(table.tree.account) == list(ref.tree.account)
     assert list(table.tree.parent) == list(ref.tree.parent)
+
+
+def test_big_sshare_with_a_bad_last_cell_fails_fast() -> None:
+    """The column-wise number checks must not backtrack: 100k rows, junk at the end."""
+    import time
+
+    rows = ["Account|User|RawShares|RawUsage", "root|||5"] + [f" root|u{i}|1|123456789012" for i in range(100_000)]
+    text = "\n".join(rows) + "x\n"
+    start = time.perf_counter()
+    with pytest.raises(InputError, match="RawUsage must be a number") as exc:
+        parse_sshare(text)
+    assert exc.value.line == len(rows) and time.perf_counter() - start < 3

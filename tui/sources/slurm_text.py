@@ -49,7 +49,7 @@ SQUEUE_FIELDS = ("JobID", "Partition", "UserName", "Account", "State", "TimeLimi
                  "StartTime", "PriorityLong", "tres-alloc")
 
 _INT = re.compile(r"[0-9]+")
-_NUM = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_NUM = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _NULL = ("", "(null)", "N/A", "None", "none")
 #: Largest integer any of these fields can hold in Slurm (uint64); bigger is not Slurm output.
 _MAX_INT = (1 << 64) - 1
