@@ -126,3 +126,14 @@ def test_user_input_is_never_a_shell_string() -> None:
     """Cluster names go in as one argument: no shell sees them."""
     args = slurm_cli.commands("x; rm -rf /")["sacctmgr_assoc_hdr.psv"]
     assert "cluster=x; rm -rf /" in args and all(isinstance(a, str) for a in args)
+
+
+def test_cli_capture_errors(fake_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """No sshare: exit 1 and one line; a folder that cannot be made: exit 2 and one line."""
+    assert main(["capture", str(tmp_path / "cap")]) == 1
+    err = capsys.readouterr().err
+    assert err == "fairtop: sshare: command not found (is the Slurm client installed and on PATH?)\n"
+    (tmp_path / "file").write_text("")
+    assert main(["capture", str(tmp_path / "file" / "sub")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot create the folder" in err
