@@ -1,0 +1,440 @@
+"""slurmrestd source: the real captured 22.05 JSON through MockTransport, faults, and the live sandbox."""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import json
+import os
+import random
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+import pytest
+
+from tui.model import NO_VAL, USE_PARENT, Snapshot
+from tui.sources import slurmrestd as rest
+from tui.sources.errors import InputError, SourceUnavailable
+from tui.sources.sshare import parse_sshare
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+SLURM = FIXTURES / "slurm"
+#: Capture folders with both sshare output and slurmrestd v0.0.38 JSON from the same moment.
+VARIANTS = sorted(p.parent for p in SLURM.glob("*/*/rest") if (p.parent / "sshare_a_l_P.psv").exists())
+#: Path names of GET /openapi/v3 from the real 22.05.8 slurmrestd.
+OPENAPI = json.loads((FIXTURES / "slurmrestd" / "openapi_v3_22.05.8_paths.json").read_text())
+SOCKET = "/tmp/slurm-sandbox/run/slurmrestd.sock"
+
+Handler = Callable[[httpx.Request], httpx.Response]
+
+
+def _read(folder: Path, name: str) -> bytes:
+    plain = folder / "rest" / name
+    return plain.read_bytes() if plain.exists() else gzip.decompress((folder / "rest" / f"{name}.gz").read_bytes())
+
+
+def _server(routes: dict[str, Any], log: list[str] | None = None) -> httpx.MockTransport:
+    """A MockTransport answering ``routes[path]``: bytes, a JSON-able object, a Response, or a callable."""
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        if log is not None:
+            log.append(request.url.path)
+        answer = routes.get(request.url.path)
+        if callable(answer):
+            answer = answer(request)
+        if answer is None:
+            return httpx.Response(404, text="Unable find requested URL. Please view /openapi/v3 for API reference.")
+        if isinstance(answer, httpx.Response):
+            return answer
+        if isinstance(answer, bytes):
+            return httpx.Response(200, content=answer)
+        return httpx.Response(200, json=answer)
+
+    return httpx.MockTransport(handle)
+
+
+def _capture_routes(folder: Path) -> dict[str, Any]:
+    return {
+        "/openapi/v3": OPENAPI,
+        "/slurmdb/v0.0.38/associations": _read(folder, "slurmdb_v0.0.38_associations.json"),
+        "/slurm/v0.0.38/partitions": _read(folder, "slurm_v0.0.38_partitions.json"),
+    }
+
+
+def _snap(routes: dict[str, Any], **kw: Any) -> Snapshot:
+    kw.setdefault("sleep", lambda s: None)
+    return rest.live_snapshot(socket="/nonexistent/only-the-transport-is-used", transport=_server(routes), **kw)
+
+
+def _same_tree(snap: Snapshot, sshare_text: bytes | str) -> None:
+    want = parse_sshare(sshare_text).tree
+    got = snap.tree
+    assert got is not None
+    for name in ("parent", "is_user", "account", "user", "shares_raw"):
+        assert getattr(got, name).tolist() == getattr(want, name).tolist(), name
+
+
+# --------------------------------------------------------------------------------------------
+# real 22.05 JSON
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("folder", VARIANTS, ids=[f"{p.parent.name}/{p.name}" for p in VARIANTS])
+def test_capture_tree_equals_sshare(folder: Path) -> None:
+    snap = _snap(_capture_routes(folder))
+    _same_tree(snap, (folder / "sshare_a_l_P.psv").read_bytes())
+    assert snap.cluster == "sandbox"
+    assert snap.tree is not None and snap.tree.sibling_order is None
+    assert not snap.tree.usage_raw.any()
+    assert any(w.startswith("usage unknown (shown as 0)") for w in snap.warnings)
+    assert any(w.startswith("priority settings unknown") for w in snap.warnings)
+    parts = {p.name: p for p in snap.partitions}
+    assert parts["burn"].billing_weights == {"cpu": 1_000_000.0}
+    assert parts["debug"].billing_weights == {}
+    assert parts["burn"].tres_totals["mem"] == 1024.0
+
+
+def test_parent_shares_and_root_as_sshare_prints() -> None:
+    folder = SLURM / "nested_parent" / "fair_tree"
+    tree = _snap(_capture_routes(folder)).tree
+    assert tree is not None
+    labels = [tree.label(i) for i in range(tree.size)]
+    assert tree.shares_raw[0] == NO_VAL  # slurmdbd stores 1 for root; sshare prints nothing
+    for label in ("ad/ud1", "ada", "ada/uda1", "adaa", "adaa/udaa1"):
+        assert tree.shares_raw[labels.index(label)] == USE_PARENT, label
+    # users first, then sub-accounts, each by name
+    assert labels[:4] == ["root", "root/root", "root/u1", "root/u2"]
+    assert labels[labels.index("ag"):] == ["ag", "ag/ug1", "aga", "aga/u2", "aga/uga1", "aga/uga2"]
+
+
+def test_real_openapi_versions() -> None:
+    versions = rest.pick_versions(OPENAPI)
+    assert versions.associations == "/slurmdb/v0.0.38/associations"
+    assert versions.partitions == "/slurm/v0.0.38/partitions"
+    assert versions.shares is None
+    assert versions.offered == ("slurm/v0.0.36", "slurm/v0.0.37", "slurm/v0.0.38",
+                                "slurmdb/v0.0.36", "slurmdb/v0.0.37", "slurmdb/v0.0.38")
+
+
+def test_newest_understood_version_wins() -> None:
+    paths = {p: {} for p in ("/slurmdb/v0.0.38/associations", "/slurmdb/v0.0.40/associations/",
+                             "/slurmdb/v0.0.41/associations/", "/slurm/v0.0.39/partitions/",
+                             "/slurm/v0.0.40/shares", "/slurm/v0.0.42/partitions/")}
+    versions = rest.pick_versions({"paths": paths})
+    assert versions.associations == "/slurmdb/v0.0.40/associations/"
+    assert versions.partitions == "/slurm/v0.0.39/partitions/"
+    assert versions.shares == "/slurm/v0.0.40/shares"
+
+
+def test_unknown_versions_only() -> None:
+    paths = {"/slurmdb/v0.0.41/associations": {}, "/slurm/v0.0.41/partitions": {}, "/openapi/v3": {}}
+    with pytest.raises(SourceUnavailable, match=r"offers: slurm/v0\.0\.41, slurmdb/v0\.0\.41"):
+        _snap({"/openapi/v3": {"paths": paths}})
+
+
+def test_openapi_fallback_to_plain_openapi() -> None:
+    folder = VARIANTS[0]
+    routes = _capture_routes(folder)
+    routes["/openapi"] = routes.pop("/openapi/v3")
+    _same_tree(_snap(routes), (folder / "sshare_a_l_P.psv").read_bytes())
+
+
+# --------------------------------------------------------------------------------------------
+# usage, lft, newer shapes (synthesised from the real records)
+# --------------------------------------------------------------------------------------------
+
+
+def _assocs(folder: Path) -> list[dict[str, Any]]:
+    return json.loads(_read(folder, "slurmdb_v0.0.38_associations.json"))["associations"]
+
+
+def test_usage_and_lft_when_the_server_sends_them() -> None:
+    folder = SLURM / "nested_parent" / "fair_tree"
+    table = parse_sshare((folder / "sshare_a_l_P.psv").read_bytes())
+    usage = {(str(a), str(u)): float(x) for a, u, x in zip(table.tree.account, table.tree.user, table.tree.usage_raw)}
+    assocs = _assocs(folder)
+    for k, a in enumerate(assocs):
+        a["usage"] = {"raw_usage": usage[(a["account"], a["user"] or "")]}
+        a["lft"] = 1000 - k
+    routes = _capture_routes(folder)
+    routes["/slurmdb/v0.0.38/associations"] = {"associations": assocs, "errors": []}
+    snap = _snap(routes)
+    assert snap.tree is not None
+    assert snap.tree.usage_raw.tolist() == table.tree.usage_raw.tolist()
+    assert snap.tree.sibling_order is not None and len(set(snap.tree.sibling_order.tolist())) == snap.tree.size
+    assert not any("usage unknown" in w or "lft" in w for w in snap.warnings)
+
+
+def _v40(folder: Path) -> dict[str, Any]:
+    """The captured associations in v0.0.40's number shape, plus a matching shares response."""
+    table = parse_sshare((folder / "sshare_a_l_P.psv").read_bytes())
+    assocs = _assocs(folder)
+    for a in assocs:
+        a["shares_raw"] = {"set": True, "infinite": False, "number": a["shares_raw"]}
+        a["usage"] = None
+    shares = []
+    for i in range(table.tree.size):
+        is_user = bool(table.tree.is_user[i])
+        parent = table.tree.parent[i]
+        shares.append({
+            "name": table.tree.user[i] if is_user else table.tree.account[i],
+            "parent": table.tree.account[i] if is_user else ("" if parent < 0 else table.tree.account[parent]),
+            "partition": "", "type": ["USER" if is_user else "ASSOCIATION"],
+            "usage": int(table.tree.usage_raw[i]),
+        })
+    return {"assocs": assocs, "shares": {"shares": {"shares": shares, "total_shares": 1}}, "table": table}
+
+
+def test_usage_from_shares_endpoint() -> None:
+    folder = SLURM / "deep4" / "fair_tree"
+    data = _v40(folder)
+    routes = {
+        "/openapi/v3": {"paths": {"/slurmdb/v0.0.40/associations/": {}, "/slurm/v0.0.40/shares/": {},
+                                  "/slurm/v0.0.40/partitions/": {}}},
+        "/slurmdb/v0.0.40/associations/": {"associations": data["assocs"]},
+        "/slurm/v0.0.40/shares/": data["shares"],
+        "/slurm/v0.0.40/partitions/": {"partitions": [
+            {"name": "burn", "tres": {"billing_weights": "CPU=2", "configured": "cpu=4,mem=2G"},
+             "cpus": {"total": 4}, "nodes": {"total": 1}, "priority": {"job_factor": 3, "tier": 1}}]},
+    }
+    snap = _snap(routes)
+    _same_tree(snap, (folder / "sshare_a_l_P.psv").read_bytes())
+    assert snap.tree is not None
+    assert snap.tree.usage_raw.tolist() == data["table"].tree.usage_raw.tolist()
+    assert not any("usage unknown" in w for w in snap.warnings)
+    (burn,) = snap.partitions
+    assert (burn.billing_weights, burn.total_cpus, burn.priority_job_factor, burn.tres_totals["mem"]) == (
+        {"cpu": 2.0}, 4, 3, 2048.0)
+
+
+def test_shares_endpoint_failure_is_a_warning() -> None:
+    folder = SLURM / "deep4" / "fair_tree"
+    data = _v40(folder)
+    routes = {
+        "/openapi/v3": {"paths": {"/slurmdb/v0.0.40/associations": {}, "/slurm/v0.0.40/shares": {}}},
+        "/slurmdb/v0.0.40/associations": {"associations": data["assocs"]},
+        "/slurm/v0.0.40/shares": httpx.Response(403, json={"errors": [{"error": "Access denied"}]}),
+    }
+    snap = _snap(routes)
+    assert any("usage unknown" in w and "HTTP 403: Access denied" in w for w in snap.warnings)
+    assert any("partitions unknown" in w for w in snap.warnings)
+
+
+def test_deleted_and_other_clusters() -> None:
+    folder = SLURM / "deep4" / "fair_tree"
+    assocs = _assocs(folder)
+    other = copy.deepcopy(assocs[:3])
+    for a in other:
+        a["cluster"] = "other"
+    gone = dict(copy.deepcopy(assocs[-1]), user="ghost", flags=["DELETED"])
+    routes = _capture_routes(folder)
+    routes["/slurmdb/v0.0.38/associations"] = {"associations": other + assocs + [gone]}
+    snap = _snap(routes, cluster="sandbox")
+    _same_tree(snap, (folder / "sshare_a_l_P.psv").read_bytes())
+    snap = _snap(routes)
+    assert snap.cluster == "other" and any("clusters other, sandbox" in w for w in snap.warnings)
+
+
+# --------------------------------------------------------------------------------------------
+# faults
+# --------------------------------------------------------------------------------------------
+
+
+def _flaky(responses: list[httpx.Response | Exception], then: Any) -> Callable[[httpx.Request], Any]:
+    seq = list(responses)
+
+    def answer(request: httpx.Request) -> Any:
+        if seq:
+            item = seq.pop(0)
+            if isinstance(item, Exception):
+                raise item
+            return item
+        return then
+
+    return answer
+
+
+def test_5xx_then_success_is_retried() -> None:
+    folder = VARIANTS[0]
+    routes = _capture_routes(folder)
+    routes["/slurmdb/v0.0.38/associations"] = _flaky(
+        [httpx.Response(503, text="busy"), httpx.Response(429, headers={"Retry-After": "2"})],
+        httpx.Response(200, content=routes["/slurmdb/v0.0.38/associations"]))
+    waits: list[float] = []
+    snap = _snap(routes, sleep=waits.append)
+    _same_tree(snap, (folder / "sshare_a_l_P.psv").read_bytes())
+    assert len(waits) == 2 and 0.375 <= waits[0] <= 0.5 and waits[1] == 2.0
+
+
+def test_retries_are_bounded() -> None:
+    log: list[str] = []
+    routes = {"/openapi/v3": httpx.Response(502, text="<html>Bad Gateway</html>")}
+    with pytest.raises(SourceUnavailable, match=r"/openapi/v3: HTTP 502: <html>Bad Gateway</html>"):
+        rest.live_snapshot(socket="x", transport=_server(routes, log), sleep=lambda s: None, retries=2)
+    assert log == ["/openapi/v3"] * 3
+
+
+def test_slurm_error_500_is_not_retried() -> None:
+    log: list[str] = []
+    body = {"errors": [{"description": "Nothing found", "error_number": 9003,
+                        "error": "Nothing found with query", "source": "slurmdb_associations_get"}]}
+    routes = {"/openapi/v3": OPENAPI, "/slurmdb/v0.0.38/associations": httpx.Response(500, json=body)}
+    with pytest.raises(rest.ApiError, match="HTTP 500: Nothing found with query") as info:
+        rest.live_snapshot(socket="x", transport=_server(routes, log), sleep=lambda s: None)
+    assert info.value.status == 500
+    assert log == ["/openapi/v3", "/slurmdb/v0.0.38/associations"]
+
+
+def test_401_names_status_and_error_text() -> None:
+    body = {"errors": [{"error": "Authentication failure", "error_number": 1007}]}
+    routes = {"/openapi/v3": httpx.Response(401, json=body)}
+    with pytest.raises(SourceUnavailable, match="HTTP 401: Authentication failure"):
+        _snap(routes)
+
+
+@pytest.mark.parametrize("body", [b"{not json", b"\xff\xfe", b"[1, 2]", b""])
+def test_malformed_json_names_the_endpoint(body: bytes) -> None:
+    routes = {"/openapi/v3": OPENAPI, "/slurmdb/v0.0.38/associations": body}
+    with pytest.raises(InputError, match=r"^slurmrestd /slurmdb/v0\.0\.38/associations: "):
+        _snap(routes)
+
+
+@pytest.mark.parametrize("doc, message", [
+    ({"associations": {}}, "'associations' is missing or not a list"),
+    ({"associations": [1]}, "association #0 is int"),
+    ({"associations": [{"account": "root", "cluster": "c", "shares_raw": "x"}]}, "shares_raw 'x'"),
+    ({"associations": [{"account": "a", "cluster": "c", "parent_account": "root", "shares_raw": 1}]},
+     "no root association"),
+    ({"associations": [{"account": "root", "cluster": "c", "shares_raw": 1},
+                       {"account": "a", "cluster": "c", "parent_account": "b", "shares_raw": 1}]},
+     "account 'a' is under account 'b', which has no association"),
+    ({"associations": [{"account": "root", "cluster": "c", "shares_raw": 1},
+                       {"account": "a", "cluster": "c", "parent_account": "b", "shares_raw": 1},
+                       {"account": "b", "cluster": "c", "parent_account": "a", "shares_raw": 1}]},
+     "not reachable from root"),
+    ({"associations": [{"account": "root", "cluster": "c", "shares_raw": 1, "user": 5}]}, "'user' is int"),
+])
+def test_unexpected_shapes(doc: dict[str, Any], message: str) -> None:
+    routes = {"/openapi/v3": OPENAPI, "/slurmdb/v0.0.38/associations": doc}
+    with pytest.raises(InputError, match=message):
+        _snap(routes)
+
+
+def test_openapi_without_paths() -> None:
+    with pytest.raises(InputError, match="not an OpenAPI document"):
+        _snap({"/openapi/v3": {"hello": 1}})
+
+
+def test_bad_partitions_are_a_warning() -> None:
+    folder = VARIANTS[0]
+    routes = _capture_routes(folder)
+    routes["/slurm/v0.0.38/partitions"] = {"partitions": [{"name": "p", "billing_weights": "CPU=x"}]}
+    snap = _snap(routes)
+    assert snap.partitions == ()
+    assert any("partitions unknown" in w and "billing_weights" in w for w in snap.warnings)
+
+
+@pytest.mark.parametrize("exc, message, attempts", [
+    (httpx.ConnectTimeout, "cannot connect", 3),
+    (httpx.ConnectError, "cannot connect", 3),
+    (httpx.ReadTimeout, "timed out", 1),  # a busy server: asking again would only double the wait
+])
+def test_timeouts_and_refusals(exc: type[httpx.TransportError], message: str, attempts: int) -> None:
+    calls: list[int] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(1)
+        raise exc("no", request=request)
+
+    with pytest.raises(rest.ApiUnavailable, match=message):
+        rest.live_snapshot(socket="x", transport=httpx.MockTransport(handler), sleep=lambda s: None, retries=2)
+    assert len(calls) == attempts
+
+
+def test_connect_error_then_success() -> None:
+    folder = VARIANTS[0]
+    routes = _capture_routes(folder)
+    routes["/openapi/v3"] = _flaky([httpx.ConnectError("refused")], OPENAPI)
+    _same_tree(_snap(routes), (folder / "sshare_a_l_P.psv").read_bytes())
+
+
+def test_missing_socket(tmp_path: Path) -> None:
+    with pytest.raises(SourceUnavailable, match="no socket at"):
+        rest.live_snapshot(socket=str(tmp_path / "nope.sock"))
+
+
+def test_refused_socket(tmp_path: Path) -> None:
+    import socket as sk
+
+    path = tmp_path / "dead.sock"
+    s = sk.socket(sk.AF_UNIX)
+    s.bind(str(path))  # bound, never listening: connect() is refused
+    try:
+        with pytest.raises(SourceUnavailable, match="cannot connect"):
+            rest.live_snapshot(socket=str(path), sleep=lambda t: None, retries=1)
+    finally:
+        s.close()
+
+
+def test_url_sends_jwt_headers(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[httpx.Headers] = []
+    folder = VARIANTS[0]
+    routes = _capture_routes(folder)
+    transport = _server(routes)
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request.headers)
+        return transport.handle_request(request)
+
+    monkeypatch.setenv("SLURM_JWT", "tok123")
+    snap = rest.live_snapshot(url="http://head:6820/", user="alice", transport=httpx.MockTransport(handler))
+    assert "http://head:6820" in snap.source
+    assert all(h["X-SLURM-USER-TOKEN"] == "tok123" and h["X-SLURM-USER-NAME"] == "alice" for h in seen)
+    monkeypatch.delenv("SLURM_JWT")
+    with pytest.raises(SourceUnavailable, match="no JWT"):
+        rest.live_snapshot(url="http://head:6820")
+
+
+def test_fuzzed_records_raise_only_input_errors() -> None:
+    """Mutated real records: a snapshot or an InputError, never another exception."""
+    base = _assocs(SLURM / "nested_parent" / "fair_tree")
+    rng = random.Random(7)
+    junk: list[Any] = [None, "", "root", 0, -1, 2**40, 1.5, [], {}, {"set": False}, True, "parent", "x\x00y"]
+    keys = ["account", "user", "parent_account", "shares_raw", "cluster", "partition", "usage", "flags", "lft"]
+    for _ in range(300):
+        assocs = copy.deepcopy(base)
+        for _ in range(rng.randint(1, 3)):
+            rec = rng.choice(assocs)
+            rec[rng.choice(keys)] = rng.choice(junk)
+        if rng.random() < 0.2:
+            assocs.append(copy.deepcopy(rng.choice(assocs)))
+        try:
+            rest.tree_from_associations(assocs)
+        except InputError:
+            pass
+
+
+# --------------------------------------------------------------------------------------------
+# the real sandbox
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.sandbox
+@pytest.mark.skipif(not os.environ.get("FAIRTOP_SANDBOX"), reason="needs the running Slurm sandbox: set FAIRTOP_SANDBOX=1")
+def test_live_socket_equals_live_sshare() -> None:
+    env = dict(os.environ, SLURM_CONF="/tmp/slurm-sandbox/etc/slurm.conf")
+    sshare = subprocess.run(["sshare", "-a", "-l", "-P"], env=env, capture_output=True, timeout=30, check=True).stdout
+    snap = rest.live_snapshot(socket=SOCKET, timeout=httpx.Timeout(30.0, connect=3.0))
+    _same_tree(snap, sshare)
+    assert snap.cluster == env.get("SANDBOX_CLUSTER", "sandbox")
+    assert snap.source.startswith(f"slurmrestd unix socket {SOCKET} (v0.0.38")
+    from tui.sources.slurm_text import parse_partitions
+
+    shown = subprocess.run(["scontrol", "show", "partition"], env=env, capture_output=True, timeout=30,
+                           check=True).stdout
+    assert {p.name: p.billing_weights for p in snap.partitions} == {
+        p.name: p.billing_weights for p in parse_partitions(shown)}

@@ -1,0 +1,702 @@
+"""Live Slurm over slurmrestd: associations, shares and partitions as a :class:`~tui.model.Snapshot`.
+
+One synchronous :class:`httpx.Client` per source (the app calls sources from thread workers, as it
+does :mod:`tui.sources.slurm_cli`). It talks to slurmrestd over a unix socket (``rest_auth/local``:
+the caller's own uid) or to a URL with a JWT (``X-SLURM-USER-NAME`` / ``X-SLURM-USER-TOKEN``; the
+token from the argument or ``$SLURM_JWT``).
+
+What the real Slurm 22.05.8 slurmrestd offers (sandbox, probed with GET only)
+-----------------------------------------------------------------------------
+- ``/openapi``, ``/openapi.json``, ``/openapi/v3`` (all three the same 514 kB OpenAPI 3.0.3
+  document) list plugin versions **v0.0.36, v0.0.37, v0.0.38** for both ``slurm/`` and
+  ``slurmdb/``; v0.0.36 is marked deprecated. v0.0.38 is picked.
+- ``slurmdb/v0.0.38/associations``: account, user (null for account rows), parent_account (set
+  on account rows only, null on the root and on user rows), partition, cluster, flags,
+  ``shares_raw``. The ``parent`` fairshare is ``shares_raw = 2147483647`` (= ``USE_PARENT``,
+  ``SLURMDB_FS_USE_PARENT``), and the root association's ``shares_raw`` is 1, where sshare prints
+  nothing (``NO_VAL`` in fairtop). **No** ``lft``/``rgt``, so no ``sibling_order``.
+- Raw usage and fairshare are **not available**: the schema declares a ``usage`` object
+  (``raw_usage``, ``fairshare_factor``, ``fairshare_level``, ...) but slurmdbd fills none of it;
+  every association has ``"usage": null``. There is no ``slurm/v0.0.3x/shares`` endpoint (GET gives
+  404) and no slurmctld config endpoint. Usage is therefore set to 0 with a snapshot warning; a
+  server that does send ``usage.raw_usage``, or offers ``slurm/vX/shares`` (23.11's v0.0.40), gets
+  real usage.
+- ``slurmdb/v0.0.38/config`` is slurmdbd's dump (clusters, TRES, accounts, users, QOS, wckeys,
+  associations), not slurm.conf: no PriorityFlags, weights or decay. Priority settings are not
+  offered at all, so the defaults of :class:`~tui.model.PrioritySettings` are used, with a warning.
+- ``slurm/v0.0.38/partitions``: ``billing_weights`` is the TRESBillingWeights string
+  (``"CPU=1000000"``, ``""`` when unset), ``tres`` the TRES string, plus ``total_cpus``,
+  ``total_nodes``, ``priority_job_factor``.
+- Errors: an unknown path gives 404 with a plain-text body; a query that finds nothing
+  (``associations?cluster=nosuch``) gives **HTTP 500** with ``errors: [{"error": "Nothing found
+  with query", "error_number": 9003, "description": ..., "source": ...}]``. Such a Slurm-level 500
+  is not retried (it would answer the same); a 500 without a Slurm error body, 502-504, 408 and 429
+  are.
+
+The tree is built in sshare's order (children of an account: users first, then sub-accounts, each
+sorted by name with strcmp, then by partition), so it equals ``parse_sshare`` of ``sshare -a -l -P``
+row for row.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import random
+import re
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+import httpx
+import numpy as np
+
+from tui.engine.billing import parse_tres_billing_weights
+from tui.model import NO_VAL, USE_PARENT, AssocTree, ModelError, Partition, PrioritySettings, Snapshot
+from tui.sources.errors import InputError, SourceUnavailable
+
+__all__ = [
+    "SUPPORTED_VERSIONS",
+    "DEFAULT_TIMEOUT",
+    "ApiUnavailable",
+    "ApiError",
+    "ApiVersions",
+    "RestTree",
+    "RestClient",
+    "pick_versions",
+    "tree_from_associations",
+    "partitions_from_json",
+    "usage_from_shares",
+    "live_snapshot",
+]
+
+#: Plugin versions whose association/partition/shares shapes fairtop reads (newest wins).
+SUPPORTED_VERSIONS = ("v0.0.36", "v0.0.37", "v0.0.38", "v0.0.39", "v0.0.40")
+#: A whole site's associations can be tens of MB of JSON from slurmdbd: a generous read timeout,
+#: a short connect one (a dead socket should fail fast).
+DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=3.0)
+DEFAULT_RETRIES = 2
+_MAX_BACKOFF = 8.0
+_RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
+_PATH = re.compile(r"^/(slurmdb|slurm)/(v[0-9]+\.[0-9]+\.[0-9]+)/([a-z_]+)/?$")
+_MAX_SHARES = 0xFFFFFFFF
+
+
+class ApiUnavailable(SourceUnavailable):
+    """slurmrestd did not answer: no socket, refused, timed out."""
+
+
+class ApiError(SourceUnavailable):
+    """slurmrestd answered with an HTTP error status.
+
+    Attributes
+    ----------
+    status : int
+        The HTTP status.
+    detail : str
+        The server's ``errors[].error`` texts (or the start of a non-JSON body).
+    """
+
+    def __init__(self, endpoint: str, status: int, detail: str) -> None:
+        self.endpoint = endpoint
+        self.status = status
+        self.detail = detail
+        super().__init__(f"slurmrestd {endpoint}: HTTP {status}" + (f": {detail}" if detail else ""))
+
+
+def _version_key(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in v[1:].split("."))
+
+
+def _errors_text(doc: Any) -> str:
+    """The ``errors[]`` of a Slurm response as one line ("" if none)."""
+    if not isinstance(doc, Mapping) or not isinstance(doc.get("errors"), list):
+        return ""
+    parts = []
+    for err in doc["errors"]:
+        if isinstance(err, Mapping):
+            text = str(err.get("error") or "")
+            desc = str(err.get("description") or "")
+            # 22.05 puts the same idea in both ("Nothing found" / "Nothing found with query")
+            parts.append(text if not desc or desc in text else f"{text} ({desc})" if text else desc)
+        elif isinstance(err, str):
+            parts.append(err)
+    return "; ".join(p for p in parts if p)
+
+
+class RestClient:
+    """A GET-only slurmrestd client with bounded retries.
+
+    Parameters
+    ----------
+    socket : str, optional
+        Path of slurmrestd's unix socket (``rest_auth/local``). Exclusive with ``url``.
+    url : str, optional
+        Base URL of slurmrestd (``rest_auth/jwt``), e.g. ``http://head:6820``.
+    token : str, optional
+        JWT for ``url``; default ``$SLURM_JWT``.
+    user : str, optional
+        ``X-SLURM-USER-NAME`` for ``url``; default the login name, ``""`` to omit the header.
+    timeout : httpx.Timeout
+        Per request.
+    retries : int
+        Extra attempts after a connect error or a transient HTTP status (GET is idempotent).
+    transport : httpx.BaseTransport, optional
+        Replaces the network (tests pass :class:`httpx.MockTransport`).
+    sleep : callable
+        Waits between attempts (tests pass a no-op).
+    """
+
+    def __init__(self, socket: str | None = None, url: str | None = None, *, token: str | None = None,
+                 user: str | None = None, timeout: httpx.Timeout = DEFAULT_TIMEOUT,
+                 retries: int = DEFAULT_RETRIES, transport: httpx.BaseTransport | None = None,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        if (socket is None) == (url is None):
+            raise ValueError("give exactly one of socket= or url=")
+        headers = {"Accept": "application/json"}
+        if socket is not None:
+            self.where = f"unix socket {socket}"
+            base = "http://localhost"
+            if transport is None:
+                if not os.path.exists(socket):
+                    raise ApiUnavailable(f"slurmrestd: no socket at {socket} (is slurmrestd running?)")
+                transport = httpx.HTTPTransport(uds=socket)
+        else:
+            assert url is not None
+            self.where = url
+            base = url.rstrip("/")
+            token = token if token is not None else os.environ.get("SLURM_JWT", "")
+            if not token:
+                raise ApiUnavailable(f"slurmrestd {url}: no JWT (set SLURM_JWT, e.g. from 'scontrol token')")
+            user = getpass.getuser() if user is None else user
+            headers["X-SLURM-USER-TOKEN"] = token
+            if user:
+                headers["X-SLURM-USER-NAME"] = user
+        self.retries = max(0, retries)
+        self._sleep = sleep
+        self._client = httpx.Client(base_url=base, headers=headers, timeout=timeout, transport=transport,
+                                    follow_redirects=False)
+
+    def __enter__(self) -> RestClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._client.close()
+
+    def _backoff(self, attempt: int, response: httpx.Response | None) -> float:
+        """Seconds before the next attempt: Retry-After if given (capped), else 0.5 s * 2**n +-25 %."""
+        if response is not None:
+            after = response.headers.get("Retry-After", "")
+            try:
+                return min(max(float(after), 0.0), _MAX_BACKOFF)
+            except ValueError:
+                pass
+        return min(0.5 * 2**attempt, _MAX_BACKOFF) * (1 - 0.25 * random.random())
+
+    def get_json(self, path: str, params: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """GET ``path`` and return the JSON object.
+
+        Raises
+        ------
+        ApiUnavailable
+            Connection refused, socket gone, timeout (after the retries).
+        ApiError
+            An HTTP status >= 400 (after the retries for transient ones).
+        InputError
+            A 2xx body that is not a JSON object.
+        """
+        attempt = 0
+        while True:
+            response: httpx.Response | None = None
+            try:
+                response = self._client.get(path, params=params)
+            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+                if attempt < self.retries:
+                    self._sleep(self._backoff(attempt, None))
+                    attempt += 1
+                    continue
+                raise ApiUnavailable(f"slurmrestd {path}: cannot connect to {self.where}: {exc}") from None
+            except httpx.TimeoutException:
+                # a read timeout means slurmrestd (or slurmdbd behind it) is busy: asking again
+                # would only double the wait
+                raise ApiUnavailable(f"slurmrestd {path}: no answer from {self.where} (timed out)") from None
+            except httpx.HTTPError as exc:
+                raise ApiUnavailable(f"slurmrestd {path}: {type(exc).__name__}: {exc}") from None
+            status = response.status_code
+            if status >= 400:
+                doc = _maybe_json(response)
+                detail = _errors_text(doc) or _body_start(response)
+                # a 500 carrying Slurm errors ("Nothing found with query") is an answer, not a glitch
+                slurm_answer = status == 500 and bool(_errors_text(doc))
+                if status in _RETRY_STATUS and not slurm_answer and attempt < self.retries:
+                    self._sleep(self._backoff(attempt, response))
+                    attempt += 1
+                    continue
+                raise ApiError(path, status, detail)
+            try:
+                doc = json.loads(response.content)
+            except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
+                raise InputError(f"slurmrestd {path}", f"not JSON: {exc}") from None
+            if not isinstance(doc, dict):
+                raise InputError(f"slurmrestd {path}", f"expected a JSON object, got {type(doc).__name__}")
+            return doc
+
+
+def _maybe_json(response: httpx.Response) -> Any:
+    try:
+        return json.loads(response.content)
+    except ValueError:
+        return None
+
+
+def _body_start(response: httpx.Response) -> str:
+    text = response.content[:200].decode("utf-8", "replace").strip()
+    return " ".join(text.split())
+
+
+@dataclass(frozen=True)
+class ApiVersions:
+    """Paths chosen from the server's OpenAPI document (``None``: not offered in a known version)."""
+
+    associations: str
+    partitions: str | None
+    shares: str | None
+    offered: tuple[str, ...]
+    """Every ``slurm/vX`` and ``slurmdb/vX`` the server lists, e.g. ``("slurm/v0.0.38", ...)``."""
+
+    @property
+    def slurmdb(self) -> str:
+        return self.associations.split("/")[2]
+
+    @property
+    def slurm(self) -> str | None:
+        return None if self.partitions is None else self.partitions.split("/")[2]
+
+
+def pick_versions(openapi: Mapping[str, Any], source: str = "slurmrestd /openapi") -> ApiVersions:
+    """Choose the newest understood ``slurmdb/vX/associations``, ``slurm/vX/partitions`` and ``slurm/vX/shares``.
+
+    Parameters
+    ----------
+    openapi : mapping
+        The server's OpenAPI document (only ``paths`` is read).
+    source : str
+        Name for errors.
+
+    Raises
+    ------
+    InputError
+        No ``paths`` object.
+    SourceUnavailable
+        No associations endpoint in a version fairtop understands; the message lists what the
+        server offers.
+    """
+    paths = openapi.get("paths")
+    if not isinstance(paths, Mapping):
+        raise InputError(source, "no 'paths' object: not an OpenAPI document")
+    found: dict[tuple[str, str], dict[str, str]] = {}  # (plugin, endpoint) -> version -> path
+    offered: set[str] = set()
+    for path in paths:
+        m = _PATH.match(str(path))
+        if not m:
+            continue
+        plugin, version, endpoint = m.groups()
+        offered.add(f"{plugin}/{version}")
+        if version in SUPPORTED_VERSIONS:
+            found.setdefault((plugin, endpoint), {})[version] = str(path)
+
+    def newest(plugin: str, endpoint: str) -> str | None:
+        versions = found.get((plugin, endpoint), {})
+        return versions[max(versions, key=_version_key)] if versions else None
+
+    ordered = tuple(sorted(offered, key=lambda s: (s.split("/")[0], _version_key(s.split("/")[1]))))
+    assoc = newest("slurmdb", "associations")
+    if assoc is None:
+        raise SourceUnavailable(
+            "slurmrestd offers no slurmdb associations endpoint fairtop understands "
+            f"({', '.join(SUPPORTED_VERSIONS)}); it offers: {', '.join(ordered) or 'no slurm/slurmdb versions'}")
+    return ApiVersions(assoc, newest("slurm", "partitions"), newest("slurm", "shares"), ordered)
+
+
+# --------------------------------------------------------------------------------------------
+# JSON -> model
+# --------------------------------------------------------------------------------------------
+
+
+def _number(value: Any) -> float | None:
+    """A JSON number, or v0.0.39+'s ``{"set": true, "infinite": false, "number": n}``; else None."""
+    if isinstance(value, Mapping):
+        if value.get("set") is False or value.get("infinite") is True:
+            return None
+        value = value.get("number")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if isinstance(value, float) else value
+
+
+def _text(rec: Mapping[str, Any], key: str, source: str, what: str) -> str:
+    value = rec.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise InputError(source, f"{what}: '{key}' is {type(value).__name__}, expected a string")
+    return value
+
+
+def _dig(obj: Any, *keys: str) -> Any:
+    for key in keys:
+        if not isinstance(obj, Mapping):
+            return None
+        obj = obj.get(key)
+    return obj
+
+
+def _shares(rec: Mapping[str, Any], source: str, what: str) -> int:
+    raw = rec.get("shares_raw", rec.get("shares"))
+    if raw == "parent":
+        return USE_PARENT
+    value = _number(raw)
+    if value is None or value != int(value) or not 0 <= value <= _MAX_SHARES:
+        raise InputError(source, f"{what}: shares_raw {raw!r} is not a whole number of shares")
+    return int(value)
+
+
+@dataclass
+class _Assoc:
+    account: str
+    user: str
+    partition: str
+    parent: str
+    shares: int
+    usage: float | None
+    lft: int | None
+
+
+def _records(assocs: Any, source: str, cluster: str | None) -> tuple[list[_Assoc], str, list[str]]:
+    """Validated association records of one cluster (the only one, or ``cluster``)."""
+    if not isinstance(assocs, list):
+        raise InputError(source, "'associations' is missing or not a list")
+    clusters: dict[str, list[Mapping[str, Any]]] = {}
+    for k, rec in enumerate(assocs):
+        if not isinstance(rec, Mapping):
+            raise InputError(source, f"association #{k} is {type(rec).__name__}, expected an object")
+        flags = rec.get("flags")
+        if isinstance(flags, list) and "DELETED" in flags:
+            continue
+        clusters.setdefault(_text(rec, "cluster", source, f"association #{k}"), []).append(rec)
+    warnings: list[str] = []
+    if cluster is None:
+        if not clusters:
+            raise InputError(source, "no associations")
+        cluster = sorted(clusters)[0]
+        if len(clusters) > 1:
+            warnings.append(f"{source}: associations of clusters {', '.join(sorted(clusters))}; showing {cluster}")
+    elif cluster not in clusters:
+        raise InputError(source, f"no associations of cluster {cluster!r} (found: {', '.join(sorted(clusters))})")
+    out = []
+    for rec in clusters[cluster]:
+        account = _text(rec, "account", source, "association")
+        user = _text(rec, "user", source, f"association of {account!r}")
+        what = f"association {account}/{user}" if user else f"account {account!r}"
+        if not account:
+            raise InputError(source, f"{what}: empty account")
+        usage = _number(_dig(rec, "usage", "raw_usage"))
+        lft = _number(rec.get("lft"))
+        out.append(_Assoc(account, user, _text(rec, "partition", source, what),
+                          _text(rec, "parent_account", source, what), _shares(rec, source, what),
+                          None if usage is None or usage < 0 else float(usage),
+                          None if lft is None else int(lft)))
+    return out, cluster, warnings
+
+
+def _sort_key(rec: _Assoc) -> tuple[int, bytes, bytes]:
+    # sshare's sort_assoc_dec: users before accounts, then strcmp on the name, then the partition
+    return (0 if rec.user else 1, (rec.user or rec.account).encode(), rec.partition.encode())
+
+
+@dataclass(frozen=True, eq=False)
+class RestTree:
+    """The tree built from ``associations[]`` and what came with it."""
+
+    tree: AssocTree
+    """Raw usage from ``usage.raw_usage`` if every association carries it, else zeros;
+    ``sibling_order`` from ``lft`` if every association carries it, else None."""
+    cluster: str
+    """The cluster shown."""
+    partitions: list[str]
+    """Partition of each row ("" for none)."""
+    usage_known: bool
+    """Whether every association carried ``usage.raw_usage``."""
+    warnings: list[str]
+    """Clusters not shown."""
+
+
+def tree_from_associations(assocs: Any, source: str = "slurmrestd associations",
+                           cluster: str | None = None) -> RestTree:
+    """Build the association tree in sshare's pre-order from ``associations[]`` JSON.
+
+    Parameters
+    ----------
+    assocs : list of dict
+        The ``associations`` array of ``slurmdb/vX/associations`` (v0.0.36-v0.0.40).
+    source : str
+        Name for errors (the endpoint).
+    cluster : str, optional
+        Which cluster's associations; default the only one (else the first by name, with a warning).
+
+    Returns
+    -------
+    RestTree
+
+    Raises
+    ------
+    InputError
+        A record of the wrong shape, no root, a duplicate, an account whose parent has no
+        association, or a cycle.
+    """
+    records, cluster, warnings = _records(assocs, source, cluster)
+    accounts: dict[str, _Assoc] = {}
+    children: dict[str, list[_Assoc]] = {}
+    seen: set[tuple[str, str, str]] = set()
+    root: _Assoc | None = None
+    for rec in records:
+        key = (rec.account, rec.user, rec.partition)
+        if key in seen:
+            raise InputError(source, f"association {rec.account}/{rec.user} listed twice")
+        seen.add(key)
+        if rec.user:
+            children.setdefault(rec.account, []).append(rec)
+        elif rec.account == "root" and not rec.parent:
+            root = rec
+        else:
+            if not rec.parent:
+                raise InputError(source, f"account {rec.account!r} has no parent_account")
+            accounts[rec.account] = rec
+            children.setdefault(rec.parent, []).append(rec)
+    if root is None:
+        raise InputError(source, f"no root association for cluster {cluster!r}")
+    accounts["root"] = root
+    for name in children:
+        if name not in accounts:
+            kid = children[name][0]
+            raise InputError(source, f"{'user ' + kid.user if kid.user else 'account ' + repr(kid.account)} "
+                                     f"is under account {name!r}, which has no association")
+
+    rows: list[_Assoc] = []
+    parent: list[int] = []
+    stack: list[tuple[_Assoc, int]] = [(root, -1)]
+    while stack:  # iterative: a deep tree must not hit the recursion limit
+        rec, up = stack.pop()
+        row = len(rows)
+        rows.append(rec)
+        parent.append(up)
+        if not rec.user:
+            kids = sorted(children.get(rec.account, ()), key=_sort_key)
+            stack.extend((kid, row) for kid in reversed(kids))
+    if len(rows) != len(records):
+        lost = sorted(r.account for r in records if not r.user and r not in rows)
+        raise InputError(source, f"accounts not reachable from root (a parent cycle?): {', '.join(lost)}")
+
+    usage_known = all(r.usage is not None for r in rows)
+    lft_known = all(r.lft is not None for r in rows)
+    shares = [r.shares for r in rows]
+    shares[0] = NO_VAL  # sshare prints no RawShares for root; slurmdbd stores 1
+    try:
+        tree = AssocTree(
+            parent=np.asarray(parent, dtype=np.int64),
+            is_user=np.asarray([bool(r.user) for r in rows], dtype=bool),
+            account=np.asarray([r.account for r in rows], dtype=object),
+            user=np.asarray([r.user for r in rows], dtype=object),
+            shares_raw=np.asarray(shares, dtype=np.int64),
+            usage_raw=np.asarray([r.usage or 0.0 for r in rows] if usage_known else np.zeros(len(rows)),
+                                 dtype=np.longdouble),
+            sibling_order=np.asarray([r.lft for r in rows], dtype=np.int64) if lft_known else None,
+        )
+    except ModelError as exc:
+        raise InputError(source, str(exc)) from None
+    return RestTree(tree, cluster, [r.partition for r in rows], usage_known, warnings)
+
+
+def usage_from_shares(doc: Mapping[str, Any], tree: AssocTree, partitions: list[str] | None = None,
+                      source: str = "slurmrestd shares") -> tuple[np.ndarray, list[str]]:
+    """Raw usage per tree row from ``slurm/vX/shares`` (v0.0.40+: ``shares.shares[]``).
+
+    Entries of type ``USER`` are keyed (parent account, user), ``ASSOCIATION`` entries (account).
+
+    Returns
+    -------
+    usage : longdouble array
+        Raw usage per row (0 for rows the response lacks).
+    warnings : list of str
+        Rows without an entry.
+
+    Raises
+    ------
+    InputError
+        No ``shares`` list or entries of the wrong shape.
+    """
+    entries = doc.get("shares")
+    if isinstance(entries, Mapping):
+        entries = entries.get("shares")
+    if not isinstance(entries, list):
+        raise InputError(source, "no 'shares' list")
+    by_key: dict[tuple[str, str, str], float] = {}
+    for k, e in enumerate(entries):
+        if not isinstance(e, Mapping):
+            raise InputError(source, f"shares entry #{k} is not an object")
+        name = _text(e, "name", source, f"shares entry #{k}")
+        parent = _text(e, "parent", source, f"shares entry #{k}")
+        part = _text(e, "partition", source, f"shares entry #{k}")
+        kind = e.get("type")
+        is_user = ("USER" in kind) if isinstance(kind, list) else kind == "USER"
+        value = _number(e.get("usage"))
+        if value is None or value < 0:
+            raise InputError(source, f"shares entry {name!r}: usage {e.get('usage')!r} is not a number >= 0")
+        by_key[(parent, name, part) if is_user else (name, "", part)] = float(value)
+    parts = partitions or [""] * tree.size
+    usage = np.zeros(tree.size, dtype=np.longdouble)
+    missing = []
+    for i in range(tree.size):
+        key = (str(tree.account[i]), str(tree.user[i]), parts[i])
+        if key in by_key:
+            usage[i] = by_key[key]
+        else:
+            missing.append(tree.label(i))
+    warnings = [f"{source}: no usage for {len(missing)} associations ({', '.join(missing[:5])}"
+                f"{', ...' if len(missing) > 5 else ''}); counted as 0"] if missing else []
+    return usage, warnings
+
+
+def partitions_from_json(doc: Mapping[str, Any], source: str = "slurmrestd partitions") -> list[Partition]:
+    """Partitions from ``slurm/vX/partitions`` (v0.0.36-v0.0.38 flat fields; v0.0.40 nested ones).
+
+    Raises
+    ------
+    InputError
+        No ``partitions`` list, a partition without a name, or bad TRESBillingWeights.
+    """
+    from tui.sources.slurm_text import parse_tres_counts  # shared with the text parsers
+
+    items = doc.get("partitions")
+    if not isinstance(items, list):
+        raise InputError(source, "'partitions' is missing or not a list")
+    out = []
+    for k, p in enumerate(items):
+        if not isinstance(p, Mapping) or not isinstance(p.get("name"), str) or not p["name"]:
+            raise InputError(source, f"partition #{k} has no name")
+        name = p["name"]
+        weights = p.get("billing_weights", _dig(p, "tres", "billing_weights"))
+        tres = p.get("tres")
+        tres = _dig(tres, "configured") if isinstance(tres, Mapping) else tres
+        try:
+            billing = parse_tres_billing_weights(weights if isinstance(weights, str) else "")
+        except ValueError as exc:
+            raise InputError(source, f"partition {name}: billing_weights: {exc}") from None
+        cpus = _number(p.get("total_cpus", _dig(p, "cpus", "total")))
+        nodes = _number(p.get("total_nodes", _dig(p, "nodes", "total")))
+        factor = _number(p.get("priority_job_factor", _dig(p, "priority", "job_factor")))
+        out.append(Partition(
+            name=name,
+            billing_weights=billing,
+            total_cpus=int(cpus or 0),
+            total_nodes=int(nodes or 0),
+            priority_job_factor=1 if factor is None else int(factor),
+            tres_totals=parse_tres_counts(tres if isinstance(tres, str) else "", source),
+        ))
+    return out
+
+
+def _openapi(client: RestClient) -> dict[str, Any]:
+    # /openapi/v3 first: newer slurmrestd deprecates plain /openapi; 22.05 serves both identically
+    try:
+        return client.get_json("/openapi/v3")
+    except ApiError as exc:
+        if exc.status != 404:
+            raise
+    return client.get_json("/openapi")
+
+
+def live_snapshot(socket: str | None = None, url: str | None = None, *, token: str | None = None,
+                  user: str | None = None, cluster: str | None = None,
+                  timeout: httpx.Timeout = DEFAULT_TIMEOUT, retries: int = DEFAULT_RETRIES,
+                  transport: httpx.BaseTransport | None = None,
+                  sleep: Callable[[float], None] = time.sleep) -> Snapshot:
+    """Read associations (and usage, partitions where offered) from slurmrestd.
+
+    Parameters
+    ----------
+    socket, url, token, user, timeout, retries, transport, sleep
+        As :class:`RestClient`.
+    cluster : str, optional
+        Cluster whose associations to show (default: the only one).
+
+    Returns
+    -------
+    Snapshot
+        With warnings for everything the server did not provide (usage on 22.05, priority
+        settings always, partitions when not offered or refused).
+
+    Raises
+    ------
+    SourceUnavailable
+        No connection, an HTTP error on the associations, or no understood API version.
+    InputError
+        A response of the wrong shape (naming the endpoint).
+    """
+    warnings: list[str] = []
+    with RestClient(socket, url, token=token, user=user, timeout=timeout, retries=retries,
+                    transport=transport, sleep=sleep) as client:
+        versions = pick_versions(_openapi(client))
+        path = versions.associations
+        doc = client.get_json(path, {"cluster": cluster} if cluster else None)
+        if _errors_text(doc):
+            warnings.append(f"slurmrestd {path}: {_errors_text(doc)}")
+        assocs = doc.get("associations")
+        built = tree_from_associations(assocs, f"slurmrestd {path}", cluster)
+        tree, cluster_name = built.tree, built.cluster
+        warnings += built.warnings
+        if not built.usage_known:
+            if versions.shares is not None:
+                try:
+                    shares = client.get_json(versions.shares)
+                    usage, more = usage_from_shares(shares, tree, built.partitions,
+                                                    source=f"slurmrestd {versions.shares}")
+                    warnings += more
+                    tree = AssocTree(tree.parent, tree.is_user, tree.account, tree.user, tree.shares_raw,
+                                     usage, tree.sibling_order)
+                except (SourceUnavailable, InputError) as exc:
+                    warnings.append(f"usage unknown (shown as 0): {exc}")
+            else:
+                warnings.append(f"usage unknown (shown as 0): slurmrestd {versions.slurmdb} associations carry no "
+                                "raw usage and the server offers no slurm/vX/shares endpoint")
+        if tree.sibling_order is None:
+            warnings.append("slurmrestd gives no association lft: Fair Tree ties between sibling accounts "
+                            "follow the sshare (name) order")
+        partitions: list[Partition] = []
+        if versions.partitions is None:
+            warnings.append("partitions unknown: the server offers no slurm/vX/partitions fairtop understands")
+        else:
+            try:
+                partitions = partitions_from_json(client.get_json(versions.partitions),
+                                                  f"slurmrestd {versions.partitions}")
+            except (SourceUnavailable, InputError) as exc:
+                warnings.append(f"partitions unknown: {exc}")
+    warnings.append("priority settings unknown (defaults assumed): slurmrestd does not expose slurm.conf's "
+                    "PriorityFlags, weights or decay")
+    return Snapshot(
+        cluster=cluster_name,
+        source=f"slurmrestd {client.where} ({versions.slurmdb}"
+               + (f", slurm {versions.slurm})" if versions.slurm else ")"),
+        taken_at=datetime.now(timezone.utc),
+        tree=tree,
+        settings=PrioritySettings(),
+        partitions=tuple(partitions),
+        warnings=tuple(warnings),
+    )
