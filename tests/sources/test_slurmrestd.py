@@ -169,6 +169,15 @@ def test_usage_and_lft_when_the_server_sends_them() -> None:
     assert not any("usage unknown" in w or "lft" in w for w in snap.warnings)
 
 
+def test_usage_stays_exact_beyond_a_double() -> None:
+    big = 2**64 - 1  # sshare prints RawUsage as %llu; a double would round it
+    assocs = [{"account": "root", "cluster": "c", "shares_raw": 1, "usage": {"raw_usage": big}},
+              {"account": "root", "user": "u", "cluster": "c", "shares_raw": 1, "usage": {"raw_usage": big - 1}}]
+    built = rest.tree_from_associations(assocs)
+    assert built.usage_known
+    assert built.tree.usage_raw[1] == np.longdouble(str(big - 1)) != np.longdouble(str(big))
+
+
 def _v40(folder: Path) -> dict[str, Any]:
     """The captured associations in v0.0.40's number shape, plus a matching shares response."""
     table = parse_sshare((folder / "sshare_a_l_P.psv").read_bytes())
@@ -399,11 +408,21 @@ def test_url_sends_jwt_headers(monkeypatch: pytest.MonkeyPatch) -> None:
         rest.live_snapshot(url="http://head:6820")
 
 
+@pytest.mark.parametrize("lft", [1e300, -1, 2.5, float("nan"), "7"])
+def test_bad_lft_means_no_sibling_order(lft: Any) -> None:
+    assocs = _assocs(SLURM / "deep4" / "fair_tree")
+    for k, a in enumerate(assocs):
+        a["lft"] = k
+    assocs[-1]["lft"] = lft
+    assert rest.tree_from_associations(assocs).tree.sibling_order is None
+
+
 def test_fuzzed_records_raise_only_input_errors() -> None:
     """Mutated real records: a snapshot or an InputError, never another exception."""
     base = _assocs(SLURM / "nested_parent" / "fair_tree")
     rng = random.Random(7)
-    junk: list[Any] = [None, "", "root", 0, -1, 2**40, 1.5, [], {}, {"set": False}, True, "parent", "x\x00y"]
+    junk: list[Any] = [None, "", "root", 0, -1, 2**40, 1.5, [], {}, {"set": False}, True, "parent", "x\x00y",
+                      float("nan"), float("inf"), 1e300, {"number": float("nan")}, {"raw_usage": -1.0}]
     keys = ["account", "user", "parent_account", "shares_raw", "cluster", "partition", "usage", "flags", "lft"]
     for _ in range(300):
         assocs = copy.deepcopy(base)
@@ -431,7 +450,7 @@ def test_live_socket_equals_live_sshare() -> None:
     snap = rest.live_snapshot(socket=SOCKET, timeout=httpx.Timeout(30.0, connect=3.0))
     _same_tree(snap, sshare)
     assert snap.cluster == env.get("SANDBOX_CLUSTER", "sandbox")
-    assert snap.source.startswith(f"slurmrestd unix socket {SOCKET} (v0.0.38")
+    assert snap.source.startswith(f"slurmrestd unix socket {SOCKET} (slurmdb v0.0.38, slurm v0.0.38)")
     from tui.sources.slurm_text import parse_partitions
 
     shown = subprocess.run(["scontrol", "show", "partition"], env=env, capture_output=True, timeout=30,

@@ -7,9 +7,10 @@ token from the argument or ``$SLURM_JWT``).
 
 What the real Slurm 22.05.8 slurmrestd offers (sandbox, probed with GET only)
 -----------------------------------------------------------------------------
-- ``/openapi``, ``/openapi.json``, ``/openapi/v3`` (all three the same 514 kB OpenAPI 3.0.3
-  document) list plugin versions **v0.0.36, v0.0.37, v0.0.38** for both ``slurm/`` and
-  ``slurmdb/``; v0.0.36 is marked deprecated. v0.0.38 is picked.
+- ``/openapi`` and ``/openapi/v3`` return the same 514 kB OpenAPI 3.0.3 document (it also lists
+  ``/openapi.json`` and ``/openapi.yaml``). Its paths offer plugin versions **v0.0.36, v0.0.37 and
+  v0.0.38** for both ``slurm/`` and ``slurmdb/``; every v0.0.36 operation is marked deprecated.
+  fairtop picks v0.0.38 for both.
 - ``slurmdb/v0.0.38/associations``: account, user (null for account rows), parent_account (set
   on account rows only, null on the root and on user rows), partition, cluster, flags,
   ``shares_raw``. The ``parent`` fairshare is ``shares_raw = 2147483647`` (= ``USE_PARENT``,
@@ -17,8 +18,9 @@ What the real Slurm 22.05.8 slurmrestd offers (sandbox, probed with GET only)
   nothing (``NO_VAL`` in fairtop). **No** ``lft``/``rgt``, so no ``sibling_order``.
 - Raw usage and fairshare are **not available**: the schema declares a ``usage`` object
   (``raw_usage``, ``fairshare_factor``, ``fairshare_level``, ...) but slurmdbd fills none of it;
-  every association has ``"usage": null``. There is no ``slurm/v0.0.3x/shares`` endpoint (GET gives
-  404) and no slurmctld config endpoint. Usage is therefore set to 0 with a snapshot warning; a
+  every association has ``"usage": null`` (all ten committed captures, including those with
+  usage, and the live server). There is no ``slurm/v0.0.3x/shares`` endpoint (GET gives 404) and no
+  slurmctld config endpoint. Usage is therefore set to 0 with a snapshot warning; a
   server that does send ``usage.raw_usage``, or offers ``slurm/vX/shares`` (23.11's v0.0.40), gets
   real usage.
 - ``slurmdb/v0.0.38/config`` is slurmdbd's dump (clusters, TRES, accounts, users, QOS, wckeys,
@@ -42,6 +44,7 @@ from __future__ import annotations
 
 import getpass
 import json
+import math
 import os
 import random
 import re
@@ -57,6 +60,7 @@ import numpy as np
 from tui.engine.billing import parse_tres_billing_weights
 from tui.model import NO_VAL, USE_PARENT, AssocTree, ModelError, Partition, PrioritySettings, Snapshot
 from tui.sources.errors import InputError, SourceUnavailable
+from tui.sources.slurm_text import parse_tres_counts
 
 __all__ = [
     "SUPPORTED_VERSIONS",
@@ -338,7 +342,9 @@ def _number(value: Any) -> float | None:
         value = value.get("number")
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return float(value) if isinstance(value, float) else value
+    if isinstance(value, float) and not math.isfinite(value):
+        return None  # Python's json accepts NaN/Infinity; Slurm never sends them
+    return value
 
 
 def _text(rec: Mapping[str, Any], key: str, source: str, what: str) -> str:
@@ -376,6 +382,7 @@ class _Assoc:
     parent: str
     shares: int
     usage: float | None
+    """Raw usage as sent (an int stays exact up to uint64 on the way to long double)."""
     lft: int | None
 
 
@@ -411,8 +418,8 @@ def _records(assocs: Any, source: str, cluster: str | None) -> tuple[list[_Assoc
         lft = _number(rec.get("lft"))
         out.append(_Assoc(account, user, _text(rec, "partition", source, what),
                           _text(rec, "parent_account", source, what), _shares(rec, source, what),
-                          None if usage is None or usage < 0 else float(usage),
-                          None if lft is None else int(lft)))
+                          None if usage is None or usage < 0 else usage,
+                          int(lft) if lft is not None and lft == int(lft) and 0 <= lft < 2**63 else None))
     return out, cluster, warnings
 
 
@@ -559,7 +566,7 @@ def usage_from_shares(doc: Mapping[str, Any], tree: AssocTree, partitions: list[
         value = _number(e.get("usage"))
         if value is None or value < 0:
             raise InputError(source, f"shares entry {name!r}: usage {e.get('usage')!r} is not a number >= 0")
-        by_key[(parent, name, part) if is_user else (name, "", part)] = float(value)
+        by_key[(parent, name, part) if is_user else (name, "", part)] = value
     parts = partitions or [""] * tree.size
     usage = np.zeros(tree.size, dtype=np.longdouble)
     missing = []
@@ -582,8 +589,6 @@ def partitions_from_json(doc: Mapping[str, Any], source: str = "slurmrestd parti
     InputError
         No ``partitions`` list, a partition without a name, or bad TRESBillingWeights.
     """
-    from tui.sources.slurm_text import parse_tres_counts  # shared with the text parsers
-
     items = doc.get("partitions")
     if not isinstance(items, list):
         raise InputError(source, "'partitions' is missing or not a list")
@@ -692,7 +697,7 @@ def live_snapshot(socket: str | None = None, url: str | None = None, *, token: s
                     "PriorityFlags, weights or decay")
     return Snapshot(
         cluster=cluster_name,
-        source=f"slurmrestd {client.where} ({versions.slurmdb}"
+        source=f"slurmrestd {client.where} (slurmdb {versions.slurmdb}"
                + (f", slurm {versions.slurm})" if versions.slurm else ")"),
         taken_at=datetime.now(timezone.utc),
         tree=tree,
