@@ -11,13 +11,16 @@ from tui.sources.saved import load_folder
 CAPTURES = sorted(p.parent for p in (FIXTURES / "slurm").glob("*/*/sshare_a_l_P.psv"))
 
 
-def test_there_are_three_trees_each_with_fair_tree_classic_and_a_dampened_classic():
+def test_at_least_three_trees_each_under_both_algorithms_and_dampened_classic_captures():
     scenarios = {p.parent.name for p in CAPTURES}
     assert len(scenarios) >= 3
+    damped = set()
     for scenario in scenarios:
         settings = [load_folder(p).settings for p in CAPTURES if p.parent.name == scenario]
         assert {s.algorithm for s in settings} == {"fair_tree", "classic"}
-        assert any(s.algorithm == "classic" and s.dampening != 1 for s in settings)
+        if any(s.algorithm == "classic" and s.dampening != 1 for s in settings):
+            damped.add(scenario)
+    assert len(damped) >= 3
 
 
 @pytest.mark.parametrize("folder", CAPTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
