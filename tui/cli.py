@@ -41,6 +41,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"fairtop {__version__}")
     parser.add_argument("--demo", action="store_true", help="use the built-in demo cluster (the default)")
     parser.add_argument("--from", dest="from_dir", metavar="DIR", help="read saved command outputs from DIR")
+    parser.add_argument("--slurm", action="store_true",
+                        help="read the live cluster (sshare, scontrol, sacctmgr, sprio, squeue)")
+    parser.add_argument("--slurmrestd", metavar="SOCKET|URL",
+                        help="read slurmrestd at a unix socket or URL (JWT from $SLURM_JWT)")
     parser.add_argument("--user", help="the user to highlight and jump to (default: the Unix user)")
     parser.add_argument("--theme", help="theme name (see themes/)")
     parser.add_argument("--config", metavar="FILE", help="config file (default: see 'fairtop info')")

@@ -32,7 +32,7 @@ SYSTEM_FILE = Path("/etc/fairtop/config.toml")
 """Site-wide config file (read if it exists)."""
 ENV_VAR = "FAIRTOP_CONFIG"
 MIN_REFRESH_S = 2.0
-SOURCES = ("demo", "slurm", "folder")
+SOURCES = ("demo", "slurm", "folder", "slurmrestd")
 
 
 class ConfigError(InputError):
@@ -45,10 +45,14 @@ class Settings:
 
     theme: str | None = None
     """Theme name (a file in ``themes/`` or a Textual theme); None: the last one used, else ``dark``."""
-    source: Literal["demo", "slurm", "folder"] = "demo"
-    """Where data comes from: the built-in demo cluster, live Slurm commands, or a saved folder."""
+    source: Literal["demo", "slurm", "folder", "slurmrestd"] = "demo"
+    """Where data comes from: the built-in demo cluster, live Slurm commands, a saved folder, or
+    slurmrestd."""
     folder: str | None = None
     """The folder of saved command outputs when ``source = "folder"``."""
+    slurmrestd: str | None = None
+    """slurmrestd to read when ``source = "slurmrestd"``: a unix socket path or an http(s) URL
+    (a JWT comes from ``$SLURM_JWT``)."""
     refresh_rate: float = 5.0
     """Seconds between refreshes of a live source; at least 2."""
     user: str | None = None
@@ -60,7 +64,7 @@ class Settings:
 
 
 _TYPES: dict[str, tuple[type, ...]] = {
-    "theme": (str,), "source": (str,), "folder": (str,), "refresh_rate": (int, float),
+    "theme": (str,), "source": (str,), "folder": (str,), "slurmrestd": (str,), "refresh_rate": (int, float),
     "user": (str,), "read_only": (bool,), "keymap": (dict,),
 }
 
@@ -132,6 +136,8 @@ def load(config_arg: str | None = None, cli: dict[str, Any] | None = None) -> Se
             merged.update(table, keymap=keymap)
     merged.update({k: v for k, v in (cli or {}).items() if v is not None})
     validate(merged, "command line")
+    if merged.get("source") == "slurmrestd" and not merged.get("slurmrestd"):
+        raise ConfigError("config", 'source = "slurmrestd" needs slurmrestd = "SOCKET or URL"')
     if merged.get("source") == "folder" and not merged.get("folder"):
         raise ConfigError("config", 'source = "folder" needs folder = "DIR" (or use --from DIR)')
     return replace(Settings(), **merged)
@@ -142,6 +148,10 @@ def cli_overrides(args: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"theme": getattr(args, "theme", None), "user": getattr(args, "user", None)}
     if getattr(args, "from_dir", None):
         out.update(source="folder", folder=args.from_dir)
+    elif getattr(args, "slurmrestd", None):
+        out.update(source="slurmrestd", slurmrestd=args.slurmrestd)
+    elif getattr(args, "slurm", False):
+        out["source"] = "slurm"
     elif getattr(args, "demo", False):
         out["source"] = "demo"
     return out

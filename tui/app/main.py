@@ -29,12 +29,22 @@ def _slurm_snapshot() -> Snapshot:
     return live()
 
 
+def _rest_snapshot(where: str) -> Snapshot:
+    from tui.sources import slurmrestd
+
+    if where.startswith(("http://", "https://")):
+        return slurmrestd.live_snapshot(url=where)
+    return slurmrestd.live_snapshot(socket=where)
+
+
 def make_loader(settings: config.Settings, me: str) -> Callable[[], Snapshot]:
     """The function the app's worker calls to read the configured source."""
     if settings.source == "folder":
         return partial(_folder_snapshot, str(settings.folder))
     if settings.source == "slurm":
         return _slurm_snapshot
+    if settings.source == "slurmrestd":
+        return partial(_rest_snapshot, str(settings.slurmrestd))
     from tui.sources.demo import demo_snapshot
 
     return partial(demo_snapshot, seed=0, me=me or None)
