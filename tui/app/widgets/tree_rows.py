@@ -63,6 +63,10 @@ class TreeTable:
     """Fairshare factor for the bar; NaN where sshare prints nothing."""
     by_depth: tuple[np.ndarray, ...]
     """Rows at depth 1, 2, ...: lets visibility propagate one level per array pass."""
+    names_lower: np.ndarray | None = None
+    """``names`` lower-cased as a fixed-width unicode array: lower-case plain-text filters search
+    it with ``np.char.find`` (a few ms at 100k rows instead of ~30 ms of ``re.search`` calls).
+    None when the names would take too much memory that way (see :func:`lower_names`)."""
 
     @property
     def size(self) -> int:
@@ -113,7 +117,19 @@ class TreeTable:
         by_depth = tuple(np.flatnonzero(depth == d) for d in range(1, int(depth.max()) + 1))
         fair = np.asarray(keys["fairshare"], dtype=float)
         return cls(tree.parent, depth, tree.is_user, has_children, names, tree.user.astype(object),
-                   out, keys, fair, by_depth)
+                   out, keys, fair, by_depth, lower_names(names))
+
+
+LOWER_NAMES_MAX_BYTES = 32 << 20
+
+
+def lower_names(names: np.ndarray) -> np.ndarray | None:
+    """``names`` as a lower-cased ``<U`` array, or None if one long name would make it exceed
+    :data:`LOWER_NAMES_MAX_BYTES` (4 bytes per character of the longest name, per row)."""
+    longest = max((len(s) for s in names), default=0)
+    if 4 * max(longest, 1) * len(names) > LOWER_NAMES_MAX_BYTES:
+        return None
+    return np.char.lower(names.astype(str))
 
 
 def sorted_preorder(table: TreeTable, column: str | None, descending: bool = False) -> np.ndarray:
@@ -158,13 +174,21 @@ def ancestors_mask(table: TreeTable, rows: np.ndarray) -> np.ndarray:
     return mark
 
 
+_REGEX_CHARS = frozenset(".^$*+?{}[]\\|()")
+
+
 def filter_mask(table: TreeTable, pattern: str) -> np.ndarray:
     """Rows whose name matches ``pattern`` (``re.search``, case-insensitive unless it has capitals).
 
-    Raises :class:`re.error` for an invalid pattern.
+    A pattern without regex metacharacters is a plain substring: it is searched vectorised
+    (same result, the filter's common case while typing). Raises :class:`re.error` for an
+    invalid pattern.
     """
-    flags = 0 if any(ch.isupper() for ch in pattern) else re.IGNORECASE
-    rx = re.compile(pattern, flags)
+    case_sensitive = any(ch.isupper() for ch in pattern)
+    rx = re.compile(pattern, 0 if case_sensitive else re.IGNORECASE)  # validates every pattern
+    plain = pattern.isascii() and not _REGEX_CHARS.intersection(pattern)
+    if plain and not case_sensitive and table.names_lower is not None:
+        return np.char.find(table.names_lower, pattern) >= 0
     return np.fromiter((rx.search(s) is not None for s in table.names), dtype=bool, count=table.size)
 
 

@@ -1,0 +1,207 @@
+"""Timings and memory of the app: ``python bench/app.py [start|filter|rss ...] [-n 5]``.
+
+What is measured:
+
+``start``
+    Cold start of ``fairtop --demo --user alice`` in a fresh Python process, headless. The parent
+    notes the wall clock, then starts ``python -c CHILD``; the child goes through the real entry
+    point (``tui.cli.main``: argument parsing, imports, config, app build) with ``App.run`` forced
+    headless, and prints the wall clock at (1) the first frame, the empty shell drawn after
+    ``on_mount``, and (2) the first frame with data, drawn after the load worker's ``ViewLoaded``
+    message (demo built, engine run, tree table built), then exits. Figures are seconds since the
+    parent started the process, so they include the interpreter start and every import.
+    Target: first data frame under 1 s.
+``filter``
+    A 100,000-association demo (``demo_snapshot(users=90000, accounts=10000)``) loaded in
+    ``App.run_test``; ``/`` opens the filter prompt, then each typed key is timed from just before
+    ``pilot.press`` to after ``pilot.pause()`` returns, and the tree's ``rows_shown`` is checked to
+    have changed (the live filter ran and the widget was refreshed). Target under 50 ms per key.
+``rss``
+    ``VmRSS`` from ``/proc/self/status`` of the process running the app (via ``run_test``) with
+    the 100k tree loaded and drawn. Target under 250 MB.
+
+Each benchmark runs ``-n`` times and prints every run plus the median; the machine is shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from functools import partial
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+NOW = datetime(2025, 1, 15, tzinfo=timezone.utc)
+ME = "alice"
+BIG = {"users": 90_000, "accounts": 10_000}
+FILTER_KEYS = "chem"
+"""Typed one key at a time after ``/``: each key narrows the live filter."""
+
+CHILD = r"""
+import sys, time
+from tui.app.app import FairtopApp
+
+def mark(name):
+    print(name, repr(time.time()), flush=True)
+
+_mount, _loaded, _run = FairtopApp.on_mount, FairtopApp.on_view_loaded, FairtopApp.run
+
+def on_mount(self):
+    _mount(self)
+    self.call_after_refresh(mark, "first_frame")
+
+def on_view_loaded(self, message):
+    _loaded(self, message)
+    self.call_after_refresh(lambda: (mark("data_frame"), self.exit(0)))
+
+FairtopApp.on_mount, FairtopApp.on_view_loaded = on_mount, on_view_loaded
+FairtopApp.run = lambda self, **kw: _run(self, headless=True, **kw)
+from tui.cli import main
+sys.exit(main(["--demo", "--user", "alice"]))
+"""
+
+
+def bench_start() -> dict[str, float]:
+    """One cold start; seconds from process start to each mark, and to process exit."""
+    env = dict(os.environ, XDG_STATE_HOME=tempfile.mkdtemp(prefix="fairtop-bench-"),
+               XDG_CONFIG_HOME=tempfile.mkdtemp(prefix="fairtop-bench-"), TEXTUAL_ANIMATIONS="none")
+    t0 = time.time()
+    out = subprocess.run([sys.executable, "-c", CHILD], cwd=ROOT, env=env, capture_output=True,
+                         text=True, timeout=60, check=True).stdout
+    end = time.time()
+    marks = {name: float(value) - t0 for name, value in (line.split() for line in out.splitlines()
+                                                         if line.split()[0].endswith("_frame"))}
+    return {**marks, "exit": end - t0}
+
+
+def big_app():  # noqa: ANN201 - FairtopApp
+    """The app on a 100k-association demo, built once so every run times only the app."""
+    from tui.app.app import FairtopApp
+    from tui.config import Settings, State
+    from tui.sources.demo import demo_snapshot
+
+    snap = demo_snapshot(0, now=NOW, me=ME, **BIG)
+    return FairtopApp(Settings(theme="dark"), lambda: snap, ME, State())
+
+
+async def _run_big(measure_filter: bool) -> dict[str, float]:
+    from tui.app.widgets.assoc_tree import AssocTree
+
+    app = big_app()
+    out: dict[str, float] = {}
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.pause()
+        tree = app.query_one(AssocTree)
+        assert tree.table is not None and tree.table.size >= 100_000, tree.table
+        out["associations"] = tree.table.size
+        if not measure_filter:  # a fresh process only: earlier runs' garbage would count too
+            out["rss_mb"] = rss_mb()
+        else:
+            out.update(await _time_filter_keys(pilot, tree))
+    return out
+
+
+async def _time_filter_keys(pilot, tree) -> dict[str, float]:  # noqa: ANN001 - Pilot, AssocTree
+    """Type :data:`FILTER_KEYS` into the ``/`` prompt; time each key two ways (milliseconds).
+
+    ``key_to_rows``: from just before ``pilot.press`` to the first line the tree draws after its
+    filter ran (a wrapper on the instance's ``render_line``), i.e. key press to updated rows on
+    screen. ``pilot``: ``pilot.press`` + ``pilot.pause()`` round trip, which adds Pilot's own idle
+    detection; ``pilot_noop`` is that round trip for a key that only moves the input's cursor.
+    """
+    marks: dict[str, float] = {}
+    set_filter, render_line = tree.set_filter, tree.render_line
+
+    def timed_set_filter(pattern: str) -> None:
+        set_filter(pattern)
+        marks["filtered"] = time.perf_counter()
+
+    def timed_render_line(y: int):  # noqa: ANN202 - Strip
+        if "filtered" in marks:
+            marks.setdefault("drawn", time.perf_counter())
+        return render_line(y)
+
+    tree.set_filter, tree.render_line = timed_set_filter, timed_render_line
+    await pilot.press("slash")
+    await pilot.pause()
+    to_rows, round_trip, noop = [], [], []
+    for key in FILTER_KEYS:
+        before = tree.rows_shown
+        marks.clear()
+        t = time.perf_counter()
+        await pilot.press(key)
+        await pilot.pause()
+        round_trip.append(time.perf_counter() - t)
+        assert tree.rows_shown is not before and tree.filter_text.endswith(key), tree.filter_text
+        to_rows.append(marks["drawn"] - t)
+        t = time.perf_counter()
+        await pilot.press("left", "right")  # moves the cursor only: no filter, no tree redraw
+        await pilot.pause()
+        noop.append(time.perf_counter() - t)
+    return {"key_to_rows_ms_max": 1000 * max(to_rows), "key_to_rows_ms_mean": 1000 * statistics.mean(to_rows),
+            "pilot_ms_mean": 1000 * statistics.mean(round_trip), "pilot_noop_ms_mean": 1000 * statistics.mean(noop),
+            "shown_after": len(tree.rows_shown)}
+
+
+def rss_mb() -> float:
+    """This process's resident set size in MB (``VmRSS``)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS in /proc/self/status")
+
+
+def _rss_child() -> None:
+    """``--rss-child``: load the 100k tree in this fresh process and print its RSS."""
+    import asyncio
+
+    print(asyncio.run(_run_big(False))["rss_mb"])
+
+
+def bench_rss() -> dict[str, float]:
+    """RSS of a fresh process with the 100k tree loaded (a fresh one: no earlier run's garbage)."""
+    out = subprocess.run([sys.executable, __file__, "--rss-child"], cwd=ROOT, capture_output=True,
+                         text=True, timeout=300, check=True).stdout
+    return {"rss_mb": float(out.split()[-1])}
+
+
+def bench_filter() -> dict[str, float]:
+    import asyncio
+
+    return asyncio.run(_run_big(True))
+
+
+BENCHES = {"start": bench_start, "filter": bench_filter, "rss": bench_rss}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("names", nargs="*", metavar="NAME", help=f"any of {', '.join(BENCHES)} (default: all)")
+    parser.add_argument("-n", type=int, default=5, help="runs per benchmark (default 5)")
+    parser.add_argument("--rss-child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.rss_child:
+        _rss_child()
+        return 0
+    unknown = [n for n in args.names if n not in BENCHES]
+    if unknown:
+        parser.error(f"unknown benchmark {', '.join(unknown)}; choose from {', '.join(BENCHES)}")
+    for name in args.names or BENCHES:
+        runs = [BENCHES[name]() for _ in range(args.n)]
+        for key in runs[0]:
+            values = [r[key] for r in runs]
+            shown = ", ".join(f"{v:.3f}" for v in values)
+            print(f"{name:7} {key:15} median {statistics.median(values):10.3f}   runs: {shown}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
