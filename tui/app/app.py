@@ -3,32 +3,37 @@
 from __future__ import annotations
 
 import difflib
+import time
 from typing import Callable
 
-from textual import on, work
+from textual import on
 from textual.app import App, ComposeResult, InvalidThemeError
 from textual.timer import Timer
 from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
-from textual.worker import Worker, WorkerState
 
 from tui import themes
 from tui.app import commands
 from tui.app.actions import TreeActions
+from tui.app.loading import LoadActions
 from tui.app.messages import ViewLoaded
 from tui.app.pane_slots import PANES, make_pane
 from tui.app.screens.help import HelpScreen
 from tui.app.widgets.assoc_tree import AssocTree
 from tui.app.widgets.prompt import PromptBar
-from tui.app.widgets.tree_rows import COLUMNS, TreeTable
+from tui.app.widgets.tree_rows import COLUMNS
 from tui.config import Settings, State
 from tui.model import Snapshot
-from tui.view import ClusterView, build_view
+from tui.view import ClusterView
 
 BREAKDOWN_DELAY_S = 0.15
 """How long the selection must rest before the breakdown pane recomputes."""
+LIVE_SOURCES = ("slurm", "slurmrestd")
+"""Sources re-read every ``refresh_rate`` seconds; the others are fixed snapshots."""
+STATUS_TICK_S = 1.0
+"""How often "updated N s ago" is redrawn for a live source."""
 
 
-class FairtopApp(TreeActions, App[int]):
+class FairtopApp(LoadActions, TreeActions, App[int]):
     """Where you stand on an HPC cluster, one pane per question."""
 
     CSS_PATH = "app.tcss"
@@ -37,7 +42,7 @@ class FairtopApp(TreeActions, App[int]):
     COMMANDS = App.COMMANDS | {commands.FairtopCommands}
 
     def __init__(self, settings: Settings, loader: Callable[[], Snapshot], me: str,
-                 state: State | None = None) -> None:
+                 state: State | None = None, live: bool | None = None) -> None:
         super().__init__()
         self.settings = settings
         """The merged configuration (read-only here)."""
@@ -49,7 +54,15 @@ class FairtopApp(TreeActions, App[int]):
         """What fairtop remembers; the caller saves it after the run."""
         self.view: ClusterView | None = None
         """The current view; None until the first load finishes."""
+        self.live = settings.source in LIVE_SOURCES if live is None else live
+        """Re-read the source every ``settings.refresh_rate`` seconds (live Slurm sources);
+        demo and saved folders are read once, and the status line shows their snapshot time."""
+        self.clock: Callable[[], float] = time.monotonic
+        """Seconds, for "updated N s ago" (tests replace it)."""
         self.fairtop_themes: list[str] = []
+        self._loaded_at: float | None = None
+        self._refresh_error: str | None = None
+        self._warned: set[str] = set()
         self._me_next = 0
         self._breakdown_stale = True
         self._breakdown_timer: Timer | None = None
@@ -83,6 +96,9 @@ class FairtopApp(TreeActions, App[int]):
         self._apply_keymap()
         self._assoc.focus()
         self.load()
+        if self.live:
+            self.set_interval(self.settings.refresh_rate, self._refresh_live_source, name="refresh")
+            self.set_interval(STATUS_TICK_S, self._update_status, name="status-clock")
 
     def _register_themes(self) -> None:
         specs, errors = themes.load_specs()
@@ -103,29 +119,17 @@ class FairtopApp(TreeActions, App[int]):
 
     # --- loading -------------------------------------------------------------------------------
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="load", name="load")
-    def load(self) -> None:
-        """Read the source and run the engine off the UI thread; the result comes as a message."""
-        view = build_view(self.loader(), self.me)
-        self.post_message(ViewLoaded(view, TreeTable.from_view(view)))
-
-    @on(Worker.StateChanged)
-    def _worker_failed(self, event: Worker.StateChanged) -> None:
-        """The one place worker failures surface."""
-        if event.state is WorkerState.ERROR:
-            error = event.worker.error
-            self._status.update(f"could not load: {error}")
-            self.notify(str(error) or type(error).__name__, title=f"{event.worker.name} failed",
-                        severity="error", timeout=15)
-
     def on_view_loaded(self, message: ViewLoaded) -> None:
         self.view = message.view
         snap = message.view.snapshot
         self.title = f"fairtop · {snap.cluster}"
         mode = "read-only" if self.settings.read_only else "read-write"
         self.sub_title = f"{snap.source} · {message.view.algorithm.replace('_', ' ')} · {mode}"
+        self._loaded_at, self._refresh_error = self.clock(), None
         for warning in snap.warnings:
-            self.notify(warning, severity="warning")
+            if warning not in self._warned:  # a live source repeats them on every refresh
+                self._warned.add(warning)
+                self.notify(warning, severity="warning")
         tree = self._assoc
         tree.set_table(message.table, self.me)
         self._breakdown_stale = True
@@ -170,7 +174,7 @@ class FairtopApp(TreeActions, App[int]):
         tree = self._assoc
         if tree.table is None:
             return
-        parts = [f"{tree.table.size:,} associations", f"{len(tree.rows_shown):,} shown"]
+        parts = [self._data_age(), f"{tree.table.size:,} associations", f"{len(tree.rows_shown):,} shown"]
         if tree.sort_column:
             title = next(c.title for c in COLUMNS if c.id == tree.sort_column)
             parts.append(f"sort {title} {'▼' if tree.sort_descending else '▲'}")

@@ -110,11 +110,12 @@ class WhatIfPane(PaneFrame):
 
     def show(self, view: ClusterView, row: int | None) -> None:
         """Charge the edited job to ``row`` (a user row; else the viewer's own association)."""
-        first = self._view is None or view.snapshot is not self._view.snapshot
+        parts = view.snapshot.partitions or (NO_PARTITION,)
+        # A refresh with the same partitions keeps the user's choice; new ones reset the form.
+        first = [p.name for p in parts] != list(self._partitions)
         self._view, self._row = view, row
+        self._partitions = {p.name: p for p in parts}
         if first:
-            parts = view.snapshot.partitions or (NO_PARTITION,)
-            self._partitions = {p.name: p for p in parts}
             select = self.query_one("#wi-partition", Select)
             select.set_options((f"{p.name}  {p.description}".strip(), p.name) for p in parts)
             select.value = parts[0].name

@@ -80,16 +80,27 @@ class AssocTree(ScrollView, can_focus=True):
     # --- data ---------------------------------------------------------------------------------
 
     def set_table(self, table: tr.TreeTable, me: str = "", expand_depth: int = 2) -> None:
-        """Show a new tree; keeps sort and filter, expands the top levels and the path to ``me``."""
-        old = self.selected_row
+        """Show a new tree; keeps sort and filter.
+
+        The first tree opens its top levels and the path to ``me``. A refresh keeps the accounts
+        the user opened or closed and the cursor's association, matched by name (rows move when
+        associations come and go).
+        """
+        old_table, old_row = self.table, self.selected_row
+        own = self._base_expanded if self._base_expanded is not None else self.expanded  # not the filter's
         self.table = table
         self.me_mask = (table.users == me) & table.is_user if me else np.zeros(table.size, dtype=bool)
         self.expanded = table.depth < expand_depth
         self._base_expanded = None
-        self.expanded |= tr.ancestors_mask(table, np.flatnonzero(self.me_mask))
+        if old_table is None:
+            self.expanded |= tr.ancestors_mask(table, np.flatnonzero(self.me_mask))
+            keep = None
+        else:
+            self.expanded = tr.carry_expanded(old_table, own, table, self.expanded)
+            keep = None if old_row is None else tr.same_row(old_table, old_row, table)
         self.order = tr.sorted_preorder(table, self.sort_column, self.sort_descending)
         self._apply_filter(self.filter_text)
-        self._relayout(old if old is not None and old < table.size else None)
+        self._relayout(keep)
 
     @property
     def selected_row(self) -> int | None:

@@ -204,6 +204,31 @@ def visible_rows(table: TreeTable, order: np.ndarray, expanded: np.ndarray,
     return order[shown[order]]
 
 
+def carry_expanded(old: TreeTable, old_expanded: np.ndarray, new: TreeTable,
+                   default: np.ndarray) -> np.ndarray:
+    """``new``'s expansion after a refresh: accounts present before keep their state (matched
+    by account name, unique in Slurm); new accounts take ``default``."""
+    old_acc, new_acc = ~old.is_user, np.flatnonzero(~new.is_user)
+    names = new.names[new_acc]
+    known = np.isin(names, old.names[old_acc])
+    opened = np.isin(names, old.names[old_acc & old_expanded])
+    out = default.copy()
+    out[new_acc[known]] = opened[known]
+    return out
+
+
+def same_row(old: TreeTable, row: int, new: TreeTable) -> int | None:
+    """The row of ``new`` holding ``old``'s association ``row`` (same name, kind and parent name)."""
+    parent = int(old.parent[row])
+    for hit in np.flatnonzero(new.names == old.names[row]).tolist():
+        new_parent = int(new.parent[hit])
+        if new.is_user[hit] == old.is_user[row] and (
+                (parent < 0 and new_parent < 0)
+                or (parent >= 0 and new_parent >= 0 and new.names[new_parent] == old.names[parent])):
+            return hit
+    return None
+
+
 def descendants_mask(table: TreeTable, rows_mask: np.ndarray) -> np.ndarray:
     """True for every proper descendant of a row in ``rows_mask``."""
     below = np.zeros(table.size, dtype=bool)

@@ -1,0 +1,74 @@
+"""Reading the source off the UI thread, live refresh, and how fresh the data is.
+
+A mixin of :class:`FairtopApp`, like :mod:`tui.app.actions`. The source is read by one
+exclusive thread worker (group ``load``); a live source is read again every
+``settings.refresh_rate`` seconds, and the status line says "updated N s ago", redrawn every
+second. Demo and saved-folder snapshots are read once; the status line shows their time.
+"""
+
+from __future__ import annotations
+
+from datetime import timezone
+from typing import TYPE_CHECKING
+
+from textual import work
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from tui.app.messages import ViewLoaded
+from tui.app.widgets.tree_rows import TreeTable
+from tui.view import build_view
+
+if TYPE_CHECKING:
+    from tui.app.app import FairtopApp
+
+    _Base = FairtopApp
+else:
+    _Base = object
+
+
+class LoadActions(_Base):
+    """The load worker, the refresh timer's callback, worker failures, and the data's age."""
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="load", name="load")
+    def load(self) -> None:
+        """Read the source and run the engine off the UI thread; the result comes as a message.
+
+        Exclusive: a manual reload cancels a running one, whose result is then dropped.
+        """
+        worker = get_current_worker()
+        view = build_view(self.loader(), self.me)
+        table = TreeTable.from_view(view)
+        if not worker.is_cancelled:
+            self.post_message(ViewLoaded(view, table))
+
+    def _refresh_live_source(self) -> None:
+        """Re-read a live source, unless the last read is still running (a slow sshare is left
+        to finish rather than cancelled and restarted every period)."""
+        if not any(w.group == "load" and w.is_running for w in self.workers):
+            self.load()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """The one place worker failures surface."""
+        if event.state is not WorkerState.ERROR:
+            return
+        error = event.worker.error
+        text = str(error) or type(error).__name__
+        if self.view is not None and event.worker.group == "load":
+            # A refresh failed: keep showing the last data, say how old it is, notify once per error.
+            repeated, self._refresh_error = text == self._refresh_error, text
+            self._update_status()
+            if repeated:
+                return
+        else:
+            self._status.update(f"could not load: {error}")
+        self.notify(text, title=f"{event.worker.name} failed", severity="error", timeout=15)
+
+    def _data_age(self) -> str:
+        """How fresh the data is: "updated N s ago" for a live source, else the snapshot time."""
+        if self.view is None or self._loaded_at is None:
+            return "loading…"
+        if not self.live:
+            return f"snapshot {self.view.snapshot.taken_at.astimezone(timezone.utc):%Y-%m-%d %H:%M} UTC"
+        age = max(0, int(self.clock() - self._loaded_at))
+        text = f"updated {age} s ago" if age < 120 else f"updated {age // 60} min ago"
+        return text + (f" (refresh failed: {self._refresh_error})" if self._refresh_error else "")
