@@ -186,3 +186,42 @@ async def test_command_typed_in_one_burst(make_app) -> None:
         await pilot.press("enter")
         assert app.query_one(AssocTree).sort_column == "fairshare"
         assert app.theme == "dark"  # the "t" did not cycle the theme
+
+
+async def test_filter_typed_in_one_burst_after_a_tab_switch(make_app) -> None:
+    """"m3", then "1/varg" (tmux send-keys): every key lands where the one before it sent focus."""
+    from textual import events
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        for ch in "m3":  # "m" focuses the tree, "3" the allocations pane, in one burst
+            app.post_message(events.Key(ch, ch))
+        await pilot.pause()
+        for ch in "1/varg":
+            app.post_message(events.Key({"/": "slash"}.get(ch, ch), ch))
+        await pilot.pause()
+        await pilot.press("enter")
+        tree = app.query_one(AssocTree)
+        assert tree.filter_text == "varg" and app.focused is tree
+
+
+async def test_a_pane_takes_focus_so_keys_scroll_it(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await pilot.press("m", "2")
+        assert app.focused is not None and app.focused in app.query_one("#pane-breakdown").query("*")
+        await pilot.press("1")
+        assert app.focused is app.query_one(AssocTree)
+
+
+async def test_sort_takes_an_unambiguous_prefix(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await ready(pilot)
+        await pilot.press("colon", *"sort fair", "enter")
+        assert app.query_one(AssocTree).sort_column == "fairshare"
+        await pilot.press("colon", *"sort r", "enter")  # raw_shares, raw_usage, rank: ambiguous
+        assert app.query_one(AssocTree).sort_column == "fairshare"
+        assert any("no column 'r'" in n.message for n in app._notifications)

@@ -63,7 +63,7 @@ class TreeActions(_Base):
         """Give focus back to the active tab (focusing a hidden tab's widget would switch to it)."""
         tab_id = self._tabs.active
         if tab_id == "tree":
-            self._assoc.focus()
+            self.set_focus(self._assoc)  # now: a deferred focus() would undo the next key's
         else:
             pane = self._tabs.query_one(f"#pane-{tab_id}")
             focusable = [w for w in pane.query("*") if w.focusable]
@@ -110,6 +110,9 @@ class TreeActions(_Base):
     def action_sort(self, column: str) -> None:
         by_name = {c.id: c.id for c in COLUMNS} | {c.title.lower(): c.id for c in COLUMNS}
         key = column.strip().lower()
+        starts = {v for k, v in by_name.items() if k.startswith(key)} if key else set()
+        if key not in by_name and len(starts) == 1:  # ":sort fair" is unambiguous
+            by_name[key] = starts.pop()
         if key and key not in by_name:
             close = difflib.get_close_matches(key, by_name, n=1)
             self.notify(f"no column {column!r}" + (f"; did you mean {close[0]!r}?" if close else ""),

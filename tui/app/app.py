@@ -185,7 +185,7 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
             parts.append(self.view.snapshot.tree.label(row))
         if self.me:
             parts.append(f"me: {self.me}" + ("" if len(self.view.my_rows if self.view else ()) else " (not found)"))
-        self._status.update("  ·  ".join(parts))
+        self._status.update(" · ".join(parts))
 
     # --- actions (declared in tui.app.commands; tree and prompt ones in tui.app.actions) -----
 
@@ -194,8 +194,10 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
 
     def action_show_tab(self, tab_id: str) -> None:
         self._tabs.active = tab_id
-        if tab_id == "tree":
-            self._assoc.focus()
+        # A pane's scroll area takes the arrow keys. Not while the prompt is open: in a burst
+        # such as "1/chem" the "/" can open it before the "1" arrives here.
+        if not self._prompt.display:
+            self._focus_tab()
 
     def action_set_theme(self, name: str) -> None:
         try:

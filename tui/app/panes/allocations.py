@@ -80,7 +80,8 @@ class AllocationsPane(PaneFrame):
             return
         if not statuses:
             title.update(f"No allocation is charged through {scope} "
-                         f"({len(snap.allocations)} allocations on the cluster).")
+                         f"({len(snap.allocations)} allocations on the cluster). Select another "
+                         "association in the tree (1), or press m for your own.")
             return
         title.update(f"Allocations of {scope} (SU = billing-hours)")
         scroll.mount_all(self._block(s, view.me) for s in statuses)

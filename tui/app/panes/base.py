@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from textual import events
 from textual.widget import Widget
+
+from tui.app.widgets.assoc_tree import keys_follow_prompt
 
 
 class PaneFrame(Widget):
@@ -17,3 +20,9 @@ class PaneFrame(Widget):
     PaneFrame > VerticalScroll { height: 1fr; padding: 0 1; }
     PaneFrame .pane-title { text-style: bold; color: $accent; padding-bottom: 1; }
     """
+
+    async def on_key(self, event: events.Key) -> None:
+        # Keys no widget inside took (the scroll area has focus): a burst after ":" or "/" goes
+        # to the prompt, as in the tree.
+        focused = self.screen.focused
+        await keys_follow_prompt(focused if focused is not None and self in focused.ancestors else self, event)

@@ -63,6 +63,9 @@ def result_markup(w: WhatIf, algorithm: str) -> str:
             lines.append(f"  Rank          {w.rank_before} → {w.rank_after} of {w.users}")
     if w.priority_fairshare_delta:
         lines.append(f"  Job priority  FAIRSHARE part {w.priority_fairshare_delta:+,.0f}")
+    if w.fairshare_before == w.fairshare_after:
+        lines.append("  [$text-muted]FairShare moves only when the job changes this association's place "
+                     "in the ranking (Breakdown, 2, shows what decides it).[/]")
     return "\n".join(lines)
 
 
@@ -169,12 +172,16 @@ class WhatIfPane(PaneFrame):
             if key != "partition":
                 self.query_one(f"#wi-{key}", Input).set_class(key in errors, "invalid")
         result = self.query_one("#wi-result", Static)
+        view, target = self._view, self._target()
+        tree = view.snapshot.tree
+        who = tree.label(target) if tree is not None and target is not None else "a user"
+        self.query_one("#wi-title", Static).update(
+            f"What if {who} ran this job? (charged to the user selected in the tree, else to you; "
+            "Tab moves between fields)")
         if request is None:
             result.update("[$error]Fix the fields above to see the cost.[/]")
             return
-        view = self._view
         cost = request.cost(self._partitions, view.snapshot.settings.flags)
-        target = self._target()
         if target is None or view.fairshare is None:
             result.update(f"[b]Cost[/b]  {cost.billing_per_s:,.2f} billing units/s × {cost.walltime_s:,} s = "
                           f"[b]{cost.total_hours:,.1f} SU[/b]\n\n"

@@ -15,7 +15,7 @@ from tui.app.commands import COMMANDS, usage
 def _keys(app_keymap: dict[str, str], command_id: str, default: str | None) -> str:
     keys = app_keymap.get(command_id, default) or ""
     return ", ".join(k.replace("question_mark", "?").replace("colon", ":").replace("slash", "/")
-                     .replace("plus", "+").replace("minus", "-") for k in keys.split(",") if k)
+                     .replace("plus", "+").replace("minus", "-").replace("escape", "Esc") for k in keys.split(",") if k)
 
 
 class HelpScreen(ModalScreen[None]):

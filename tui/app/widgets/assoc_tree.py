@@ -18,14 +18,35 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.widget import Widget
 
 from tui.app.commands import bindings
 from tui.app.widgets import tree_rows as tr
 
 BAR = 8
-PROMPT_ACTIONS = ("command_mode", "filter_mode")
-"""App actions that move focus to the prompt (see :meth:`AssocTree.on_key`)."""
 _EIGHTHS = " ▏▎▍▌▋▊▉"
+
+
+async def keys_follow_prompt(widget: Widget, event: events.Key) -> None:
+    """Call from the ``on_key`` of a widget that holds focus: keys typed in one burst after
+    ``:`` or ``/`` reach the prompt.
+
+    ":sort name" (or "1/chem", "1g3") typed or pasted fast is queued at ``widget`` whole, while
+    bindings would run only as each key bubbles up to the app, after the queue drained. So the
+    bindings run here, in order, and once one has moved focus away (to the prompt, to another
+    tab), the rest of the burst is passed on to whatever has focus.
+    """
+    focused = widget.screen.focused
+    if focused is not None and focused is not widget and widget not in focused.ancestors:
+        event.stop()
+        event.prevent_default()
+        focused.post_message(events.Key(event.key, event.character))
+        return
+    active = widget.app.active_bindings.get(event.key)
+    if active is not None and active.enabled:
+        event.stop()
+        event.prevent_default()
+        await widget.app.run_action(active.binding.action, active.node)
 
 
 def bar_text(value: float, width: int = BAR) -> str:
@@ -234,20 +255,8 @@ class AssocTree(ScrollView, can_focus=True):
         self.refresh()
         self.post_message(self.Selected(self, self.selected_row))
 
-    def on_key(self, event: events.Key) -> None:
-        # ":sort name" typed (or pasted) in one burst is queued here whole, and bindings run
-        # only after the queue drains: open the prompt at once, then pass the rest on to it.
-        focused = self.screen.focused
-        if focused is not None and focused is not self:
-            event.stop()
-            event.prevent_default()
-            focused.post_message(events.Key(event.key, event.character))
-            return
-        active = self.app.active_bindings.get(event.key)
-        if active is not None and active.binding.action in PROMPT_ACTIONS:
-            event.stop()
-            event.prevent_default()
-            getattr(self.app, f"action_{active.binding.action}")()
+    async def on_key(self, event: events.Key) -> None:
+        await keys_follow_prompt(self, event)
 
     def on_resize(self) -> None:
         self.virtual_size = Size(self.scrollable_content_region.width, len(self.rows_shown) + 1)
