@@ -18,12 +18,18 @@ from tui.sources.demo import demo_snapshot
 
 SIZE = (120, 40)
 ME = "alice"
-#: (file stem, theme, keys pressed after loading)
+PANES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("tree", ("m",)),
+    ("breakdown", ("m", "2")),
+    ("allocations", ("m", "3")),
+    ("whatif", ("m", "4")),
+    ("help", ("question_mark",)),
+)
+"""(pane, keys pressed after loading): ``m`` selects the user's own association first."""
+#: (file stem, theme, keys pressed after loading): every pane in dark and ansi16, plus one light.
 SHOTS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
-    ("tree-dark", "dark", ("m",)),
-    ("tree-ansi16", "ansi16", ("m",)),
+    *((f"{pane}-{theme}", theme, keys) for pane, keys in PANES for theme in ("dark", "ansi16")),
     ("tree-light-sorted", "light", ("F", "slash", *"chem", "enter")),
-    ("help", "dark", ("question_mark",)),
 )
 
 
@@ -35,7 +41,8 @@ async def shoot(out: Path, stem: str, theme: str, keys: tuple[str, ...]) -> Path
         await app.workers.wait_for_complete()
         await pilot.pause()
         await pilot.press(*keys)
-        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause(0.3)  # the breakdown follows the selection after a short rest
         return Path(app.save_screenshot(f"{stem}.svg", str(out)))
 
 
