@@ -7,22 +7,30 @@ from pathlib import Path
 from tui.engine import compute
 from tui.report import sshare_cells
 from tui.sources.saved import load_folder
-from tui.sources.sshare import parse_sshare
+from tui.model import AssocTree
+from tui.sources.sshare import SshareTable, parse_sshare
 
 COLUMNS = ("NormShares", "NormUsage", "EffectvUsage", "FairShare", "LevelFS")
 
 
-def mismatches(folder: Path) -> tuple[list[tuple[str, str, str, str]], int]:
-    """``(label, column, ours, sshare's)`` for every differing cell, and how many were compared.
+Mismatches = tuple[list[tuple[str, str, str, str]], int]
+
+
+def mismatches(folder: Path) -> Mismatches:
+    """Differing cells of a capture folder's sshare file (see :func:`cell_mismatches`).
 
     The engine sees only what ``fairtop report --from`` reads: raw shares, raw usage, the tree,
     slurmdbd's lft order and the folder's PriorityFlags and FairShareDampeningFactor.
     """
     snap = load_folder(folder)
     printed = parse_sshare((folder / "sshare_a_l_P.psv").read_bytes(), str(folder))
-    settings = snap.settings
-    ours = sshare_cells(snap.tree, compute(snap.tree, settings.algorithm, settings.dampening),
-                        settings.dampening)
+    return cell_mismatches(snap.tree, printed, snap.settings.algorithm, snap.settings.dampening)
+
+
+def cell_mismatches(tree: AssocTree, printed: SshareTable, algorithm: str, damping: float = 1) -> Mismatches:
+    """``(label, column, ours, sshare's)`` for every differing computed cell of ``printed``, and how
+    many cells were compared, recomputing ``tree`` with the engine."""
+    ours = sshare_cells(tree, compute(tree, algorithm, damping), damping)
     bad, checked = [], 0
     for column in COLUMNS:
         if column not in printed.header:
@@ -30,5 +38,5 @@ def mismatches(folder: Path) -> tuple[list[tuple[str, str, str, str]], int]:
         for i, (got, want) in enumerate(zip(ours[column], printed.column(column))):
             checked += 1
             if got != want:
-                bad.append((snap.tree.label(i), column, got, want))
+                bad.append((tree.label(i), column, got, want))
     return bad, checked

@@ -73,14 +73,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _report_sshare(args: argparse.Namespace) -> str:
-    from tui.report import format_csv, format_json, format_table, report_rows, run_engine
+    from tui.engine import compute
+    from tui.report import format_csv, format_json, format_table, report_rows
     from tui.sources.sshare import parse_sshare
 
     table = parse_sshare(_read(args.sshare), args.sshare)
     algorithm = args.algorithm or ("fair_tree" if "LevelFS" in table.header
                                    else "classic" if "NormUsage" in table.header else "fair_tree")
     damping = args.damping or 1
-    result = run_engine(table.tree, algorithm, damping)
+    result = compute(table.tree, algorithm, damping)
     if args.format == "json":
         return format_json(report_rows(table.tree, result, damping))
     if args.format == "csv":

@@ -38,6 +38,16 @@ def depth_of(parent: np.ndarray) -> np.ndarray:
         anc = anc[anc]
 
 
+def rows_by_depth(depth: np.ndarray) -> list[np.ndarray]:
+    """Rows grouped by depth: ``levels[d]`` holds the rows at depth ``d`` (0 first), in row order.
+
+    A stable argsort on an int16 key, which numpy does as a radix sort.
+    """
+    order = np.argsort(depth.astype(np.int16), kind="stable")
+    bounds = np.searchsorted(depth[order], np.arange(int(depth.max(initial=0)) + 2))
+    return [order[bounds[d] : bounds[d + 1]] for d in range(len(bounds) - 1)]
+
+
 class ModelError(ValueError):
     """A snapshot that cannot be true (a cycle, a child before its parent, ...)."""
 

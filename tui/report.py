@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 
-from tui.engine import compute
 from tui.engine.classic import fairshare_factor
 from tui.engine.result import FairshareResult
 from tui.model import NO_VAL, USE_PARENT, AssocTree
@@ -138,8 +137,3 @@ def format_table(tree: AssocTree, result: FairshareResult, dampening: float = 1)
     out = [line([c[0] for c in columns]), " ".join("-" * w for w in widths)]
     out += [line([c[1][i] for c in columns]) for i in range(tree.size)]
     return "\n".join(out) + "\n"
-
-
-def run_engine(tree: AssocTree, algorithm: str, dampening: float = 1) -> FairshareResult:
-    """Dispatch to the engine; kept here so report callers need one import."""
-    return compute(tree, algorithm, dampening)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import FIXTURES
+from tests.slurm_oracle import cell_mismatches
 from tests.treebuild import tree_from_text
 from tui.engine import compute
 from tui.report import sshare_cells
@@ -14,18 +15,7 @@ from tui.sources.sshare import parse_sshare
 
 def mismatches(path, algorithm, damping=1):
     table = parse_sshare(path.read_bytes(), str(path))
-    result = compute(table.tree, algorithm, damping)
-    cells = sshare_cells(table.tree, result, damping)
-    bad = []
-    checked = 0
-    for column, ours in cells.items():
-        if column not in table.header:
-            continue
-        for i, (got, want) in enumerate(zip(ours, table.column(column))):
-            checked += 1
-            if got != want:
-                bad.append((table.tree.label(i), column, got, want))
-    return bad, checked
+    return cell_mismatches(table.tree, table, algorithm, damping)
 
 
 @pytest.mark.parametrize("name, algorithm, columns", [

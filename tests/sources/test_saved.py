@@ -11,7 +11,8 @@ import pytest
 from _samples import ASSOC_MGR, CONFIG, SACCTMGR, SPRIO, SQUEUE, SSHARE
 
 from tui.cli import main
-from tui.report import run_engine, sshare_cells
+from tui.engine import compute
+from tui.report import sshare_cells
 from tui.sources import saved
 from tui.sources.errors import InputError
 
@@ -61,7 +62,7 @@ def test_load_folder_real(folder: Path) -> None:
     conf = (folder / "scontrol_show_config.txt").read_text()
     assert (snap.settings.algorithm == "classic") == ("NO_FAIR_TREE" in conf or "DEPTH_OBLIVIOUS" in conf)
     # every cell sshare prints, also in the table layout (whole table, not just json)
-    cells = sshare_cells(snap.tree, run_engine(snap.tree, snap.settings.algorithm, snap.settings.dampening),
+    cells = sshare_cells(snap.tree, compute(snap.tree, snap.settings.algorithm, snap.settings.dampening),
                          snap.settings.dampening)
     table = saved.load_table(folder)
     for col in ("NormShares", "EffectvUsage", "FairShare"):

@@ -16,7 +16,7 @@ import numpy as np
 
 from tui.engine.result import FairshareResult
 from tui.engine.tree import Structure, norm_usage, structure
-from tui.model import AssocTree
+from tui.model import AssocTree, rows_by_depth
 
 
 def fairshare_factor(effective_usage: np.ndarray | float, norm_shares: np.ndarray | float,
@@ -56,11 +56,7 @@ def classic_norm_shares(tree: AssocTree, st: Structure | None = None) -> np.ndar
     # Leaf-to-root product in double, in Slurm's order: s = ((1*r(a))*r(P(a)))*... , done for
     # all rows of one depth at a time (they need the same number of factors).
     s = np.ones(tree.size, dtype=np.float64)
-    depth = tree.depth()
-    order = np.argsort(depth.astype(np.int16), kind="stable")
-    bounds = np.searchsorted(depth[order], np.arange(1, int(depth.max(initial=0)) + 2))
-    for d in range(1, len(bounds)):
-        rows = order[bounds[d - 1] : bounds[d]]
+    for d, rows in enumerate(rows_by_depth(tree.depth())):
         acc = np.ones(len(rows), dtype=np.float64)
         x = rows
         for _ in range(d):

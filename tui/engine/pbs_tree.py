@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from tui.model import PbsTree, depth_of
+from tui.model import PbsTree, depth_of, rows_by_depth
 
 ROOT_NAME = "TREEROOT"
 UNKNOWN_NAME = "unknown"
@@ -214,10 +214,7 @@ def file_records(tree: PbsTree) -> list[tuple[str, float]]:
 
 def depth_levels(parent: np.ndarray) -> list[np.ndarray]:
     """Rows grouped by depth: ``levels[d]`` holds the rows at depth ``d`` (root at 0), row order."""
-    depth = depth_of(np.asarray(parent, dtype=np.int64))
-    order = np.argsort(depth.astype(np.int16), kind="stable")  # radix sort on a small key
-    bounds = np.searchsorted(depth[order], np.arange(int(depth.max(initial=0)) + 2))
-    return [order[bounds[d] : bounds[d + 1]] for d in range(len(bounds) - 1)]
+    return rows_by_depth(depth_of(np.asarray(parent, dtype=np.int64)))
 
 
 def path_rows(parent: np.ndarray, row: int) -> list[int]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tui.model import NO_VAL, USE_PARENT, AssocTree, depth_of
+from tui.model import NO_VAL, USE_PARENT, AssocTree, depth_of, rows_by_depth
 
 
 @dataclass(frozen=True, eq=False)
@@ -70,10 +70,7 @@ def structure(tree: AssocTree) -> Structure:
     level_shares[0] = NO_VAL
 
     fs_depth = depth_of(fs_parent)
-    # Rows grouped by depth, row order kept (a radix sort on a small integer key).
-    order = np.argsort(fs_depth.astype(np.int16), kind="stable")
-    bounds = np.searchsorted(fs_depth[order], np.arange(1, int(fs_depth.max(initial=0)) + 2))
-    levels = [order[bounds[k] : bounds[k + 1]] for k in range(len(bounds) - 1)]
+    levels = rows_by_depth(fs_depth)[1:]  # the root's level is never computed
     return Structure(fs_parent, level_shares, fs_depth, levels, use_parent)
 
 

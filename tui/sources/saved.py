@@ -325,13 +325,14 @@ def report_folder(path: str | Path, fmt: str = "table", algorithm: str | None = 
     InputError
         As :func:`load_folder`.
     """
-    from tui.report import format_csv, format_json, format_table, report_rows, run_engine
+    from tui.engine import compute
+    from tui.report import format_csv, format_json, format_table, report_rows
 
     snap = load_folder(path)
     assert snap.tree is not None
     algo = algorithm or snap.settings.algorithm
     damp = damping if damping is not None else snap.settings.dampening
-    result = run_engine(snap.tree, algo, damp)
+    result = compute(snap.tree, algo, damp)
     if fmt == "json":
         return format_json(report_rows(snap.tree, result, damp))
     if fmt == "csv":
