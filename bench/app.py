@@ -7,7 +7,7 @@ What is measured:
     notes the wall clock, then starts ``python -c CHILD``; the child goes through the real entry
     point (``tui.cli.main``: argument parsing, imports, config, app build) with ``App.run`` forced
     headless, and prints the wall clock at (1) the first frame, the empty shell drawn after
-    ``on_mount``, and (2) the first frame with data, drawn after the load worker's ``ViewLoaded``
+    ``on_mount``, and (2) the first frame with data, drawn after the load worker's ``StandingLoaded``
     message (demo built, engine run, tree table built), then exits. Figures are seconds since the
     parent started the process, so they include the interpreter start and every import.
     Target: first data frame under 1 s.
@@ -33,7 +33,6 @@ import sys
 import tempfile
 import time
 from datetime import datetime, timezone
-from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,17 +49,17 @@ from tui.app.app import FairtopApp
 def mark(name):
     print(name, repr(time.time()), flush=True)
 
-_mount, _loaded, _run = FairtopApp.on_mount, FairtopApp.on_view_loaded, FairtopApp.run
+_mount, _loaded, _run = FairtopApp.on_mount, FairtopApp.on_standing_loaded, FairtopApp.run
 
 def on_mount(self):
     _mount(self)
     self.call_after_refresh(mark, "first_frame")
 
-def on_view_loaded(self, message):
+def on_standing_loaded(self, message):
     _loaded(self, message)
     self.call_after_refresh(lambda: (mark("data_frame"), self.exit(0)))
 
-FairtopApp.on_mount, FairtopApp.on_view_loaded = on_mount, on_view_loaded
+FairtopApp.on_mount, FairtopApp.on_standing_loaded = on_mount, on_standing_loaded
 FairtopApp.run = lambda self, **kw: _run(self, headless=True, **kw)
 from tui.cli import main
 sys.exit(main(["--demo", "--user", "alice"]))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tui.engine import compute
-from tui.report import sshare_cells
+from tui.formats.sshare import sshare_cells
 from tui.sources.saved import load_folder
 from tui.model import AssocTree
 from tui.sources.sshare import SshareTable, parse_sshare

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Sequence
 
 from tui import __version__
+from tui.model import AssocTree, PbsTree
+from tui.sources import registry
 from tui.sources.errors import InputError, SourceUnavailable
 
 EXIT_INPUT = 2
@@ -39,12 +41,16 @@ def build_parser() -> argparse.ArgumentParser:
         description="Where you stand on an HPC cluster: fairshare, allocations, what-if planning.",
     )
     parser.add_argument("--version", action="version", version=f"fairtop {__version__}")
-    parser.add_argument("--demo", action="store_true", help="use the built-in demo cluster (the default)")
-    parser.add_argument("--from", dest="from_dir", metavar="DIR", help="read saved command outputs from DIR")
-    parser.add_argument("--slurm", action="store_true",
-                        help="read the live cluster (sshare, scontrol, sacctmgr, sprio, squeue)")
-    parser.add_argument("--slurmrestd", metavar="SOCKET|URL",
-                        help="read slurmrestd at a unix socket or URL (JWT from $SLURM_JWT)")
+    sources = parser.add_mutually_exclusive_group()
+    for cls in registry.SOURCES.values():
+        dest = f"source_{cls.name}"
+        if cls.choices:
+            sources.add_argument(cls.flag, dest=dest, nargs="?", const=cls.choices[0], choices=cls.choices,
+                                 metavar=cls.metavar, help=cls.help)
+        elif cls.metavar:
+            sources.add_argument(cls.flag, dest=dest, metavar=cls.metavar, help=cls.help)
+        else:
+            sources.add_argument(cls.flag, dest=dest, action="store_true", help=cls.help)
     parser.add_argument("--user", help="the user to highlight and jump to (default: the Unix user)")
     parser.add_argument("--theme", help="theme name (see themes/)")
     parser.add_argument("--config", metavar="FILE", help="config file (default: see 'fairtop info')")
@@ -67,54 +73,77 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--format", choices=("table", "json", "csv"), default="table")
 
     sub.add_parser("info", help="print the config, state and theme paths in use")
-    cap = sub.add_parser("capture", help="save a live cluster's command outputs into DIR")
+    cap = sub.add_parser("capture", help="save a live cluster's command outputs into DIR (for --from DIR)")
     cap.add_argument("dir", metavar="DIR")
+    cap.add_argument("--pbs", action="store_true",
+                     help="a PBS Professional server: resource_group, pbsfs output and sched_config")
     return parser
 
 
-def _report_sshare(args: argparse.Namespace) -> str:
+def _slurm_report(tree: AssocTree, fmt: str, algorithm: str, damping: float, title: str) -> str:
+    """The engine's recomputation of ``tree`` as a table (under ``title``), json or csv."""
     from tui.engine import compute
-    from tui.report import format_csv, format_json, format_table, report_rows
+    from tui.formats.sshare import format_table, report_rows
+    from tui.formats.tabular import format_csv, format_json
+
+    result = compute(tree, algorithm, damping)
+    if fmt == "json":
+        return format_json(report_rows(tree, result, damping))
+    if fmt == "csv":
+        return format_csv(report_rows(tree, result, damping))
+    head = f"# {title}: {algorithm.replace('_', ' ')}"
+    if algorithm == "classic":
+        head += f", FairShareDampeningFactor {damping:g}"
+    elif tree.sibling_order is not None:
+        head += "; ties between sibling accounts follow sacctmgr LFT order"
+    else:
+        head += "; ties between sibling accounts follow the printed (sshare) order"
+    return head + "\n" + format_table(tree, result, damping)
+
+
+def _pbs_report(tree: PbsTree, fmt: str) -> str:
+    from tui.formats.pbsfs import format_pbs_csv, format_pbs_table, pbs_rows
+    from tui.formats.tabular import format_json
+
+    rows = pbs_rows(tree)
+    if fmt == "json":
+        return format_json(rows)
+    if fmt == "csv":
+        return format_pbs_csv(rows)
+    return format_pbs_table(rows)
+
+
+def _report_sshare(args: argparse.Namespace) -> str:
     from tui.sources.sshare import parse_sshare
 
     table = parse_sshare(_read(args.sshare), args.sshare)
     algorithm = args.algorithm or ("fair_tree" if "LevelFS" in table.header
                                    else "classic" if "NormUsage" in table.header else "fair_tree")
-    damping = args.damping or 1
-    result = compute(table.tree, algorithm, damping)
-    if args.format == "json":
-        return format_json(report_rows(table.tree, result, damping))
-    if args.format == "csv":
-        return format_csv(report_rows(table.tree, result, damping))
-    title = f"# {args.sshare}: {algorithm.replace('_', ' ')}"
-    if algorithm == "classic":
-        title += f", FairShareDampeningFactor {damping:g}"
-    else:
-        title += "; ties between sibling accounts follow the printed (sshare) order"
-    return title + "\n" + format_table(table.tree, result, damping)
+    return _slurm_report(table.tree, args.format, algorithm, args.damping or 1, args.sshare)
 
 
 def _report_pbs(args: argparse.Namespace) -> str:
     if not args.pbs_usage:
         raise InputError("fairtop report", "--pbs-resource-group needs --pbs-usage FILE")
-    from tui import report_pbs
+    from tui.sources.pbs import read_pbs
 
-    rows = report_pbs.pbs_report_rows(args.pbs_resource_group, args.pbs_usage,
-                                      unknown_shares=args.pbs_unknown_shares)
-    if args.format == "json":
-        from tui.report import format_json
-
-        return format_json(rows)
-    if args.format == "csv":
-        return report_pbs.format_pbs_csv(rows)
-    return report_pbs.format_pbs_table(rows)
+    return _pbs_report(read_pbs(args.pbs_resource_group, args.pbs_usage, unknown_shares=args.pbs_unknown_shares),
+                       args.format)
 
 
 def _report_folder(args: argparse.Namespace) -> str:
-    from tui.sources import saved
-
-    return saved.report_folder(args.from_dir, fmt=args.format, algorithm=args.algorithm,
-                               damping=args.damping)
+    """``report --from DIR``: a Slurm capture (algorithm and dampening from its config unless
+    given) or a PBS folder."""
+    snap = registry.make("folder", args.from_dir).load()
+    if snap.pbs is not None:
+        return _pbs_report(snap.pbs, args.format)
+    assert snap.tree is not None
+    damping = args.damping if args.damping is not None else snap.settings.dampening
+    out = _slurm_report(snap.tree, args.format, args.algorithm or snap.settings.algorithm, damping, snap.source)
+    if args.format != "table":
+        return out
+    head, _, table = out.partition("\n")
+    return head + "\n" + "".join(f"# warning: {w}\n" for w in snap.warnings) + table
 
 
 def _info(args: argparse.Namespace) -> str:
@@ -139,6 +168,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout.write(_info(args))
             return 0
         if args.command == "capture":
+            if args.pbs:
+                from tui.sources.pbs_folder import capture as capture_pbs
+
+                sys.stdout.write(capture_pbs(args.dir))
+                return 0
             from tui.sources import slurm_cli
 
             sys.stdout.write(slurm_cli.capture(args.dir))

@@ -7,7 +7,7 @@ Precedence, lowest first (a later layer overrides single keys of an earlier one)
 3. the user file, ``$XDG_CONFIG_HOME/fairtop/config.toml`` (``platformdirs.user_config_path``);
 4. the file named by the ``FAIRTOP_CONFIG`` environment variable;
 5. the file given with ``--config``;
-6. command-line flags (``--theme``, ``--user``, ``--from``, ``--demo``).
+6. command-line flags (``--theme``, ``--user``, and a source flag from the registry).
 
 Unknown keys and bad values are errors that name the file and suggest the key meant. fairtop
 never writes these files; what it remembers (last theme, last source, saved what-if scenarios)
@@ -17,22 +17,24 @@ goes to ``$XDG_STATE_HOME/fairtop/state.toml``, written with tomli-w. No Textual
 from __future__ import annotations
 
 import difflib
+import getpass
 import os
 import tomllib
 from dataclasses import dataclass, field, fields, replace
+from importlib.resources import files
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import tomli_w
 from platformdirs import user_config_path, user_state_path
 
+from tui.sources import registry
 from tui.sources.errors import InputError
 
 SYSTEM_FILE = Path("/etc/fairtop/config.toml")
 """Site-wide config file (read if it exists)."""
 ENV_VAR = "FAIRTOP_CONFIG"
 MIN_REFRESH_S = 2.0
-SOURCES = ("demo", "slurm", "folder", "slurmrestd")
 
 
 class ConfigError(InputError):
@@ -45,9 +47,11 @@ class Settings:
 
     theme: str | None = None
     """Theme name (a file in ``themes/`` or a Textual theme); None: the last one used, else ``dark``."""
-    source: Literal["demo", "slurm", "folder", "slurmrestd"] = "demo"
-    """Where data comes from: the built-in demo cluster, live Slurm commands, a saved folder, or
-    slurmrestd."""
+    source: str = "demo"
+    """Where data comes from: a name from :data:`tui.sources.registry.SOURCES` (``demo``,
+    ``folder``, ``slurm``, ``slurmrestd``)."""
+    demo: str = "slurm"
+    """Which built-in demo cluster when ``source = "demo"``: ``slurm`` or ``pbs``."""
     folder: str | None = None
     """The folder of saved command outputs when ``source = "folder"``."""
     slurmrestd: str | None = None
@@ -64,9 +68,33 @@ class Settings:
 
 
 _TYPES: dict[str, tuple[type, ...]] = {
-    "theme": (str,), "source": (str,), "folder": (str,), "slurmrestd": (str,), "refresh_rate": (int, float),
+    "theme": (str,), "source": (str,), "demo": (str,), "folder": (str,), "slurmrestd": (str,), "refresh_rate": (int, float),
     "user": (str,), "read_only": (bool,), "keymap": (dict,),
 }
+
+
+def current_user() -> str:
+    """The Unix user running fairtop (``--user`` and ``user =`` override it)."""
+    try:
+        return getpass.getuser()
+    except Exception:  # no passwd entry, no env: a container without a user name
+        return ""
+
+
+def theme_dirs() -> list[Path]:
+    """Folders holding theme files, later ones winning a name clash: the installed package's,
+    the source checkout's, then the user's (``$XDG_CONFIG_HOME/fairtop/themes``)."""
+    out = []
+    packaged = files("tui") / "themes"
+    if packaged.is_dir():
+        out.append(Path(str(packaged)))
+    checkout = Path(__file__).resolve().parents[1] / "themes"
+    if checkout.is_dir() and checkout not in out:
+        out.append(checkout)
+    mine = user_config_path("fairtop", appauthor=False) / "themes"
+    if mine.is_dir():
+        out.append(mine)
+    return out
 
 
 def user_file() -> Path:
@@ -90,10 +118,13 @@ def validate(table: dict[str, Any], source: str) -> dict[str, Any]:
         if isinstance(value, bool) and bool not in _TYPES[key] or not isinstance(value, _TYPES[key]):
             want = " or ".join(t.__name__ for t in _TYPES[key])
             raise ConfigError(source, f"{key} must be a {want}, got {value!r}")
-    if "source" in table and table["source"] not in SOURCES:
-        close = difflib.get_close_matches(table["source"], SOURCES, n=1)
+    names = list(registry.SOURCES)
+    if "source" in table and table["source"] not in names:
+        close = difflib.get_close_matches(table["source"], names, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise ConfigError(source, f"source must be one of {', '.join(SOURCES)}, got {table['source']!r}{hint}")
+        raise ConfigError(source, f"source must be one of {', '.join(names)}, got {table['source']!r}{hint}")
+    if "demo" in table and table["demo"] not in registry.DemoSource.choices:
+        raise ConfigError(source, f"demo must be one of {', '.join(registry.DemoSource.choices)}, got {table['demo']!r}")
     if "refresh_rate" in table and not table["refresh_rate"] >= MIN_REFRESH_S:
         raise ConfigError(source, f"refresh_rate must be >= {MIN_REFRESH_S:g} seconds, got {table['refresh_rate']!r}")
     for binding, keys in table.get("keymap", {}).items():
@@ -136,24 +167,31 @@ def load(config_arg: str | None = None, cli: dict[str, Any] | None = None) -> Se
             merged.update(table, keymap=keymap)
     merged.update({k: v for k, v in (cli or {}).items() if v is not None})
     validate(merged, "command line")
-    if merged.get("source") == "slurmrestd" and not merged.get("slurmrestd"):
-        raise ConfigError("config", 'source = "slurmrestd" needs slurmrestd = "SOCKET or URL"')
-    if merged.get("source") == "folder" and not merged.get("folder"):
-        raise ConfigError("config", 'source = "folder" needs folder = "DIR" (or use --from DIR)')
-    return replace(Settings(), **merged)
+    settings = replace(Settings(), **merged)
+    try:
+        make_source(settings)
+    except ValueError as exc:
+        raise ConfigError("config", str(exc)) from None
+    return settings
+
+
+def make_source(settings: Settings, me: str = "") -> registry.Source:
+    """The configured source (ValueError when its value is missing or bad)."""
+    cls = registry.source_class(settings.source)
+    value = getattr(settings, cls.setting) if cls.setting else None
+    return cls(value, me)
 
 
 def cli_overrides(args: Any) -> dict[str, Any]:
     """Settings given on the command line (argparse namespace from :mod:`tui.cli`)."""
     out: dict[str, Any] = {"theme": getattr(args, "theme", None), "user": getattr(args, "user", None)}
-    if getattr(args, "from_dir", None):
-        out.update(source="folder", folder=args.from_dir)
-    elif getattr(args, "slurmrestd", None):
-        out.update(source="slurmrestd", slurmrestd=args.slurmrestd)
-    elif getattr(args, "slurm", False):
-        out["source"] = "slurm"
-    elif getattr(args, "demo", False):
-        out["source"] = "demo"
+    for cls in registry.SOURCES.values():
+        value = getattr(args, f"source_{cls.name}", None)
+        if value is None or value is False:
+            continue
+        out["source"] = cls.name
+        if cls.setting and isinstance(value, str):
+            out[cls.setting] = value
     return out
 
 
@@ -165,10 +203,8 @@ def describe_paths(config_arg: str | None = None) -> str:
     if not os.environ.get(ENV_VAR):
         lines.append(f"  (set ${ENV_VAR} to add a file)")
     lines.append(f"state file:   {state_file()}  ({'found' if state_file().is_file() else 'not written yet'})")
-    from tui import themes  # plain TOML parsing, no Textual
-
     lines.append("theme folders:")
-    lines += [f"  {d}" for d in themes.theme_dirs()]
+    lines += [f"  {d}" for d in theme_dirs()]
     return "\n".join(lines) + "\n"
 
 

@@ -48,6 +48,14 @@ def rows_by_depth(depth: np.ndarray) -> list[np.ndarray]:
     return [order[bounds[d] : bounds[d + 1]] for d in range(len(bounds) - 1)]
 
 
+def path_to(tree: AssocTree, row: int) -> list[int]:
+    """Rows from the root down to ``row`` through direct parents (``parent`` accounts included)."""
+    out = [row]
+    while tree.parent[out[-1]] >= 0:
+        out.append(int(tree.parent[out[-1]]))
+    return out[::-1]
+
+
 class ModelError(ValueError):
     """A snapshot that cannot be true (a cycle, a child before its parent, ...)."""
 
@@ -269,3 +277,5 @@ class Snapshot:
     pbs: PbsTree | None = None
     warnings: tuple[str, ...] = ()
     """Things the source could not read but that did not stop it (PrivateData, a missing command)."""
+    capabilities: frozenset[str] | None = None
+    """What the source can provide (``tui.sources.registry.CAPABILITIES``); None: not stated."""

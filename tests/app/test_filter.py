@@ -9,12 +9,12 @@ import pytest
 
 from tests.app.conftest import small_demo
 from tui.app.widgets import tree_rows as tr
-from tui.view import build_view
+from tui.analysis.standing import build_standing
 
 
 @pytest.fixture(scope="module")
 def table() -> tr.TreeTable:
-    return tr.TreeTable.from_view(build_view(small_demo()(), "alice"))
+    return tr.TreeTable.from_standing(build_standing(small_demo()(), "alice"))
 
 
 @pytest.mark.parametrize("pattern", ["a", "ch", "CHEM", "Chem", "lab", "al-", "_lab", "zzz", "", "a.b", "^chem", "lab$"])

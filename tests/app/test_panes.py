@@ -16,7 +16,7 @@ from tui.app.panes.breakdown import BreakdownPane
 from tui.app.panes.whatif import PROJECTION_TEXT, WhatIfPane
 from tui.model import Allocation, Partition, PrioritySettings, Snapshot
 from tui.sources.sshare import parse_sshare
-from tui.view import build_view
+from tui.analysis.standing import build_standing
 
 NOW = datetime(2026, 3, 1, tzinfo=timezone.utc)
 
@@ -48,24 +48,24 @@ def shown(pane: Widget) -> str:
     return "\n".join(out)
 
 
-async def reshow(pilot, pane: Widget, view, row: int | None) -> str:
+async def reshow(pilot, pane: Widget, standing, row: int | None) -> str:
     """Show ``row`` in a mounted pane and return its text once laid out."""
-    pane.show(view, row)
+    pane.show(standing, row)
     await settle(pilot)
     return shown(pane)
 
 
-async def show_text(pane: Widget, view, row: int | None, size: tuple[int, int] = (140, 60)) -> str:
-    """Mount ``pane`` alone, show ``row`` of ``view`` and return the pane's text."""
+async def show_text(pane: Widget, standing, row: int | None, size: tuple[int, int] = (140, 60)) -> str:
+    """Mount ``pane`` alone, show ``row`` of ``standing`` and return the pane's text."""
     async with PaneApp(pane).run_test(size=size) as pilot:
-        return await reshow(pilot, pane, view, row)
+        return await reshow(pilot, pane, standing, row)
 
 
-def suite_view(name, algorithm, **kw):
+def suite_standing(name, algorithm, **kw):
     tree = parse_sshare((FIXTURES / "sshare" / name).read_bytes()).tree
     snap = Snapshot("test", "test", taken_at=NOW, tree=tree,
                     settings=PrioritySettings(algorithm=algorithm), **kw)
-    return build_view(snap, me="")
+    return build_standing(snap, me="")
 
 
 def row_of(tree, account, user=""):
@@ -73,8 +73,8 @@ def row_of(tree, account, user=""):
 
 
 async def test_breakdown_classic_uhtastd2():
-    view = suite_view("test24_3_classic.psv", "classic")
-    text = await show_text(BreakdownPane(), view, row_of(view.snapshot.tree, "AccountHTA", "UHTAStd2"))
+    standing = suite_standing("test24_3_classic.psv", "classic")
+    text = await show_text(BreakdownPane(), standing, row_of(standing.snapshot.tree, "AccountHTA", "UHTAStd2"))
     assert "Why AccountHTA/UHTAStd2 (user) has its fairshare · classic" in text
     assert "NormShares   (30/170) × (50/150) = 0.058824" in text
     assert "× 30/170 = 0.131653" in text
@@ -84,11 +84,11 @@ async def test_breakdown_classic_uhtastd2():
 
 
 async def test_breakdown_fair_tree_uga1_and_no_selection():
-    view = suite_view("test24_4_fair_tree.psv", "fair_tree")
+    standing = suite_standing("test24_4_fair_tree.psv", "fair_tree")
     pane = BreakdownPane()
     async with PaneApp(pane).run_test(size=(140, 60)) as pilot:
-        text = await reshow(pilot, pane, view, row_of(view.snapshot.tree, "aGA", "uGA1"))
-        empty = await reshow(pilot, pane, view, None)
+        text = await reshow(pilot, pane, standing, row_of(standing.snapshot.tree, "aGA", "uGA1"))
+        empty = await reshow(pilot, pane, standing, None)
     assert "LevelFS      LevelFS = S / U = 0.500000 / 0.400000 = 1.250000" in text
     assert "place 8 of 9" in text
     assert "ties aG/uG1 (equal LevelFS): its first user keeps that rank" in text
@@ -107,15 +107,15 @@ def allocations():
 
 
 async def test_allocations_pane_shows_balance_bar_burn_and_users():
-    view = suite_view("test24_4_fair_tree.psv", "fair_tree", allocations=allocations())
+    standing = suite_standing("test24_4_fair_tree.psv", "fair_tree", allocations=allocations())
     pane = AllocationsPane()
     async with PaneApp(pane).run_test(size=(140, 50)) as pilot:
-        pane.show(view, row_of(view.snapshot.tree, "aGA", "uGA1"))
+        pane.show(standing, row_of(standing.snapshot.tree, "aGA", "uGA1"))
         await settle(pilot)
         text = shown(pane)
         table = pane.query_one(DataTable)
         rows = [table.get_row_at(i) for i in range(table.row_count)]
-        pane.show(view, None)
+        pane.show(standing, None)
         await settle(pilot)
         every = shown(pane)
     assert "Allocations of aGA/uGA1 and the accounts above it (SU = billing-hours)" in text
@@ -129,8 +129,8 @@ async def test_allocations_pane_shows_balance_bar_burn_and_users():
 
 
 async def test_allocations_pane_none_for_row():
-    view = suite_view("test24_4_fair_tree.psv", "fair_tree", allocations=allocations())
-    text = await show_text(AllocationsPane(), view, row_of(view.snapshot.tree, "aC", "uC1"), (120, 30))
+    standing = suite_standing("test24_4_fair_tree.psv", "fair_tree", allocations=allocations())
+    text = await show_text(AllocationsPane(), standing, row_of(standing.snapshot.tree, "aC", "uC1"), (120, 30))
     assert "No allocation is charged through aC/uC1 and the accounts above it (2 allocations" in text
 
 
@@ -140,10 +140,10 @@ async def test_whatif_pane_cost_usage_chain_and_fairshare():
     part = Partition("cpu", {"cpu": 1.0}, total_cpus=64, total_nodes=4, tres_totals={"cpu": 64.0})
     snap = Snapshot("t", "t", taken_at=NOW, tree=tree, settings=PrioritySettings(algorithm="classic"),
                     partitions=(part,))
-    view = build_view(snap, me="a")
+    standing = build_standing(snap, me="a")
     pane = WhatIfPane()
     async with PaneApp(pane).run_test(size=(150, 60)) as pilot:
-        pane.show(view, None)  # no selection: the viewer's own association
+        pane.show(standing, None)  # no selection: the viewer's own association
         await settle(pilot)
         pane.query_one("#wi-cpus", Input).value = "8"
         pane.query_one("#wi-walltime", Input).value = "10:00:00"
@@ -167,18 +167,18 @@ async def test_whatif_pane_cost_usage_chain_and_fairshare():
 
 
 async def test_whatif_pane_fair_tree_rank_and_account_selection():
-    view = suite_view("test24_4_fair_tree.psv", "fair_tree")
-    tree = view.snapshot.tree
+    standing = suite_standing("test24_4_fair_tree.psv", "fair_tree")
+    tree = standing.snapshot.tree
     pane = WhatIfPane()
     async with PaneApp(pane).run_test(size=(150, 60)) as pilot:
-        pane.show(view, row_of(tree, "aGA", "uGA1"))
+        pane.show(standing, row_of(tree, "aGA", "uGA1"))
         await settle(pilot)
         # no partitions: billed by CPU count; 1 CPU for 20 s = the LevelFS halving of uGA1
         pane.query_one("#wi-cpus", Input).value = "1"
         pane.query_one("#wi-walltime", Input).value = "0:20"
         await settle(pilot)
         text = shown(pane)
-        account = await reshow(pilot, pane, view, row_of(tree, "aGA"))
+        account = await reshow(pilot, pane, standing, row_of(tree, "aGA"))
     assert "LevelFS       1.250000 → 0.625000" in text
     assert "Rank          4 → 2 of 21" in text
     assert "FairShare     0.190476 → 0.095238" in text
@@ -197,7 +197,7 @@ async def test_panes_in_the_real_shell_on_the_demo(make_app) -> None:
         tree = app.query_one(AssocTree)
         await pilot.press("m")  # jump to me: selects the viewer's association
         await settle(pilot)
-        assert tree.selected_row in app.view.my_rows
+        assert tree.selected_row in app.standing.my_rows
         tabs = app.query_one(TabbedContent)
         texts = {}
         for tab in ("breakdown", "alloc", "whatif"):

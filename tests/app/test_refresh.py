@@ -1,5 +1,5 @@
 """Live refresh: the source is re-read in a worker thread on the refresh period, the UI keeps
-answering meanwhile, the status line says how old the data is, and a refresh keeps the view."""
+answering meanwhile, the status line says how old the data is, and a refresh keeps the standing."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ class CountingSource:
 
 
 def live_app(source: Callable[[], Any], clock: list[float]) -> FairtopApp:
-    app = FairtopApp(Settings(source="slurm", refresh_rate=PERIOD_S), source, ME, State())
+    app = FairtopApp(Settings(source="slurm", refresh_rate=PERIOD_S), source, ME, State(), live=True)
     app.clock = lambda: clock[0]
     return app
 

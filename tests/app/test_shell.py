@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import io
-import sys
-import types
 from pathlib import Path
 
 from rich.console import Console
 from textual.widget import Widget
 
 from tests.app.conftest import ME, SIZE, ready, small_demo
-from tui import themes
+from tui.app import themes
 from tui.app import commands
 from tui.app.screens.help import HelpScreen
 from tui.app.widgets.assoc_tree import AssocTree
@@ -106,13 +104,12 @@ async def test_breakdown_pane_follows_selection(make_app, monkeypatch) -> None:
     calls: list[int | None] = []
 
     class FakeBreakdown(Widget):
-        def show(self, view, row) -> None:  # noqa: ANN001
+        def show(self, standing, row) -> None:  # noqa: ANN001
             calls.append(row)
 
-    module = types.ModuleType("tui.app.panes.breakdown")
-    FakeBreakdown.__module__ = module.__name__
-    module.FakeBreakdown = FakeBreakdown
-    monkeypatch.setitem(sys.modules, "tui.app.panes.breakdown", module)
+    from tui.app import app as app_module
+
+    monkeypatch.setitem(app_module.PANES, "breakdown", ("Breakdown", FakeBreakdown))
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
@@ -130,17 +127,6 @@ async def test_breakdown_pane_follows_selection(make_app, monkeypatch) -> None:
         await pilot.press("1", "down", "2")  # shown again right away, once
         await pilot.pause(0.3)
         assert calls[-1] == tree.selected_row and len(calls) == 3
-
-
-async def test_missing_pane_shows_placeholder(make_app, monkeypatch) -> None:
-    from tui.app import pane_slots
-
-    monkeypatch.setitem(pane_slots.PANES, "whatif", ("no_such_pane_module", "What-if"))
-    app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
-        await ready(pilot)
-        await pilot.press("4")
-        assert "not available yet" in str(app.query_one("#pane-whatif").render())
 
 
 async def test_large_tree_stays_virtual(make_app) -> None:

@@ -8,8 +8,8 @@ import numpy as np
 
 from tests.app.conftest import ME, SIZE, ready, small_demo
 from tui.app.widgets.assoc_tree import AssocTree, bar_text
-from tui.report import sshare_cells
-from tui.view import build_view
+from tui.formats.sshare import sshare_cells
+from tui.analysis.standing import build_standing
 
 
 def lines(tree: AssocTree) -> list[str]:
@@ -30,8 +30,8 @@ async def test_rows_show_sshare_cells(make_app) -> None:
         header = lines(tree)[0]
         for title in ("RawShares", "NormShares", "RawUsage", "EffectvUsage", "FairShare", "LevelFS", "Rank"):
             assert title in header
-        view = build_view(small_demo()(), ME)
-        cells = sshare_cells(view.snapshot.tree, view.fairshare)
+        standing = build_standing(small_demo()(), ME)
+        cells = sshare_cells(standing.snapshot.tree, standing.fairshare)
         for y, row in enumerate(tree.rows_shown[:10], start=1):
             text = lines(tree)[y]
             assert str(tree.table.names[row]) in text

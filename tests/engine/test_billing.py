@@ -9,14 +9,14 @@ from hypothesis import strategies as st
 
 from tui.model import Job, Partition
 
+from tui.formats.tres import format_tres_billing_weights
+from tui.sources.slurm_units import parse_tres_billing_weights
 from tui.engine.billing import (
     billable_tres,
     billing_mode,
     job_billing,
-    format_tres_billing_weights,
     mem_weight_per_gb,
     normalize_tres_name,
-    parse_tres_billing_weights,
 )
 
 GB = 1024  # MB per GB: Slurm's memory base unit is the MB

@@ -11,21 +11,22 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tui.engine.decay import (
+from tui.engine.projection import (
     cycle_accrual,
-    decay_factor,
-    decay_per_second,
     decay_rate,
-    effective_half_life,
-    exact_decay_factor,
-    half_life_from_factor,
     job_usage_over_cycles,
-    next_reset,
-    parse_slurm_minutes,
-    parse_slurm_time,
     usage_after_cycles,
     usage_ode,
     usage_ode_breaks,
+)
+from tui.sources.slurm_units import parse_slurm_minutes, parse_slurm_time
+from tui.engine.decay import (
+    decay_factor,
+    decay_per_second,
+    effective_half_life,
+    exact_decay_factor,
+    half_life_from_factor,
+    next_reset,
 )
 
 WEEK = 7 * 86400

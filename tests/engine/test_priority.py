@@ -6,12 +6,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tui.formats.sprio import format_sprio_value, sprio_columns, sprio_normalized_columns
 from tui.engine.priority import (
     PRIORITY_MAX,
     PriorityFactors,
     PriorityWeights,
     age_factor,
-    format_sprio_value,
     job_priority,
     job_size_factor,
     normalized_factor,
@@ -41,7 +41,7 @@ def test_j1_priority_and_sprio_columns() -> None:
     assert p.age == pytest.approx(142.857142857, abs=1e-9)
     assert p.jobsize == pytest.approx(20.0, abs=1e-12)
     assert p.priority == 15662
-    cols = p.sprio_columns()
+    cols = sprio_columns(p)
     assert [cols[k] for k in ("AGE", "FAIRSHARE", "JOBSIZE", "PARTITION", "QOS")] == [
         "143",
         "5000",
@@ -62,7 +62,7 @@ def test_j1_parts_are_unrounded() -> None:
 
 def test_j1_sprio_normalized() -> None:
     p = job_priority(j1_factors(), J1_WEIGHTS)
-    cols = p.sprio_normalized_columns()
+    cols = sprio_normalized_columns(p)
     assert cols["PRIORITY"] == "0.00000364679311"
     assert cols["AGE"] == "0.1428571"
     assert cols["JOBSIZE"] == "0.0200000"
@@ -73,7 +73,7 @@ def test_j1_sprio_normalized() -> None:
 def test_j2_favor_small_and_relative_to_time() -> None:
     assert job_size_factor(2, 64, 100, 3200, favor_small=True) == pytest.approx(0.98, abs=1e-15)
     p = job_priority(j1_factors(jobsize=job_size_factor(2, 64, 100, 3200, favor_small=True)), J1_WEIGHTS)
-    assert p.sprio_columns()["JOBSIZE"] == "980"
+    assert sprio_columns(p)["JOBSIZE"] == "980"
     assert p.priority == 15662 - 20 + 980
     # SMALL_RELATIVE_TO_TIME, 60-minute limit: max(2*3200/100, 64) / 60 / 3200 = 1/3000.
     rel = job_size_factor(2, 64, 100, 3200, small_relative_to_time=True, time_limit_min=60)
@@ -88,15 +88,15 @@ def test_j3_tres_factor() -> None:
     assert f.tres == {"cpu": 0.02, "mem": 0.0}
     p = job_priority(f, weights)
     assert p.tres == {"cpu": pytest.approx(40.0)}
-    assert p.sprio_columns()["TRES"] == "cpu=40"
-    assert p.sprio_normalized_columns()["TRES"] == "cpu=0.02"
+    assert sprio_columns(p)["TRES"] == "cpu=40"
+    assert sprio_normalized_columns(p)["TRES"] == "cpu=0.02"
     assert p.priority == 40
 
 
 def test_j4_nice_and_site_factor_then_floor() -> None:
     p = job_priority(j1_factors(site=50, nice=100), J1_WEIGHTS)
     assert p.priority == 15612  # 15662.857 + 50 - 100, truncated
-    cols = p.sprio_columns()
+    cols = sprio_columns(p)
     assert (cols["SITE"], cols["NICE"], cols["PRIORITY"]) == ("50", "100", "15612")
     # A job whose parts do not outweigh its nice value still gets 1 (0 is "held").
     floor = job_priority(PriorityFactors(nice=100), J1_WEIGHTS)
@@ -115,7 +115,7 @@ def test_test24_7_full_and_half_factors() -> None:
     # testsuite/expect/test24.7: weights 4,000,000 (assoc, qos, cpu) and 60000 (partition).
     w = PriorityWeights(assoc=4_000_000, qos=4_000_000, partition=60_000, tres={"cpu": 4_000_000.0})
     full = PriorityFactors(assoc=1.0, qos=1.0, partition=1.0, tres={"cpu": 1.0})
-    cols = job_priority(full, w).sprio_columns()
+    cols = sprio_columns(job_priority(full, w))
     assert (cols["ASSOC"], cols["PARTITION"], cols["QOS"], cols["TRES"]) == (
         "4000000",
         "60000",
@@ -123,8 +123,8 @@ def test_test24_7_full_and_half_factors() -> None:
         "cpu=4000000",
     )
     half = job_priority(PriorityFactors(assoc=0.5, qos=0.5, partition=0.5, tres={"cpu": 0.5}), w)
-    assert half.sprio_normalized_columns()["ASSOC"] == "0.5000000"
-    assert half.sprio_normalized_columns()["TRES"] == "cpu=0.50"
+    assert sprio_normalized_columns(half)["ASSOC"] == "0.5000000"
+    assert sprio_normalized_columns(half)["TRES"] == "cpu=0.50"
 
 
 def test_sprio_rounds_half_to_even() -> None:
@@ -170,7 +170,7 @@ def test_weights_from_settings() -> None:
 def test_tres_printed_in_slurm_array_order() -> None:
     w = PriorityWeights(tres={"gres/gpu": 1000.0, "mem": 1000.0, "cpu": 1000.0})
     p = job_priority(PriorityFactors(tres={"gres/gpu": 0.5, "mem": 0.25, "cpu": 0.125}), w)
-    assert p.sprio_columns()["TRES"] == "cpu=125,mem=250,gres/gpu=500"
+    assert sprio_columns(p)["TRES"] == "cpu=125,mem=250,gres/gpu=500"
 
 
 @given(

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from tests.conftest import FIXTURES
 from tests.slurm_oracle import cell_mismatches
 from tests.treebuild import tree_from_text
 from tui.engine import compute
-from tui.report import sshare_cells
+from tui.formats.sshare import sshare_cells
 from tui.sources.sshare import parse_sshare
 
 

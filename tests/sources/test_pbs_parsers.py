@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tui.engine import pbsfs
+from tui.formats import pbsfs
 from tui.engine.pbs_tree import file_records
-from tui.report_pbs import COLUMNS, format_pbs_csv, format_pbs_table, pbs_report_rows
+from tui.formats.pbsfs import COLUMNS, format_pbs_csv, format_pbs_table, pbs_rows
 from tui.sources.errors import InputError
 from tui.sources.pbs import parse_resource_group, read_pbs, tree_from_inputs
 from tui.sources.pbs_usage import parse_usage
@@ -189,7 +189,7 @@ def test_usage_empty(text):
 # --- report rows ---------------------------------------------------------------------------------
 
 def test_report_rows_seed002():
-    rows = pbs_report_rows(FIX / "seed002_resource_group", FIX / "seed002_usage.txt", unknown_shares=10)
+    rows = pbs_rows(read_pbs(FIX / "seed002_resource_group", FIX / "seed002_usage.txt", unknown_shares=10))
     assert all(tuple(r) == COLUMNS for r in rows)
     row = {r["name"]: r for r in rows}
     assert [r["name"] for r in rows][:4] == ["TREEROOT", "B4", "L8", "L7"]
@@ -201,7 +201,7 @@ def test_report_rows_seed002():
 
 
 def test_report_p1_table_and_csv():
-    rows = pbs_report_rows(RG, FIX / "man_usage.txt")
+    rows = pbs_rows(read_pbs(RG, FIX / "man_usage.txt"))
     assert {r["name"]: r["percentage"] for r in rows}["pbsuser3"] == 24.0
     csv_text = format_pbs_csv(rows)
     assert csv_text.splitlines()[0] == ",".join(COLUMNS)

@@ -6,13 +6,12 @@ import json
 import shutil
 from pathlib import Path
 
-import numpy as np
 import pytest
 from _samples import ASSOC_MGR, CONFIG, SACCTMGR, SPRIO, SQUEUE, SSHARE
 
 from tui.cli import main
 from tui.engine import compute
-from tui.report import sshare_cells
+from tui.formats.sshare import sshare_cells
 from tui.sources import saved
 from tui.sources.errors import InputError
 
@@ -129,15 +128,20 @@ def test_missing_folder_and_file(tmp_path: Path) -> None:
         saved.load_folder(tmp_path)
 
 
-def test_report_folder_formats(tmp_path: Path) -> None:
+def test_report_folder_formats(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "NO_FAIR_TREE" in CONFIG  # the sample is the sandbox's classic variant
     folder = _folder(tmp_path, sshare=SSHARE, config=CONFIG, sprio=SPRIO, squeue=SQUEUE)
-    table = saved.report_folder(folder)
+
+    def report(*extra: str) -> str:
+        assert main(["report", "--from", str(folder), *extra]) == 0
+        return capsys.readouterr().out
+
+    table = report()
     assert "classic, FairShareDampeningFactor 1" in table.splitlines()[0]
-    assert json.loads(saved.report_folder(folder, fmt="json"))[0]["account"] == "root"
-    assert saved.report_folder(folder, fmt="csv").startswith("account,user,")
-    assert "fair tree" in saved.report_folder(folder, algorithm="fair_tree").splitlines()[0]
-    assert "FairShareDampeningFactor 5" in saved.report_folder(folder, damping=5).splitlines()[0]
+    assert json.loads(report("--format", "json"))[0]["account"] == "root"
+    assert report("--format", "csv").startswith("account,user,")
+    assert "fair tree" in report("--algorithm", "fair_tree").splitlines()[0]
+    assert "FairShareDampeningFactor 5" in report("--damping", "5").splitlines()[0]
 
 
 def test_cli_bad_input_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

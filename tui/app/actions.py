@@ -82,8 +82,8 @@ class TreeActions(_Base):
     def action_jump_me(self) -> None:
         if not self.me:
             self.notify("no user: set --user or user = \"NAME\" in the config", severity="warning")
-        elif self.view is not None:
-            rows = self.view.my_rows
+        elif self.standing is not None:
+            rows = self.standing.my_rows
             if not len(rows):
                 self.notify(f"no association for user {self.me!r} here", severity="warning")
                 return

@@ -11,24 +11,27 @@ from textual.app import App, ComposeResult, InvalidThemeError
 from textual.timer import Timer
 from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 
-from tui import themes
+from tui.app import themes
 from tui.app import commands
 from tui.app.actions import TreeActions
 from tui.app.loading import LoadActions
-from tui.app.messages import ViewLoaded
-from tui.app.pane_slots import PANES, make_pane
+from tui.app.messages import StandingLoaded
+from tui.app.panes.allocations import AllocationsPane
+from tui.app.panes.breakdown import BreakdownPane
+from tui.app.panes.whatif import WhatIfPane
 from tui.app.screens.help import HelpScreen
 from tui.app.widgets.assoc_tree import AssocTree
 from tui.app.widgets.prompt import PromptBar
 from tui.app.widgets.tree_rows import COLUMNS
 from tui.config import Settings, State
 from tui.model import Snapshot
-from tui.view import ClusterView
+from tui.analysis.standing import Standing
 
 BREAKDOWN_DELAY_S = 0.15
 """How long the selection must rest before the breakdown pane recomputes."""
-LIVE_SOURCES = ("slurm", "slurmrestd")
-"""Sources re-read every ``refresh_rate`` seconds; the others are fixed snapshots."""
+PANES = {"breakdown": ("Breakdown", BreakdownPane), "alloc": ("Allocations", AllocationsPane),
+         "whatif": ("What-if", WhatIfPane)}
+"""Tab id -> (title, pane class) of the panes beside the tree."""
 STATUS_TICK_S = 1.0
 """How often "updated N s ago" is redrawn for a live source."""
 
@@ -42,7 +45,7 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
     COMMANDS = App.COMMANDS | {commands.FairtopCommands}
 
     def __init__(self, settings: Settings, loader: Callable[[], Snapshot], me: str,
-                 state: State | None = None, live: bool | None = None) -> None:
+                 state: State | None = None, live: bool = False, source_name: str = "") -> None:
         super().__init__()
         self.settings = settings
         """The merged configuration (read-only here)."""
@@ -52,11 +55,13 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
         """The user whose rows are highlighted and whom ``m`` jumps to."""
         self.state = state or State()
         """What fairtop remembers; the caller saves it after the run."""
-        self.view: ClusterView | None = None
-        """The current view; None until the first load finishes."""
-        self.live = settings.source in LIVE_SOURCES if live is None else live
-        """Re-read the source every ``settings.refresh_rate`` seconds (live Slurm sources);
-        demo and saved folders are read once, and the status line shows their snapshot time."""
+        self.standing: Standing | None = None
+        """The current standing; None until the first load finishes."""
+        self.live = live
+        """Re-read the source every ``settings.refresh_rate`` seconds (the registry's live
+        sources); demo and saved folders are read once, and the status line shows their time."""
+        self.source_name = source_name or settings.source
+        """``name`` or ``name:value`` of the source, remembered in the state file."""
         self.clock: Callable[[], float] = time.monotonic
         """Seconds, for "updated N s ago" (tests replace it)."""
         self.fairtop_themes: list[str] = []
@@ -76,9 +81,9 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
         with TabbedContent(initial="tree", id="tabs"):
             with TabPane("Tree", id="tree"):
                 yield AssocTree(id="assoc")
-            for tab_id, (_, title) in PANES.items():
+            for tab_id, (title, pane) in PANES.items():
                 with TabPane(title, id=tab_id):
-                    yield make_pane(tab_id)
+                    yield pane(id=f"pane-{tab_id}")
         yield Static("loading…", id="status")
         yield PromptBar(id="prompt")
         yield Footer()
@@ -119,12 +124,12 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
 
     # --- loading -------------------------------------------------------------------------------
 
-    def on_view_loaded(self, message: ViewLoaded) -> None:
-        self.view = message.view
-        snap = message.view.snapshot
+    def on_standing_loaded(self, message: StandingLoaded) -> None:
+        self.standing = message.standing
+        snap = message.standing.snapshot
         self.title = f"fairtop · {snap.cluster}"
         mode = "read-only" if self.settings.read_only else "read-write"
-        self.sub_title = f"{snap.source} · {message.view.algorithm.replace('_', ' ')} · {mode}"
+        self.sub_title = f"{snap.source} · {message.standing.algorithm.replace('_', ' ')} · {mode}"
         self._loaded_at, self._refresh_error = self.clock(), None
         for warning in snap.warnings:
             if warning not in self._warned:  # a live source repeats them on every refresh
@@ -140,10 +145,10 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
         self._update_status()
 
     def _show_pane(self, tab_id: str, row: int | None) -> None:
-        if self.view is None:
+        if self.standing is None:
             return
         try:
-            self._tabs.query_one(f"#pane-{tab_id}").show(self.view, row)  # type: ignore[attr-defined]
+            self._tabs.query_one(f"#pane-{tab_id}").show(self.standing, row)  # type: ignore[attr-defined]
         except Exception as exc:  # a pane's bug must not take the tree down with it
             self.notify(f"{tab_id} pane: {exc!r}", severity="error")
 
@@ -181,10 +186,10 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
         if tree.filter_text:
             parts.append(f"filter /{tree.filter_text}/ (Esc clears)")
         row = tree.selected_row
-        if row is not None and self.view is not None and self.view.snapshot.tree is not None:
-            parts.append(self.view.snapshot.tree.label(row))
+        if row is not None and self.standing is not None and self.standing.snapshot.tree is not None:
+            parts.append(self.standing.snapshot.tree.label(row))
         if self.me:
-            parts.append(f"me: {self.me}" + ("" if len(self.view.my_rows if self.view else ()) else " (not found)"))
+            parts.append(f"me: {self.me}" + ("" if len(self.standing.my_rows if self.standing else ()) else " (not found)"))
         self._status.update(" · ".join(parts))
 
     # --- actions (declared in tui.app.commands; tree and prompt ones in tui.app.actions) -----

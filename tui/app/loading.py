@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 from textual import work
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from tui.app.messages import ViewLoaded
+from tui.app.messages import StandingLoaded
 from tui.app.widgets.tree_rows import TreeTable
-from tui.view import build_view
+from tui.analysis.standing import build_standing
 
 if TYPE_CHECKING:
     from tui.app.app import FairtopApp
@@ -36,10 +36,10 @@ class LoadActions(_Base):
         Exclusive: a manual reload cancels a running one, whose result is then dropped.
         """
         worker = get_current_worker()
-        view = build_view(self.loader(), self.me)
-        table = TreeTable.from_view(view)
+        standing = build_standing(self.loader(), self.me)
+        table = TreeTable.from_standing(standing)
         if not worker.is_cancelled:
-            self.post_message(ViewLoaded(view, table))
+            self.post_message(StandingLoaded(standing, table))
 
     def _refresh_live_source(self) -> None:
         """Re-read a live source, unless the last read is still running (a slow sshare is left
@@ -53,7 +53,7 @@ class LoadActions(_Base):
             return
         error = event.worker.error
         text = str(error) or type(error).__name__
-        if self.view is not None and event.worker.group == "load":
+        if self.standing is not None and event.worker.group == "load":
             # A refresh failed: keep showing the last data, say how old it is, notify once per error.
             repeated, self._refresh_error = text == self._refresh_error, text
             self._update_status()
@@ -65,10 +65,10 @@ class LoadActions(_Base):
 
     def _data_age(self) -> str:
         """How fresh the data is: "updated N s ago" for a live source, else the snapshot time."""
-        if self.view is None or self._loaded_at is None:
+        if self.standing is None or self._loaded_at is None:
             return "loading…"
         if not self.live:
-            return f"snapshot {self.view.snapshot.taken_at.astimezone(timezone.utc):%Y-%m-%d %H:%M} UTC"
+            return f"snapshot {self.standing.snapshot.taken_at.astimezone(timezone.utc):%Y-%m-%d %H:%M} UTC"
         age = max(0, int(self.clock() - self._loaded_at))
         text = f"updated {age} s ago" if age < 120 else f"updated {age // 60} min ago"
         return text + (f" (refresh failed: {self._refresh_error})" if self._refresh_error else "")

@@ -7,13 +7,13 @@ from dataclasses import dataclass
 from textual.message import Message
 
 from tui.app.widgets.tree_rows import TreeTable
-from tui.view import ClusterView
+from tui.analysis.standing import Standing
 
 
 @dataclass
-class ViewLoaded(Message):
+class StandingLoaded(Message):
     """A source was read and the engine ran: everything the panes need, built off the UI thread."""
 
-    view: ClusterView
+    standing: Standing
     table: TreeTable
-    """The tree pane's strings and sort keys for ``view``."""
+    """The tree pane's strings and sort keys for ``standing``."""

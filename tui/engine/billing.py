@@ -14,24 +14,23 @@ TRES names are normalised to lower case, ``type`` or ``type/name``: ``cpu``, ``m
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Literal
+from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from tui.engine._numeric import scalar_or_array
 
-if TYPE_CHECKING:
-    from tui.model import Job, Partition
+from tui.model import Job, Partition
 
 __all__ = [
+    "JobCost",
+    "job_cost",
     "BillingMode",
     "billing_mode",
     "normalize_tres_name",
-    "parse_tres_billing_weights",
-    "format_tres_billing_weights",
     "billable_tres",
     "job_billing",
     "mem_weight_per_gb",
@@ -40,14 +39,8 @@ __all__ = [
 BillingMode = Literal["sum", "max_tres", "max_tres_gres"]
 """``sum`` (default), ``max_tres`` (PriorityFlags=MAX_TRES) or ``max_tres_gres`` (25.05+)."""
 
-#: Unit suffixes and their power of 1024 (``get_unit_type``: "\\0KMGTP").
-_UNITS = {"K": 1, "M": 2, "G": 3, "T": 4, "P": 5}
-#: TRES types whose base unit is the megabyte (``slurmdb_get_tres_base_unit``).
-_MEGA_BASE = frozenset({"mem", "bb"})
 #: Types counted "per node" under MAX_TRES (``assoc_mgr_tres_weighted``).
 _NODE_TYPES = frozenset({"cpu", "mem", "node"})
-#: A C ``strtod`` decimal number (inf/nan/hex are refused here on purpose: no site means them).
-_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
 
 def normalize_tres_name(name: str) -> str:
@@ -67,79 +60,6 @@ def normalize_tres_name(name: str) -> str:
     if not t or t.startswith("/") or t.endswith("/"):
         raise ValueError(f"empty TRES type or name in {name!r}")
     return t
-
-
-def parse_tres_billing_weights(text: str | None) -> dict[str, float]:
-    """Parse a ``TRESBillingWeights`` string into weights per TRES base unit.
-
-    A unit suffix K/M/G/T/P divides the weight by 1024**k relative to the TRES base unit: memory
-    and burst buffers count in MB, so ``Mem=0.25G`` is 0.25/1024 per MB (0.25 per GB), and
-    ``Mem=0.25M`` is 0.25 per MB; for other TRES the base is a count, so ``CPU=1K`` is
-    1/1024 per CPU. A suffix at or below the base unit (``Mem=2K``) changes nothing, as in
-    Slurm. Only the first character after the number is read (``Mem=0.25GB`` = ``0.25G``).
-
-    Parameters
-    ----------
-    text : str or None
-        E.g. ``"CPU=1.0,Mem=0.25G,GRES/gpu=2.0"``. Empty or None: no weights.
-
-    Returns
-    -------
-    dict of str to float
-        ``{"cpu": 1.0, "mem": 0.000244140625, "gres/gpu": 2.0}``. A TRES listed twice keeps
-        its last weight (Slurm overwrites the array slot).
-
-    Raises
-    ------
-    ValueError
-        On an entry without ``=``, without a number, or with an unknown unit suffix. (Slurm
-        also refuses TRES types the cluster does not track; that is not known here.)
-    """
-    weights: dict[str, float] = {}
-    if not text or not text.strip():
-        return weights
-    for item in text.split(","):
-        item = item.strip()
-        if not item:
-            continue  # strtok skips empty fields
-        tres, sep, value = item.partition("=")
-        if not sep or not tres.strip() or not value.strip():
-            raise ValueError(f"TRESBillingWeights entry {item!r} is not TYPE[/NAME]=WEIGHT[K|M|G|T|P]")
-        key = normalize_tres_name(tres)
-        value = value.strip()
-        m = _NUMBER.match(value)
-        if not m:
-            raise ValueError(f"TRESBillingWeights entry {item!r}: {value!r} is not a number")
-        weight = float(m.group())
-        rest = value[m.end() :]
-        if rest:
-            unit = rest[0].upper()
-            if unit not in _UNITS:
-                raise ValueError(
-                    f"TRESBillingWeights entry {item!r}: unknown unit {rest[0]!r} (use K, M, G, T or P)"
-                )
-            base = 2 if key.split("/", 1)[0] in _MEGA_BASE else 0
-            steps = _UNITS[unit] - base
-            if steps > 0:
-                weight /= 1024.0**steps
-        weights[key] = weight
-    return weights
-
-
-def format_tres_billing_weights(weights: Mapping[str, float]) -> str:
-    """Inverse of :func:`parse_tres_billing_weights` without unit suffixes (``repr`` floats).
-
-    Parameters
-    ----------
-    weights : mapping of str to float
-        Weights per base unit.
-
-    Returns
-    -------
-    str
-        ``"cpu=1.0,mem=0.000244140625"``; parsing it gives the same weights back.
-    """
-    return ",".join(f"{k}={float(v)!r}" for k, v in weights.items())
 
 
 def billing_mode(flags: Iterable[str]) -> BillingMode:
@@ -248,3 +168,61 @@ def mem_weight_per_gb(cores: int, core_weight: float, mem_gb: float) -> float:
     if mem_gb <= 0 or not math.isfinite(mem_gb):
         raise ValueError(f"node memory must be positive, got {mem_gb!r} GB")
     return cores * core_weight / mem_gb
+
+
+@dataclass(frozen=True)
+class JobCost:
+    """Billing of one job shape on one partition."""
+
+    partition: str
+    tres: dict[str, float]
+    """Allocated totals of the whole job (``cpu``, ``mem`` MB, ``node``, ``gres/gpu``...)."""
+    mode: BillingMode
+    billing_per_s: float
+    """Billable TRES ``B``: billing units charged per second of run time."""
+    walltime_s: int
+
+    @property
+    def total(self) -> float:
+        """Raw usage the job adds if it runs to its limit: ``B * walltime`` billing TRES-seconds
+        (before decay and the QOS UsageFactor)."""
+        return self.billing_per_s * self.walltime_s
+
+    @property
+    def total_hours(self) -> float:
+        """:attr:`total` in billing-hours (SU; core-hours when billed by CPU)."""
+        return self.total / 3600.0
+
+
+def job_cost(partition: Partition | None, cpus: int, gpus: int = 0, gpu_type: str = "", mem_mb: float = 0,
+             nodes: int = 1, walltime_s: int = 3600, max_tres: bool | BillingMode = False) -> JobCost:
+    """Billing units per second and in total of a job (spec 4.4).
+
+    Parameters
+    ----------
+    partition : Partition or None
+        Its ``billing_weights`` (TRESBillingWeights); None or no weights bills the CPU count.
+    cpus, gpus : int
+        Totals over the whole job (Slurm bills ``tres_alloc_cnt``, not per node).
+    gpu_type : str
+        E.g. ``"a100"``: the job also holds ``gres/gpu:a100`` (Slurm tracks typed GRES as a
+        TRES of its own, so a weight on either name applies, both if both are weighted).
+    mem_mb : float
+        Total memory of the job in MB.
+    nodes : int
+        Node count.
+    walltime_s : int
+        Time limit in seconds (the job is assumed to run to it).
+    max_tres : bool or {"sum", "max_tres", "max_tres_gres"}
+        True for PriorityFlags=MAX_TRES, or a billing mode from
+        :func:`tui.engine.billing.billing_mode`.
+    """
+    tres: dict[str, float] = {"cpu": float(cpus), "mem": float(mem_mb), "node": float(nodes)}
+    if gpus:
+        tres["gres/gpu"] = float(gpus)
+        if gpu_type:
+            tres[f"gres/gpu:{gpu_type.lower()}"] = float(gpus)
+    mode: BillingMode = (("max_tres" if max_tres else "sum") if isinstance(max_tres, bool) else max_tres)
+    weights = partition.billing_weights if partition is not None else None
+    per_s = float(billable_tres(tres, weights, mode))
+    return JobCost(partition.name if partition else "", tres, mode, per_s, int(walltime_s))

@@ -38,7 +38,6 @@ __all__ = [
     "normalized_factor",
     "tres_factors",
     "job_priority",
-    "format_sprio_value",
 ]
 
 #: Slurm stores nice and site factor offset by this (``slurm.h``).
@@ -114,7 +113,7 @@ class JobPriority:
     sprio_sum : float
         sprio's own client-side sum (different addition order; floored at 1, not capped).
     weights : PriorityWeights
-        The weights used, for the normalised (``sprio -n``) view.
+        The weights used, for the normalised (``sprio -n``) standing.
     """
 
     age: float
@@ -156,58 +155,6 @@ class JobPriority:
             "NICE": float(self.nice),
             "TRES": sum(self.tres.values(), 0.0),
         }
-
-    def sprio_columns(self) -> dict[str, str]:
-        """The cells ``sprio -l`` prints for this job (before padding to column width).
-
-        Returns
-        -------
-        dict of str to str
-            Keys PRIORITY, SITE, AGE, ASSOC, FAIRSHARE, JOBSIZE, PARTITION, QOS, NICE, TRES.
-            Weighted parts use ``%.0f`` (round half to even, like C's printf); TRES is
-            ``name=%.0f`` pairs joined by commas.
-        """
-        return {
-            "PRIORITY": str(self.sprio_priority),
-            "SITE": str(self.site),
-            "AGE": format_sprio_value(self.age),
-            "ASSOC": format_sprio_value(self.assoc),
-            "FAIRSHARE": format_sprio_value(self.fairshare),
-            "JOBSIZE": format_sprio_value(self.jobsize),
-            "PARTITION": format_sprio_value(self.partition),
-            "QOS": format_sprio_value(self.qos),
-            "NICE": str(self.nice),
-            "TRES": ",".join(f"{k}={format_sprio_value(v)}" for k, v in self.tres.items()),
-        }
-
-    def sprio_normalized_columns(self) -> dict[str, str]:
-        """The cells ``sprio -n -l`` prints: factors ``%.7f``, PRIORITY ``%16.14f``, TRES ``%.2f``.
-
-        Each factor is the weighted part divided by its weight (0 when the weight is 0), as
-        sprio does on the client side.
-        """
-        w = self.weights
-
-        def norm(part: float, weight: float) -> str:
-            return f"{(part / weight if weight else 0.0):.7f}"
-
-        return {
-            "PRIORITY": f"{self.sprio_normalized:16.14f}",
-            "SITE": str(self.site),
-            "AGE": norm(self.age, w.age),
-            "ASSOC": norm(self.assoc, w.assoc),
-            "FAIRSHARE": norm(self.fairshare, w.fairshare),
-            "JOBSIZE": norm(self.jobsize, w.jobsize),
-            "PARTITION": norm(self.partition, w.partition),
-            "QOS": norm(self.qos, w.qos),
-            "NICE": str(self.nice),
-            "TRES": ",".join(f"{k}={v / w.tres[k]:.2f}" for k, v in self.tres.items()),
-        }
-
-
-def format_sprio_value(value: float) -> str:
-    """``%.0f`` as C prints it: nearest integer, ties to even (143 for 142.857, 2 for 2.5)."""
-    return f"{value:.0f}"
 
 
 # --------------------------------------------------------------------------------------------

@@ -45,8 +45,8 @@ from tui.engine.billing import (
     billing_mode,
     job_billing,
     mem_weight_per_gb,
-    parse_tres_billing_weights,
 )
+from tui.sources.slurm_units import parse_tres_billing_weights
 from tui.engine.priority import PriorityFactors, PriorityWeights, age_factor, job_priority
 from tui.model import (
     NO_VAL,
@@ -582,7 +582,8 @@ def _jobs(rng: np.random.Generator, now: datetime, settings: PrioritySettings,
                 age=float(age_factor(float(ago[i]), settings.max_age_s)),
                 fairshare=float(slot_fs[slot]),
             ), weights)
-            factors = {k: float(v) for k, v in prio.sprio_columns().items() if k not in ("PRIORITY", "TRES")}
+            # Rounded as sprio -l prints them (%.0f: half to even, as Python's round()).
+            factors = {k: float(round(v)) for k, v in prio.parts().items() if k != "TRES"}
             priority = prio.priority
         jobs.append(Job(
             job_id=str(jid), user=slot_user[slot], account=slot_account[slot],

@@ -40,7 +40,7 @@ from tui.sources import slurm_text
 from tui.sources.errors import InputError
 from tui.sources.sshare import SshareTable, parse_sshare
 
-__all__ = ["FILES", "Outputs", "load_folder", "load_table", "report_folder", "sibling_order", "precise_usage",
+__all__ = ["FILES", "Outputs", "load_folder", "load_table", "sibling_order", "precise_usage",
            "snapshot_from_files"]
 
 #: File name of each command's output, as capture.sh names them.
@@ -303,46 +303,3 @@ def load_folder(path: str | Path) -> Snapshot:
 def _algorithm_from_header(table: SshareTable) -> str:
     """Without the config: sshare -l prints LevelFS only under Fair Tree (decided client-side)."""
     return "classic" if "LevelFS" not in table.header and "NormUsage" in table.header else "fair_tree"
-
-
-def report_folder(path: str | Path, fmt: str = "table", algorithm: str | None = None,
-                  damping: float | None = None) -> str:
-    """``fairtop report --from DIR``: the engine's recomputation of the folder's association tree.
-
-    Parameters
-    ----------
-    path : str or Path
-        A capture folder.
-    fmt : {"table", "json", "csv"}
-        Output format, as ``fairtop report --sshare``.
-    algorithm : {"fair_tree", "classic"}, optional
-        Default: from the folder's PriorityFlags (or the sshare columns without a config).
-    damping : float, optional
-        FairShareDampeningFactor; default from the folder's config (1 without one).
-
-    Raises
-    ------
-    InputError
-        As :func:`load_folder`.
-    """
-    from tui.engine import compute
-    from tui.report import format_csv, format_json, format_table, report_rows
-
-    snap = load_folder(path)
-    assert snap.tree is not None
-    algo = algorithm or snap.settings.algorithm
-    damp = damping if damping is not None else snap.settings.dampening
-    result = compute(snap.tree, algo, damp)
-    if fmt == "json":
-        return format_json(report_rows(snap.tree, result, damp))
-    if fmt == "csv":
-        return format_csv(report_rows(snap.tree, result, damp))
-    title = f"# {snap.source}: {algo.replace('_', ' ')}"
-    if algo == "classic":
-        title += f", FairShareDampeningFactor {damp:g}"
-    elif snap.tree.sibling_order is not None:
-        title += "; ties between sibling accounts follow sacctmgr LFT order"
-    else:
-        title += "; ties between sibling accounts follow the printed (sshare) order"
-    notes = "".join(f"# warning: {w}\n" for w in snap.warnings)
-    return title + "\n" + notes + format_table(snap.tree, result, damp)

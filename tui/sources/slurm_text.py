@@ -23,8 +23,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from tui.engine.billing import parse_tres_billing_weights
-from tui.engine.decay import parse_slurm_time
+from tui.sources.slurm_units import parse_slurm_time, parse_tres_billing_weights
 from tui.model import Job, Partition, PrioritySettings
 from tui.sources.errors import InputError
 from tui.sources.sshare import decode

@@ -57,7 +57,7 @@ from typing import Any
 import httpx
 import numpy as np
 
-from tui.engine.billing import parse_tres_billing_weights
+from tui.sources.slurm_units import parse_tres_billing_weights
 from tui.model import NO_VAL, USE_PARENT, AssocTree, ModelError, Partition, PrioritySettings, Snapshot
 from tui.sources.errors import InputError, SourceUnavailable
 from tui.sources.slurm_text import parse_tres_counts

@@ -1,6 +1,6 @@
 """The allocations pane: service-unit balances of the projects above the selected association.
 
-Renders :class:`tui.alloc_view.AllocationStatus` values: a text bar of used / pre-debited /
+Renders :class:`tui.analysis.allocations.AllocationStatus` values: a text bar of used / pre-debited /
 remaining SU, the burn rate and projected exhaustion, refused jobs, and use by user.
 """
 
@@ -13,9 +13,9 @@ from textual.containers import Vertical, VerticalScroll
 from textual.markup import escape
 from textual.widgets import DataTable, Static
 
-from tui.alloc_view import AllocationStatus, allocations_for, balance_bar
+from tui.analysis.allocations import AllocationStatus, allocations_for, balance_bar
 from tui.app.panes.base import PaneFrame
-from tui.view import ClusterView
+from tui.analysis.standing import Standing
 
 BAR_WIDTH = 40
 
@@ -65,9 +65,9 @@ class AllocationsPane(PaneFrame):
         with VerticalScroll(id="al-scroll"):
             yield Static("No allocations loaded.", id="al-title", classes="pane-title", markup=False)
 
-    def show(self, view: ClusterView, row: int | None) -> None:
+    def show(self, standing: Standing, row: int | None) -> None:
         """List the allocations charged through ``row``'s account or the accounts above it."""
-        snap = view.snapshot
+        snap = standing.snapshot
         statuses = allocations_for(snap.allocations, snap.tree, row, snap.taken_at)
         scope = "all projects"
         if snap.tree is not None and row is not None:
@@ -84,7 +84,7 @@ class AllocationsPane(PaneFrame):
                          "association in the tree (1), or press m for your own.")
             return
         title.update(f"Allocations of {scope} (SU = billing-hours)")
-        scroll.mount_all(self._block(s, view.me) for s in statuses)
+        scroll.mount_all(self._block(s, standing.me) for s in statuses)
 
     def _block(self, s: AllocationStatus, me: str) -> Vertical:
         table: DataTable = DataTable(cursor_type="row", zebra_stripes=True)

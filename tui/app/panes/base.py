@@ -12,7 +12,7 @@ class PaneFrame(Widget):
     """Base of the panes: fills its tab; content scrolls inside a padded ``VerticalScroll``.
 
     Subclasses compose a ``VerticalScroll`` whose first child is a ``Static`` with class
-    ``pane-title``, and define ``show(view, row)``.
+    ``pane-title``, and define ``show(standing, row)``.
     """
 
     DEFAULT_CSS = """

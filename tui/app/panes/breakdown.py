@@ -1,6 +1,6 @@
 """The breakdown pane: why the selected association has its fairshare, level by level.
 
-Renders a :class:`tui.explain.Explanation`: one block per association from the root down, with
+Renders a :class:`tui.analysis.breakdown.Explanation`: one block per association from the root down, with
 the formula and its numbers for normalized shares, effective usage and (Fair Tree) LevelFS and
 place among siblings, then the factor, a sentence in words, and the pending jobs' priority parts.
 """
@@ -14,9 +14,9 @@ from textual.markup import escape
 from textual.widgets import Sparkline, Static
 
 from tui.app.panes.base import PaneFrame
-from tui.explain import Explanation, Step, explain_slurm
-from tui.recovery import Recovery, days_to_reach, recovery
-from tui.view import ClusterView
+from tui.analysis.breakdown import Explanation, Step, explain_slurm
+from tui.analysis.recovery import Recovery, days_to_reach, recovery
+from tui.analysis.standing import Standing
 
 #: Pending jobs listed (the root and big accounts can have thousands).
 MAX_JOBS = 20
@@ -101,19 +101,19 @@ class BreakdownPane(PaneFrame):
             yield Sparkline([], id="bd-fs-spark")
             yield Static("", id="bd-rec-text", markup=False)
 
-    def show(self, view: ClusterView, row: int | None) -> None:
-        """Explain ``row`` of ``view`` (None: ask for a selection)."""
+    def show(self, standing: Standing, row: int | None) -> None:
+        """Explain ``row`` of ``standing`` (None: ask for a selection)."""
         title, summary, steps, factor, jobs = self.query_one("#bd-title", Static), \
             self.query_one("#bd-summary", Static), self.query_one("#bd-steps", Static), \
             self.query_one("#bd-factor", Static), self.query_one("#bd-jobs", Static)
-        if view.fairshare is None or view.snapshot.tree is None:
+        if standing.fairshare is None or standing.snapshot.tree is None:
             ex = None
             title.update("No Slurm association tree in this snapshot: nothing to break down.")
         elif row is None:
             ex = None
             title.update("Select an association in the tree.")
         else:
-            ex = explain_slurm(view, row)
+            ex = explain_slurm(standing, row)
         if ex is None:
             for widget in (summary, steps, factor, jobs):
                 widget.update("")
@@ -125,15 +125,15 @@ class BreakdownPane(PaneFrame):
         steps.update("\n".join(_step_markup(s) for s in ex.steps))
         factor.update(f"FairShare: {ex.factor_formula}")
         jobs.update(_jobs_markup(ex))
-        if view.snapshot.tree.size <= INLINE_RECOVERY_ROWS:
-            self._show_recovery(recovery(view, row))
+        if standing.snapshot.tree.size <= INLINE_RECOVERY_ROWS:
+            self._show_recovery(recovery(standing, row))
         else:
             self._show_recovery(None, pending=True)
-            self._recover(view, row)
+            self._recover(standing, row)
 
     @work(thread=True, exclusive=True, group="recovery", exit_on_error=False)
-    def _recover(self, view: ClusterView, row: int) -> None:
-        rec = recovery(view, row)
+    def _recover(self, standing: Standing, row: int) -> None:
+        rec = recovery(standing, row)
         self.app.call_from_thread(self._show_recovery, rec)
 
     def _show_recovery(self, rec: Recovery | None, pending: bool = False) -> None:

@@ -1,8 +1,8 @@
 """The what-if pane: edit a job, see what it costs and what it does to a fairshare now.
 
-Form fields are validated by :func:`tui.whatif.parse_job_form` on every change; a valid job is
-billed (:func:`tui.whatif.job_cost` through :meth:`JobRequest.cost`) and charged at once to the
-association (:func:`tui.whatif.whatif`), which reruns the engine on a copy of the tree.
+Form fields are validated by :func:`tui.analysis.whatif.parse_job_form` on every change; a valid job is
+billed (:func:`tui.analysis.whatif.job_cost` through :meth:`JobRequest.cost`) and charged at once to the
+association (:func:`tui.analysis.whatif.whatif`), which reruns the engine on a copy of the tree.
 The projection over time has its own labelled area, left empty until the projection engine
 exists.
 """
@@ -19,8 +19,9 @@ from textual.widgets import Input, Label, Select, Static
 
 from tui.app.panes.base import PaneFrame
 from tui.model import Partition
-from tui.view import ClusterView
-from tui.whatif import WhatIf, parse_job_form, whatif
+from tui.analysis.standing import Standing
+from tui.analysis.job_form import parse_job_form
+from tui.analysis.whatif import WhatIf, whatif
 
 #: Stand-in when a snapshot has no partitions: billed by CPU count (spec 4.4).
 NO_PARTITION = Partition("default", description="no partition data: billed by CPU count")
@@ -87,7 +88,7 @@ class WhatIfPane(PaneFrame):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self._view: ClusterView | None = None
+        self._view: Standing | None = None
         self._row: int | None = None
         self._partitions: dict[str, Partition] = {}
 
@@ -111,12 +112,12 @@ class WhatIfPane(PaneFrame):
             yield Static("", id="wi-result")
             yield Static(PROJECTION_TEXT, id="wi-projection", markup=False)
 
-    def show(self, view: ClusterView, row: int | None) -> None:
+    def show(self, standing: Standing, row: int | None) -> None:
         """Charge the edited job to ``row`` (a user row; else the viewer's own association)."""
-        parts = view.snapshot.partitions or (NO_PARTITION,)
+        parts = standing.snapshot.partitions or (NO_PARTITION,)
         # A refresh with the same partitions keeps the user's choice; new ones reset the form.
         first = [p.name for p in parts] != list(self._partitions)
-        self._view, self._row = view, row
+        self._view, self._row = standing, row
         self._partitions = {p.name: p for p in parts}
         if first:
             select = self.query_one("#wi-partition", Select)
@@ -127,13 +128,13 @@ class WhatIfPane(PaneFrame):
 
     def _target(self) -> int | None:
         """The association the job is charged to: the selected user row, else the viewer's."""
-        view = self._view
-        tree = view.snapshot.tree if view else None
+        standing = self._view
+        tree = standing.snapshot.tree if standing else None
         if tree is None:
             return None
         if self._row is not None and tree.is_user[self._row]:
             return self._row
-        return int(view.my_rows[0]) if len(view.my_rows) else None
+        return int(standing.my_rows[0]) if len(standing.my_rows) else None
 
     def _gpu_types(self) -> None:
         """GPU types the chosen partition has (``gres/gpu:<type>`` TRES); preselect a sole one."""
@@ -172,8 +173,8 @@ class WhatIfPane(PaneFrame):
             if key != "partition":
                 self.query_one(f"#wi-{key}", Input).set_class(key in errors, "invalid")
         result = self.query_one("#wi-result", Static)
-        view, target = self._view, self._target()
-        tree = view.snapshot.tree
+        standing, target = self._view, self._target()
+        tree = standing.snapshot.tree
         who = tree.label(target) if tree is not None and target is not None else "a user"
         self.query_one("#wi-title", Static).update(
             f"What if {who} ran this job? (charged to the user selected in the tree, else to you; "
@@ -181,10 +182,10 @@ class WhatIfPane(PaneFrame):
         if request is None:
             result.update("[$error]Fix the fields above to see the cost.[/]")
             return
-        cost = request.cost(self._partitions, view.snapshot.settings.flags)
-        if target is None or view.fairshare is None:
+        cost = request.cost(self._partitions, standing.snapshot.settings.flags)
+        if target is None or standing.fairshare is None:
             result.update(f"[b]Cost[/b]  {cost.billing_per_s:,.2f} billing units/s × {cost.walltime_s:,} s = "
                           f"[b]{cost.total_hours:,.1f} SU[/b]\n\n"
                           "Select a user association in the tree to see the effect on its fairshare.")
             return
-        result.update(result_markup(whatif(view, target, cost), view.algorithm))
+        result.update(result_markup(whatif(standing, target, cost), standing.algorithm))

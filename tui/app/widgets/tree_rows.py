@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from tui.model import NO_VAL, USE_PARENT
-from tui.report import printed_fairshare, sshare_cells, wire
-from tui.view import ClusterView
+from tui.formats.sshare import printed_fairshare, sshare_cells, wire
+from tui.analysis.standing import Standing
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ COLUMN_IDS = tuple(c.id for c in COLUMNS)
 
 @dataclass(frozen=True, eq=False)
 class TreeTable:
-    """Display strings and sort keys of every association, built once per view (off the UI thread)."""
+    """Display strings and sort keys of every association, built once per standing (off the UI thread)."""
 
     parent: np.ndarray
     depth: np.ndarray
@@ -73,14 +73,14 @@ class TreeTable:
         return len(self.parent)
 
     @classmethod
-    def from_view(cls, view: ClusterView) -> TreeTable:
-        """Turn a view's tree and engine results into strings and keys."""
-        tree, res = view.snapshot.tree, view.fairshare
+    def from_standing(cls, standing: Standing) -> TreeTable:
+        """Turn a standing's tree and engine results into strings and keys."""
+        tree, res = standing.snapshot.tree, standing.fairshare
         if tree is None or res is None:
             raise ValueError("this snapshot has no Slurm association tree")
         n = tree.size
         cells = {k: np.asarray(v, dtype=object)
-                 for k, v in sshare_cells(tree, res, view.snapshot.settings.dampening).items()}
+                 for k, v in sshare_cells(tree, res, standing.snapshot.settings.dampening).items()}
         raw = tree.shares_raw
         out: dict[str, np.ndarray] = {
             "raw_shares": np.where(raw == USE_PARENT, "parent",
@@ -106,7 +106,7 @@ class TreeTable:
             "norm_shares": wire(res.norm_shares),
             "raw_usage": tree.usage_raw.astype(float),
             "eff_usage": wire(res.effective_usage),
-            "fairshare": printed_fairshare(tree, res, view.snapshot.settings.dampening),
+            "fairshare": printed_fairshare(tree, res, standing.snapshot.settings.dampening),
             "level_fs": np.where(out["level_fs"] == "", np.nan, level),
             "rank": np.where(tree.is_user, res.rank, np.nan) if res.rank is not None else np.full(n, np.nan),
         }

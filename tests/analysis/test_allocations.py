@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from tests.treebuild import tree_from_text
-from tui.alloc_view import allocation_status, allocations_for, balance_bar
+from tui.analysis.allocations import allocation_status, allocations_for, balance_bar
 from tui.model import Allocation
 
 START = datetime(2026, 1, 1, tzinfo=timezone.utc)

@@ -7,8 +7,8 @@ import pytest
 
 from tests.treebuild import tree_from_text
 from tui.model import PrioritySettings, Snapshot
-from tui.recovery import days_to_reach, recovery
-from tui.view import build_view
+from tui.analysis.recovery import days_to_reach, recovery
+from tui.analysis.standing import build_standing
 
 FLAT = """
 @a 1 100
@@ -19,7 +19,7 @@ FLAT = """
 def view_of(text: str, algorithm: str = "classic", half_life_s: int = 86400):
     snap = Snapshot("t", "test", tree=tree_from_text(text),
                     settings=PrioritySettings(algorithm=algorithm, decay_half_life_s=half_life_s))
-    return build_view(snap, me="a")
+    return build_standing(snap, me="a")
 
 
 def test_classic_flat_tree_after_one_half_life_by_hand():

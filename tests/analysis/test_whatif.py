@@ -7,18 +7,21 @@ import pytest
 from tests.conftest import FIXTURES
 from tests.treebuild import tree_from_text
 from tui.engine import compute
-from tui.engine.billing import parse_tres_billing_weights
+from tui.engine.billing import job_cost
+from tui.sources.slurm_units import parse_tres_billing_weights
 from tui.model import Partition, PrioritySettings, Snapshot
 from tui.sources.sshare import parse_sshare
-from tui.view import build_view
-from tui.whatif import JobRequest, add_usage, job_cost, parse_job_form, whatif
+from tui.analysis.standing import build_standing
+from tui.analysis.job_form import JobRequest, parse_job_form
+from tui.analysis.whatif import whatif
+from tui.engine.projection import add_usage
 
 DOC = Partition("doc", parse_tres_billing_weights("CPU=1.0,Mem=0.25G,GRES/gpu=2.0"))
 
 
 def view_of(tree, algorithm, weight_fairshare=0):
     settings = PrioritySettings(algorithm=algorithm, weight_fairshare=weight_fairshare)
-    return build_view(Snapshot("t", "t", tree=tree, settings=settings), me="")
+    return build_standing(Snapshot("t", "t", tree=tree, settings=settings), me="")
 
 
 def row_of(tree, account, user=""):
@@ -111,7 +114,7 @@ def test_parse_job_form_valid_and_messages():
 
 def test_whatif_errors():
     with pytest.raises(ValueError):
-        whatif(build_view(Snapshot("c", "s"), me=""), 0, job_cost(None, 1))
+        whatif(build_standing(Snapshot("c", "s"), me=""), 0, job_cost(None, 1))
     tree = tree_from_text("@a 1 10")
     with pytest.raises(ValueError):
         whatif(view_of(tree, "classic"), 9, job_cost(None, 1))

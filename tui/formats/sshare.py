@@ -1,4 +1,4 @@
-"""``fairtop report``: the engine's numbers as rows, printed the way sshare prints them.
+"""The engine's Slurm numbers printed the way ``sshare`` prints them (cells, rows, table).
 
 Values go through the same conversions sshare's do before printing: long doubles become doubles
 sent as ``value * 1e6`` and divided back (``packdouble``), the classic FairShare column is
@@ -7,9 +7,6 @@ recomputed client-side from those doubles, and cells use C's ``%f``.
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import math
 from typing import Any
 
@@ -96,19 +93,6 @@ def sshare_cells(tree: AssocTree, result: FairshareResult, dampening: float = 1)
         cols["LevelFS"] = ["" if (tree.shares_raw[i] == USE_PARENT or i == 0) else _f(level[i])
                            for i in range(tree.size)]
     return cols
-
-
-def format_json(rows: list[dict[str, Any]]) -> str:
-    return json.dumps(rows, indent=1) + "\n"
-
-
-def format_csv(rows: list[dict[str, Any]]) -> str:
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=list(rows[0]) if rows else [], lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
-    return out.getvalue()
 
 
 def format_table(tree: AssocTree, result: FairshareResult, dampening: float = 1) -> str:

@@ -1,11 +1,11 @@
 """Why an association has the fairshare it has: every step from the root, as ``pbsfs -g`` does for PBS.
 
 :func:`explain_slurm` walks the path from the root to one association of a
-:class:`~tui.view.ClusterView` and gives, per level, the inputs (raw shares, level shares, raw
+:class:`~tui.standing.Standing` and gives, per level, the inputs (raw shares, level shares, raw
 usage) and the formula with its numbers for normalized shares, effective usage and (Fair Tree)
 level fairshare and the position among siblings; then the fairshare factor, a sentence in words,
 and the priority parts of the association's pending jobs. Values are the engine's; printed
-numbers are the strings ``sshare -l`` would print (:func:`tui.report.sshare_cells`).
+numbers are the strings ``sshare -l`` would print (:func:`tui.formats.sshare.sshare_cells`).
 
 No Textual here: the breakdown pane only renders an :class:`Explanation`.
 """
@@ -18,9 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from tui.engine.result import FairshareResult
-from tui.model import NO_VAL, USE_PARENT, AssocTree
-from tui.report import sshare_cells
-from tui.view import ClusterView
+from tui.model import NO_VAL, USE_PARENT, AssocTree, path_to
+from tui.formats.sshare import sshare_cells
+from tui.analysis.standing import Standing
 
 __all__ = [
     "Explanation",
@@ -30,7 +30,6 @@ __all__ = [
     "explain_slurm",
     "halving_usage_classic",
     "halving_usage_level_fs",
-    "path_to",
     "sibling_position",
 ]
 
@@ -104,14 +103,6 @@ class Explanation:
     factor (Fair Tree: the row's LevelFS); ``inf`` if no amount does, None if undefined."""
     summary: str
     jobs: tuple[JobParts, ...] = ()
-
-
-def path_to(tree: AssocTree, row: int) -> list[int]:
-    """Rows from the root down to ``row`` through direct parents (``parent`` accounts included)."""
-    out = [row]
-    while tree.parent[out[-1]] >= 0:
-        out.append(int(tree.parent[out[-1]]))
-    return out[::-1]
 
 
 def sibling_position(tree: AssocTree, result: FairshareResult, row: int) -> tuple[int, int, int | None]:
@@ -238,9 +229,9 @@ def _root_step(tree: AssocTree, cells: dict[str, list[str]], algorithm: str) -> 
                 cells["EffectvUsage"][0], eff)
 
 
-def _classic_steps(view: ClusterView, path: list[int], cells: dict[str, list[str]]) -> list[Step]:
-    tree = view.snapshot.tree
-    res = view.fairshare
+def _classic_steps(standing: Standing, path: list[int], cells: dict[str, list[str]]) -> list[Step]:
+    tree = standing.snapshot.tree
+    res = standing.fairshare
     st = res.structure
     steps: list[Step] = []
     ratios: list[str] = []  # "(own/level)" of the non-parent levels so far, root first
@@ -274,9 +265,9 @@ def _classic_steps(view: ClusterView, path: list[int], cells: dict[str, list[str
     return steps
 
 
-def _fair_tree_steps(view: ClusterView, path: list[int], cells: dict[str, list[str]]) -> list[Step]:
-    tree = view.snapshot.tree
-    res = view.fairshare
+def _fair_tree_steps(standing: Standing, path: list[int], cells: dict[str, list[str]]) -> list[Step]:
+    tree = standing.snapshot.tree
+    res = standing.fairshare
     st = res.structure
     steps: list[Step] = []
     for depth, r in enumerate(path[1:], start=1):
@@ -316,22 +307,22 @@ def _fair_tree_steps(view: ClusterView, path: list[int], cells: dict[str, list[s
     return steps
 
 
-def _jobs_of(view: ClusterView, row: int) -> tuple[JobParts, ...]:
+def _jobs_of(standing: Standing, row: int) -> tuple[JobParts, ...]:
     """Pending jobs of the row's user (or account), highest priority first."""
-    tree = view.snapshot.tree
+    tree = standing.snapshot.tree
     acct, user = str(tree.account[row]), str(tree.user[row])
-    jobs = [j for j in view.snapshot.jobs
+    jobs = [j for j in standing.snapshot.jobs
             if j.state == "PENDING" and (row == 0 or j.account == acct) and (not user or j.user == user)]
     jobs.sort(key=lambda j: (-(j.priority or 0), j.job_id))
     return tuple(JobParts(j.job_id, j.partition, j.priority, tuple(j.factors.items())) for j in jobs)
 
 
-def explain_slurm(view: ClusterView, row: int) -> Explanation:
-    """Explain the fairshare of ``row`` (an association row of ``view.snapshot.tree``).
+def explain_slurm(standing: Standing, row: int) -> Explanation:
+    """Explain the fairshare of ``row`` (an association row of ``standing.snapshot.tree``).
 
     Parameters
     ----------
-    view : ClusterView
+    standing : Standing
         Snapshot with its engine results (classic or Fair Tree).
     row : int
         Row of the association to explain (user or account).
@@ -339,15 +330,15 @@ def explain_slurm(view: ClusterView, row: int) -> Explanation:
     Raises
     ------
     ValueError
-        If the view has no Slurm tree or ``row`` is out of range.
+        If the standing has no Slurm tree or ``row`` is out of range.
     """
-    tree = view.snapshot.tree
-    res = view.fairshare
+    tree = standing.snapshot.tree
+    res = standing.fairshare
     if tree is None or res is None:
         raise ValueError("no Slurm association tree in this snapshot")
     if not 0 <= row < tree.size:
         raise ValueError(f"row {row} is not in the association tree (0..{tree.size - 1})")
-    settings = view.snapshot.settings
+    settings = standing.snapshot.settings
     damp = settings.dampening
     cells = sshare_cells(tree, res, damp)
     path = path_to(tree, row)
@@ -362,7 +353,7 @@ def explain_slurm(view: ClusterView, row: int) -> Explanation:
     factor_text = cells["FairShare"][row]
     rank = None
     if res.algorithm == "classic":
-        steps = [_root_step(tree, cells, "classic"), *_classic_steps(view, path, cells)]
+        steps = [_root_step(tree, cells, "classic"), *_classic_steps(standing, path, cells)]
         ratio = eff / shares if shares > 0 else None
         halving = halving_usage_classic(eff, shares, float(tree.usage_raw[0]), damp) if row else math.nan
         factor_formula = (f"F = 2^(−E / S / d) = 2^(−{cells['EffectvUsage'][row]} / {cells['NormShares'][row]}"
@@ -377,7 +368,7 @@ def explain_slurm(view: ClusterView, row: int) -> Explanation:
             elif not math.isnan(halving):
                 summary += f" It halves after {_hours(halving)} more core-hours (billing-hours)."
     else:
-        steps = [_root_step(tree, cells, "fair_tree"), *_fair_tree_steps(view, path, cells)]
+        steps = [_root_step(tree, cells, "fair_tree"), *_fair_tree_steps(standing, path, cells)]
         lf = float(res.level_fs[row])
         ratio = (1.0 / lf) if lf > 0 and math.isfinite(lf) and row and not res.structure.use_parent[row] else None
         fp = int(res.structure.fs_parent[row])
@@ -404,4 +395,4 @@ def explain_slurm(view: ClusterView, row: int) -> Explanation:
                    f"of decayed usage {window}, shared among {users} user associations.")
     return Explanation(res.algorithm, row, label, is_user, tuple(steps), factor, factor_text, factor_formula,
                        rank, users, ratio, None if math.isnan(halving) else halving / 3600, summary,
-                       _jobs_of(view, row))
+                       _jobs_of(standing, row))

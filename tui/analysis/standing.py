@@ -1,0 +1,51 @@
+"""Where everyone stands: a snapshot together with the engine's results for it.
+
+Built off the UI thread (the engine is pure), handed to the app in one piece, never mutated.
+A Slurm snapshot gets its fairshare result; a PBS snapshot its PBS fairshare. No Textual here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tui.engine import compute
+from tui.engine import pbs as pbs_engine
+from tui.engine.pbs import PbsFairshare
+from tui.engine.result import FairshareResult
+from tui.model import Snapshot
+
+
+@dataclass(frozen=True, eq=False)
+class Standing:
+    """A snapshot, its fairshare results, and whose standing it is."""
+
+    snapshot: Snapshot
+    fairshare: FairshareResult | None
+    """Slurm engine results aligned with ``snapshot.tree`` rows (None without a Slurm tree)."""
+    me: str = ""
+    my_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    """Rows that are ``me``: user associations of the Slurm tree, or the PBS entity of that name."""
+    pbs: PbsFairshare | None = None
+    """PBS engine results aligned with ``snapshot.pbs`` rows (None without a PBS tree)."""
+
+    @property
+    def algorithm(self) -> str:
+        """``fair_tree``, ``classic`` or ``pbs``."""
+        return "pbs" if self.snapshot.tree is None and self.snapshot.pbs is not None \
+            else self.snapshot.settings.algorithm
+
+
+def build_standing(snapshot: Snapshot, me: str = "") -> Standing:
+    """Run the engine on ``snapshot`` with the cluster's algorithm and dampening factor."""
+    none = np.zeros(0, dtype=np.int64)
+    tree = snapshot.tree
+    if tree is None:
+        if snapshot.pbs is None:
+            return Standing(snapshot, None, me)
+        mine = np.flatnonzero(snapshot.pbs.name == me) if me else none
+        return Standing(snapshot, None, me, mine, pbs_engine.compute(snapshot.pbs))
+    result = compute(tree, snapshot.settings.algorithm, snapshot.settings.dampening)
+    mine = np.flatnonzero(tree.is_user & (tree.user == me)) if me else none
+    return Standing(snapshot, result, me, mine)

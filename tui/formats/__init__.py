@@ -1,0 +1,1 @@
+"""Writers: the engine's numbers as the schedulers print them (sshare, sprio, pbsfs), json, csv."""

@@ -1,0 +1,176 @@
+"""The one list of sources: each is a :class:`Source` with its name, flag, liveness, capabilities
+and ``load() -> Snapshot``. The CLI builds its flags from it, the config validates ``source =``
+against it, and the app asks it whether to refresh. Adding a source is one registration here.
+
+Modelled on Harlequin's adapter: a small class that names itself and knows how to connect; the
+heavy module behind it (httpx for slurmrestd, subprocess for live Slurm) is imported only by
+``load``, so ``fairtop --help`` stays light.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import replace
+from typing import ClassVar, Literal
+
+from tui.model import Snapshot
+
+__all__ = ["CAPABILITIES", "Capability", "Source", "SOURCES", "make", "register", "source_class"]
+
+Capability = Literal["usage", "printed", "jobs", "partitions", "budgets", "allocations"]
+CAPABILITIES: dict[str, str] = {
+    "usage": "raw usage of every association (what fairshare is computed from)",
+    "printed": "the scheduler's own printed fairshare columns (sshare or pbsfs)",
+    "jobs": "running and pending jobs with their priority parts",
+    "partitions": "partitions and their TRESBillingWeights",
+    "budgets": "Slurm GrpTRESMins budgets",
+    "allocations": "service-unit allocations",
+}
+"""Capability -> what it means, for messages that say what a source lacks."""
+
+
+class Source(ABC):
+    """Where a snapshot comes from.
+
+    Class attributes describe the source to the CLI and the config; an instance is configured
+    with its ``value`` (a folder, a URL, a demo kind) and the viewer's name.
+    """
+
+    name: ClassVar[str]
+    """``source = NAME`` in the config."""
+    flag: ClassVar[str]
+    """The command-line flag that selects it (``--from``)."""
+    metavar: ClassVar[str | None] = None
+    """None: the flag is a switch; else it takes a value shown as METAVAR."""
+    choices: ClassVar[tuple[str, ...]] = ()
+    """Allowed values of an optional value (the first is the default)."""
+    setting: ClassVar[str | None] = None
+    """The config key holding the value (``folder = "DIR"``), if any."""
+    help: ClassVar[str]
+    live: ClassVar[bool] = False
+    """Re-read every ``refresh_rate`` seconds (a live cluster) or read once (demo, saved)."""
+    capabilities: ClassVar[frozenset[str]] = frozenset()
+
+    def __init__(self, value: str | None = None, me: str = "") -> None:
+        if self.metavar and not self.choices and not value:
+            key = self.setting or self.name
+            raise ValueError(f'source "{self.name}" needs {key} = "{self.metavar}" (or {self.flag} {self.metavar})')
+        if self.choices and value and value not in self.choices:
+            raise ValueError(f"{self.flag} takes one of {', '.join(self.choices)}, not {value!r}")
+        self.value = value or (self.choices[0] if self.choices else None)
+        self.me = me
+
+    @abstractmethod
+    def read(self) -> Snapshot:
+        """Read the outside data (may block: the app calls :meth:`load` in a worker thread)."""
+
+    def load(self) -> Snapshot:
+        """The snapshot, stamped with what this source can provide."""
+        snap = self.read()
+        return snap if snap.capabilities is not None else replace(snap, capabilities=self.capabilities)
+
+    def describe(self) -> str:
+        """``name`` or ``name:value``, as the state file remembers the last source."""
+        return f"{self.name}:{self.value}" if self.value and self.metavar else self.name
+
+
+SOURCES: dict[str, type[Source]] = {}
+"""Registered sources by name, in the order the CLI lists them."""
+
+
+def register(cls: type[Source]) -> type[Source]:
+    """Class decorator: add a source to :data:`SOURCES`."""
+    SOURCES[cls.name] = cls
+    return cls
+
+
+def source_class(name: str) -> type[Source]:
+    """The registered source called ``name`` (KeyError if none)."""
+    return SOURCES[name]
+
+
+def make(name: str, value: str | None, me: str = "") -> Source:
+    """A configured source. Raises ValueError for a missing or bad value."""
+    return SOURCES[name](value, me)
+
+
+# --- the sources -----------------------------------------------------------------------------
+
+SLURM_ALL = frozenset({"usage", "printed", "jobs", "partitions"})
+
+
+@register
+class DemoSource(Source):
+    name = "demo"
+    flag = "--demo"
+    metavar = "KIND"
+    choices = ("slurm", "pbs")
+    setting = "demo"
+    help = "the built-in demo cluster (the default): slurm, or pbs for a PBS Professional site"
+    capabilities = SLURM_ALL | {"allocations"}
+
+    def read(self) -> Snapshot:
+        if self.value == "pbs":
+            from tui.sources.demo_pbs import demo_pbs_snapshot
+
+            return demo_pbs_snapshot()
+        from tui.sources.demo import demo_snapshot
+
+        return demo_snapshot(seed=0, me=self.me or None)
+
+    def load(self) -> Snapshot:
+        snap = self.read()
+        caps = frozenset({"usage", "printed"}) if self.value == "pbs" else self.capabilities
+        return replace(snap, capabilities=caps)
+
+
+@register
+class FolderSource(Source):
+    name = "folder"
+    flag = "--from"
+    metavar = "DIR"
+    setting = "folder"
+    help = "saved command outputs in DIR (Slurm: as 'fairtop capture' writes; PBS: resource_group + usage)"
+    capabilities = SLURM_ALL
+
+    def read(self) -> Snapshot:
+        from tui.sources.pbs_folder import is_pbs_folder, load_pbs_folder
+        from tui.sources.saved import load_folder
+
+        assert self.value is not None
+        if is_pbs_folder(self.value):
+            return replace(load_pbs_folder(self.value), capabilities=frozenset({"usage", "printed"}))
+        return load_folder(self.value)
+
+
+@register
+class SlurmSource(Source):
+    name = "slurm"
+    flag = "--slurm"
+    help = "the live cluster (sshare, scontrol, sacctmgr, sprio, squeue)"
+    live = True
+    capabilities = SLURM_ALL
+
+    def read(self) -> Snapshot:
+        from tui.sources.slurm_cli import live_snapshot
+
+        return live_snapshot()
+
+
+@register
+class SlurmrestdSource(Source):
+    name = "slurmrestd"
+    flag = "--slurmrestd"
+    metavar = "SOCKET|URL"
+    setting = "slurmrestd"
+    help = "slurmrestd at a unix socket or URL (JWT from $SLURM_JWT); 22.05 gives no usage"
+    live = True
+    capabilities = frozenset({"partitions"})
+
+    def read(self) -> Snapshot:
+        from tui.sources import slurmrestd
+
+        assert self.value is not None
+        if self.value.startswith(("http://", "https://")):
+            return slurmrestd.live_snapshot(url=self.value)
+        return slurmrestd.live_snapshot(socket=self.value)
