@@ -90,7 +90,7 @@ def big_app():  # noqa: ANN201 - FairtopApp
 
 
 async def _run_big(measure_filter: bool) -> dict[str, float]:
-    from tui.app.widgets.assoc_tree import AssocTree
+    from tui.app.widgets.fairshare_tree import FairshareTree
 
     app = big_app()
     out: dict[str, float] = {}
@@ -98,7 +98,7 @@ async def _run_big(measure_filter: bool) -> dict[str, float]:
         await app.workers.wait_for_complete()
         await pilot.pause()
         await pilot.pause()
-        tree = app.query_one(AssocTree)
+        tree = app.query_one(FairshareTree)
         assert tree.table is not None and tree.table.size >= 100_000, tree.table
         out["associations"] = tree.table.size
         if not measure_filter:  # a fresh process only: earlier runs' garbage would count too
@@ -108,7 +108,7 @@ async def _run_big(measure_filter: bool) -> dict[str, float]:
     return out
 
 
-async def _time_filter_keys(pilot, tree) -> dict[str, float]:  # noqa: ANN001 - Pilot, AssocTree
+async def _time_filter_keys(pilot, tree) -> dict[str, float]:  # noqa: ANN001 - Pilot, FairshareTree
     """Type :data:`FILTER_KEYS` into the ``/`` prompt; time each key two ways (milliseconds).
 
     ``key_to_rows``: from just before ``pilot.press`` to the first line the tree draws after its

@@ -189,12 +189,12 @@ async def test_panes_in_the_real_shell_on_the_demo(make_app) -> None:
     from textual.widgets import TabbedContent
 
     from tests.app.conftest import ME, SIZE, ready
-    from tui.app.widgets.assoc_tree import AssocTree
+    from tui.app.widgets.fairshare_tree import FairshareTree
 
     app = make_app()
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await ready(pilot)
-        tree = app.query_one(AssocTree)
+        tree = app.query_one(FairshareTree)
         await pilot.press("m")  # jump to me: selects the viewer's association
         await settle(pilot)
         assert tree.selected_row in app.standing.my_rows

@@ -11,7 +11,7 @@ from textual.pilot import Pilot
 
 from tests.app.conftest import ME, SIZE, ready, small_demo
 from tui.app.app import FairtopApp
-from tui.app.widgets.assoc_tree import AssocTree
+from tui.app.widgets.fairshare_tree import FairshareTree
 from tui.config import Settings, State
 
 PERIOD_S = 0.25
@@ -61,7 +61,7 @@ async def test_live_source_refreshes_without_freezing_the_ui() -> None:
         await ready(pilot)
         assert source.calls >= 1 and "updated 0 s ago" in status(app)
         source.delay = 0.3  # each read now takes longer than the refresh period
-        tree = app.query_one(AssocTree)
+        tree = app.query_one(FairshareTree)
         await wait_until(pilot, lambda: any(w.group == "load" and w.is_running for w in app.workers))
         before = tree.cursor
         await pilot.press("j")  # answered while the worker reads
@@ -118,7 +118,7 @@ async def test_refresh_keeps_expansion_and_cursor(make_app) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        tree = app.query_one(AssocTree)
+        tree = app.query_one(FairshareTree)
         await pilot.press("m")  # alice's row, her lab open
         row = tree.selected_row
         lab = int(tree.table.parent[row])

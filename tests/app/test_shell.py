@@ -12,7 +12,7 @@ from tests.app.conftest import ME, SIZE, ready, small_demo
 from tui.app import themes
 from tui.app import commands
 from tui.app.screens.help import HelpScreen
-from tui.app.widgets.assoc_tree import AssocTree
+from tui.app.widgets.fairshare_tree import FairshareTree
 from tui.sources.errors import SourceUnavailable
 
 
@@ -70,7 +70,7 @@ async def test_keymap_rebinds_and_warns(make_app) -> None:
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await ready(pilot)
         await pilot.press("x")
-        tree = app.query_one(AssocTree)
+        tree = app.query_one(FairshareTree)
         assert tree.table.users[tree.selected_row] == ME
         assert any("'jump' is not a binding id" in n.message for n in app._notifications)
 
@@ -117,7 +117,7 @@ async def test_breakdown_pane_follows_selection(make_app, monkeypatch) -> None:
         await pilot.press("down", "down")
         await pilot.pause(0.3)
         assert calls == []  # hidden: nothing to compute yet
-        tree = app.query_one(AssocTree)
+        tree = app.query_one(FairshareTree)
         await pilot.press("2")
         await pilot.pause()
         assert calls == [tree.selected_row]
@@ -134,7 +134,7 @@ async def test_large_tree_stays_virtual(make_app) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await pilot.press("plus", "end")
-        tree = app.query_one(AssocTree)
+        tree = app.query_one(FairshareTree)
         assert len(tree.rows_shown) == tree.table.size > 20000
         assert tree.cursor == len(tree.rows_shown) - 1
         last = str(tree.table.names[tree.rows_shown[-1]])

@@ -7,17 +7,17 @@ import re
 import numpy as np
 
 from tests.app.conftest import ME, SIZE, ready, small_demo
-from tui.app.widgets.assoc_tree import AssocTree, bar_text
+from tui.app.widgets.fairshare_tree import FairshareTree, bar_text
 from tui.formats.sshare import sshare_cells
 from tui.analysis.standing import build_standing
 
 
-def lines(tree: AssocTree) -> list[str]:
+def lines(tree: FairshareTree) -> list[str]:
     """The text the pane shows now, line by line (header first)."""
     return [tree.render_line(y).text for y in range(tree.size.height)]
 
 
-def shown_names(tree: AssocTree) -> list[str]:
+def shown_names(tree: FairshareTree) -> list[str]:
     assert tree.table is not None
     return [str(tree.table.names[r]) for r in tree.rows_shown]
 
@@ -26,7 +26,7 @@ async def test_rows_show_sshare_cells(make_app) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        tree = app.query_one(AssocTree)
+        tree = app.query_one(FairshareTree)
         header = lines(tree)[0]
         for title in ("RawShares", "NormShares", "RawUsage", "EffectvUsage", "FairShare", "LevelFS", "Rank"):
             assert title in header
@@ -44,7 +44,7 @@ async def test_cursor_expand_collapse(make_app) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        tree = app.query_one(AssocTree)
+        tree = app.query_one(FairshareTree)
         t = tree.table
         account = next(i for i, r in enumerate(tree.rows_shown)
                        if t.has_children[r] and not tree.expanded[r])
@@ -70,7 +70,7 @@ async def test_sort_keeps_siblings_under_parent(make_app) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        tree = app.query_one(AssocTree)
+        tree = app.query_one(FairshareTree)
         await pilot.press("plus", "F")
         assert (tree.sort_column, tree.sort_descending) == ("fairshare", True)
         assert "FairShare▼" in lines(tree)[0]
@@ -97,7 +97,7 @@ async def test_filter_regex_and_escape(make_app) -> None:
     app = make_app()
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await ready(pilot)
-        tree = app.query_one(AssocTree)
+        tree = app.query_one(FairshareTree)
         total = tree.table.size
         await pilot.press("slash", *"chem", "enter")
         assert tree.filter_text == "chem"
@@ -124,7 +124,7 @@ async def test_jump_to_me_and_highlight(make_app) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        tree = app.query_one(AssocTree)
+        tree = app.query_one(FairshareTree)
         await pilot.press("m")
         row = tree.selected_row
         assert tree.table.users[row] == ME and tree.me_mask[row]
@@ -139,7 +139,7 @@ async def test_command_user_and_unknown(make_app) -> None:
     app = make_app()
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await ready(pilot)
-        tree = app.query_one(AssocTree)
+        tree = app.query_one(FairshareTree)
         other = str(tree.table.users[np.flatnonzero(tree.table.is_user)[5]])
         await pilot.press("colon", *f"user {other}", "enter")
         assert tree.table.users[tree.selected_row] == other
@@ -184,7 +184,7 @@ async def test_command_typed_in_one_burst(make_app) -> None:
             app.post_message(events.Key({":": "colon", " ": "space"}.get(ch, ch), ch))
         await pilot.pause()
         await pilot.press("enter")
-        assert app.query_one(AssocTree).sort_column == "fairshare"
+        assert app.query_one(FairshareTree).sort_column == "fairshare"
         assert app.theme == "dark"  # the "t" did not cycle the theme
 
 
@@ -202,7 +202,7 @@ async def test_filter_typed_in_one_burst_after_a_tab_switch(make_app) -> None:
             app.post_message(events.Key({"/": "slash"}.get(ch, ch), ch))
         await pilot.pause()
         await pilot.press("enter")
-        tree = app.query_one(AssocTree)
+        tree = app.query_one(FairshareTree)
         assert tree.filter_text == "varg" and app.focused is tree
 
 
@@ -213,7 +213,7 @@ async def test_a_pane_takes_focus_so_keys_scroll_it(make_app) -> None:
         await pilot.press("m", "2")
         assert app.focused is not None and app.focused in app.query_one("#pane-breakdown").query("*")
         await pilot.press("1")
-        assert app.focused is app.query_one(AssocTree)
+        assert app.focused is app.query_one(FairshareTree)
 
 
 async def test_sort_takes_an_unambiguous_prefix(make_app) -> None:
@@ -221,7 +221,7 @@ async def test_sort_takes_an_unambiguous_prefix(make_app) -> None:
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await ready(pilot)
         await pilot.press("colon", *"sort fair", "enter")
-        assert app.query_one(AssocTree).sort_column == "fairshare"
+        assert app.query_one(FairshareTree).sort_column == "fairshare"
         await pilot.press("colon", *"sort r", "enter")  # raw_shares, raw_usage, rank: ambiguous
-        assert app.query_one(AssocTree).sort_column == "fairshare"
+        assert app.query_one(FairshareTree).sort_column == "fairshare"
         assert any("no column 'r'" in n.message for n in app._notifications)

@@ -20,7 +20,7 @@ from tui.app.panes.allocations import AllocationsPane
 from tui.app.panes.breakdown import BreakdownPane
 from tui.app.panes.whatif import WhatIfPane
 from tui.app.screens.help import HelpScreen
-from tui.app.widgets.assoc_tree import AssocTree
+from tui.app.widgets.fairshare_tree import FairshareTree
 from tui.app.widgets.prompt import PromptBar
 from tui.app.widgets.tree_rows import COLUMNS
 from tui.config import Settings, State
@@ -80,7 +80,7 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
         yield Header()
         with TabbedContent(initial="tree", id="tabs"):
             with TabPane("Tree", id="tree"):
-                yield AssocTree(id="assoc")
+                yield FairshareTree(id="assoc")
             for tab_id, (title, pane) in PANES.items():
                 with TabPane(title, id=tab_id):
                     yield pane(id=f"pane-{tab_id}")
@@ -90,7 +90,7 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
 
     def on_mount(self) -> None:
         # Held, not queried: App.query_one searches the active screen, which may be a modal.
-        self._assoc = self.query_one(AssocTree)
+        self._assoc = self.query_one(FairshareTree)
         self._tabs = self.query_one(TabbedContent)
         self._status = self.query_one("#status", Static)
         self._prompt = self.query_one(PromptBar)
@@ -152,8 +152,8 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
         except Exception as exc:  # a pane's bug must not take the tree down with it
             self.notify(f"{tab_id} pane: {exc!r}", severity="error")
 
-    @on(AssocTree.Selected)
-    def _selected(self, message: AssocTree.Selected) -> None:
+    @on(FairshareTree.Selected)
+    def _selected(self, message: FairshareTree.Selected) -> None:
         # The breakdown follows the selection, but only once it settles and only while it is on
         # screen: explaining a row can cost a full-tree pass, too much per key at 100k rows.
         self._breakdown_stale = True

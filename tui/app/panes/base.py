@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual import events
 from textual.widget import Widget
 
-from tui.app.widgets.assoc_tree import keys_follow_prompt
+from tui.app.widgets.fairshare_tree import keys_follow_prompt
 
 
 class PaneFrame(Widget):

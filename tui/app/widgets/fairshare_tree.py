@@ -1,6 +1,6 @@
 """The association tree pane: a virtual table drawn line by line from numpy arrays.
 
-No widget per association: :class:`AssocTree` is a ``ScrollView`` whose virtual height is the
+No widget per association: :class:`FairshareTree` is a ``ScrollView`` whose virtual height is the
 number of visible rows; ``render_line`` draws only the lines on screen from ``self.rows_shown``
 (tree rows in display order, see :mod:`tree_rows`). Expand/collapse, sort and filter recompute
 that array with a few vectorised passes, so 100k associations stay responsive.
@@ -58,7 +58,7 @@ def bar_text(value: float, width: int = BAR) -> str:
     return ("█" * full + (_EIGHTHS[part] if part else "")).ljust(width, "·")
 
 
-class AssocTree(ScrollView, can_focus=True):
+class FairshareTree(ScrollView, can_focus=True):
     """Accounts and users with sshare's columns, expandable, sortable and filterable."""
 
     BINDINGS = bindings("tree")
@@ -68,14 +68,14 @@ class AssocTree(ScrollView, can_focus=True):
         "assoc-tree--bar-high",
     }
     DEFAULT_CSS = """
-    AssocTree { height: 1fr; overflow-x: hidden; }
+    FairshareTree { height: 1fr; overflow-x: hidden; }
     """
 
     @dataclass
     class Selected(Message):
         """The highlighted association changed."""
 
-        tree: AssocTree
+        tree: FairshareTree
         row: int | None
         """Row of ``snapshot.tree`` (None when nothing is shown)."""
 
