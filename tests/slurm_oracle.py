@@ -5,13 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from tui.engine import compute
-from tui.formats.sshare import sshare_cells
+from tui.analysis.reconcile import COLUMNS, reconcile
 from tui.sources.saved import load_folder
 from tui.model import AssocTree
 from tui.sources.sshare import SshareTable, parse_sshare
-
-COLUMNS = ("NormShares", "NormUsage", "EffectvUsage", "FairShare", "LevelFS")
-
 
 Mismatches = tuple[list[tuple[str, str, str, str]], int]
 
@@ -29,14 +26,7 @@ def mismatches(folder: Path) -> Mismatches:
 
 def cell_mismatches(tree: AssocTree, printed: SshareTable, algorithm: str, damping: float = 1) -> Mismatches:
     """``(label, column, ours, sshare's)`` for every differing computed cell of ``printed``, and how
-    many cells were compared, recomputing ``tree`` with the engine."""
-    ours = sshare_cells(tree, compute(tree, algorithm, damping), damping)
-    bad, checked = [], 0
-    for column in COLUMNS:
-        if column not in printed.header:
-            continue
-        for i, (got, want) in enumerate(zip(ours[column], printed.column(column))):
-            checked += 1
-            if got != want:
-                bad.append((tree.label(i), column, got, want))
-    return bad, checked
+    many cells were compared (:func:`tui.analysis.reconcile.reconcile` on the engine's result)."""
+    columns = {c: printed.column(c) for c in COLUMNS if c in printed.header}
+    rec = reconcile(tree, compute(tree, algorithm, damping), columns, damping)
+    return [(d.label, d.column, d.ours, d.printed) for d in rec.disagreements], rec.checked

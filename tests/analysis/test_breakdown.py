@@ -80,7 +80,7 @@ def test_core_hours_per_halving_on_a_flat_hand_made_tree():
     assert ex.usage_ratio == pytest.approx(1.8)
     assert ex.factor_text == f"{2 ** -1.8:f}" == "0.287175"
     assert ex.summary == ("root/a used 1.80x its share over the last half-life (3 days); fairshare 0.287175."
-                          " It halves after 13,889 more core-hours (billing-hours).")
+                          " It halves after 13,889 more SU (billing-hours).")
     after = compute(add_usage(tree, a, ex.halving_hours * 3600), "classic")
     assert after.fairshare[a] == pytest.approx(2 ** -1.8 / 2, rel=1e-12)
 
@@ -178,5 +178,5 @@ def test_root_row():
     ex = explain_slurm(view_of(tree, "classic"), 0)
     assert [s.label for s in ex.steps] == ["root"]
     assert ex.factor_formula == "the root has no factor of its own"
-    assert ex.summary == ("root is the whole cluster: 0.0583 core-hours (billing-hours) of decayed usage over the"
+    assert ex.summary == ("root is the whole cluster: 0.0583 SU (billing-hours) of decayed usage over the"
                           " last half-life (7 days), shared among 12 user associations.")

@@ -99,7 +99,7 @@ class Explanation:
     usage_ratio: float | None
     """Classic: E/S over the whole path. Fair Tree: U/S at the row's own level (1/LevelFS)."""
     halving_hours: float | None
-    """Billing-hours (core-hours when billed by CPU) of further use that halve the classic
+    """SU (billing-hours) of further use that halve the classic
     factor (Fair Tree: the row's LevelFS); ``inf`` if no amount does, None if undefined."""
     summary: str
     jobs: tuple[JobParts, ...] = ()
@@ -366,7 +366,7 @@ def explain_slurm(standing: Standing, row: int) -> Explanation:
             if math.isinf(halving):
                 summary += " No amount of further use halves it (usage is already near the whole cluster's)."
             elif not math.isnan(halving):
-                summary += f" It halves after {_hours(halving)} more core-hours (billing-hours)."
+                summary += f" It halves after {_hours(halving)} more SU (billing-hours)."
     else:
         steps = [_root_step(tree, cells, "fair_tree"), *_fair_tree_steps(standing, path, cells)]
         lf = float(res.level_fs[row])
@@ -388,10 +388,10 @@ def explain_slurm(standing: Standing, row: int) -> Explanation:
         elif row and float(tree.usage_raw[row]) == 0:
             summary += f" It has no usage {window}: LevelFS inf."
         if math.isfinite(halving):
-            summary += f" Its LevelFS halves after {_hours(halving)} more core-hours (billing-hours)."
+            summary += f" Its LevelFS halves after {_hours(halving)} more SU (billing-hours)."
     if row == 0:
         factor_formula = "the root has no factor of its own"
-        summary = (f"root is the whole cluster: {_hours(float(tree.usage_raw[0]))} core-hours (billing-hours) "
+        summary = (f"root is the whole cluster: {_hours(float(tree.usage_raw[0]))} SU (billing-hours) "
                    f"of decayed usage {window}, shared among {users} user associations.")
     return Explanation(res.algorithm, row, label, is_user, tuple(steps), factor, factor_text, factor_formula,
                        rank, users, ratio, None if math.isnan(halving) else halving / 3600, summary,

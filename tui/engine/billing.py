@@ -190,7 +190,7 @@ class JobCost:
 
     @property
     def total_hours(self) -> float:
-        """:attr:`total` in billing-hours (SU; core-hours when billed by CPU)."""
+        """:attr:`total` in SU (billing-hours)."""
         return self.total / 3600.0
 
 
