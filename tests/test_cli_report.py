@@ -107,3 +107,21 @@ def test_bad_damping_is_rejected_by_argparse(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["report", "--sshare", str(SSHARE / "test24_1_classic.psv"), "--damping", "0"])
     assert exc.value.code == 2
+
+
+@pytest.mark.parametrize("make", ["missing", "empty", "file"])
+def test_bad_from_fails_before_the_app_starts(tmp_path, capsys, monkeypatch, make):
+    from tui import config
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.setattr(config, "SYSTEM_FILE", tmp_path / "etc.toml")
+    target = tmp_path / "capture"
+    if make == "empty":
+        target.mkdir()
+    elif make == "file":
+        target.write_text("x")
+    assert main(["--from", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "fairtop capture" in err and str(target) in err
+    assert not config.state_file().exists()  # nothing remembered

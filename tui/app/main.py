@@ -14,6 +14,7 @@ def build_app(args: argparse.Namespace):  # noqa: ANN201 - FairtopApp, imported 
     settings = config.load(getattr(args, "config", None), config.cli_overrides(args))
     me = settings.user or config.current_user()
     source = config.make_source(settings, me)
+    source.check()
     return FairtopApp(settings, source.load, me, config.load_state(), live=source.live,
                       source_name=source.describe())
 
@@ -22,7 +23,8 @@ def run_app(args: argparse.Namespace) -> int:
     """Run the TUI until the user quits; remembers the theme and source in the state file."""
     app = build_app(args)
     app.run()
-    app.state.last_source = app.source_name
+    if app.standing is not None:  # a source that never loaded is not worth remembering
+        app.state.last_source = app.source_name
     try:
         config.save_state(app.state)
     except OSError:

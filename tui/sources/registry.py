@@ -64,6 +64,10 @@ class Source(ABC):
     def read(self) -> Snapshot:
         """Read the outside data (may block: the app calls :meth:`load` in a worker thread)."""
 
+    def check(self) -> None:
+        """Fail fast, before the app starts, on what can be known without reading the data
+        (a missing folder). Raises :class:`~tui.sources.errors.InputError`."""
+
     def load(self) -> Snapshot:
         """The snapshot, stamped with what this source can provide."""
         snap = self.read()
@@ -132,6 +136,21 @@ class FolderSource(Source):
     setting = "folder"
     help = "saved command outputs in DIR (Slurm: as 'fairtop capture' writes; PBS: resource_group + usage)"
     capabilities = SLURM_ALL
+
+    def check(self) -> None:
+        from pathlib import Path
+
+        from tui.sources.errors import InputError
+        from tui.sources.pbs_folder import is_pbs_folder
+        from tui.sources.saved import FILES
+
+        assert self.value is not None
+        folder = Path(self.value)
+        hint = "; write one with 'fairtop capture DIR' (Slurm) or 'fairtop capture --pbs DIR' (PBS)"
+        if not folder.is_dir():
+            raise InputError(self.value, ("no such folder" if not folder.exists() else "not a folder") + hint)
+        if not (folder / FILES["sshare"]).is_file() and not is_pbs_folder(folder):
+            raise InputError(self.value, f"holds neither {FILES['sshare']} (Slurm) nor resource_group (PBS)" + hint)
 
     def read(self) -> Snapshot:
         from tui.sources.pbs_folder import is_pbs_folder, load_pbs_folder
