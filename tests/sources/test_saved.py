@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from _samples import ASSOC_MGR, CONFIG, SACCTMGR, SPRIO, SQUEUE, SSHARE
 
+from tests.conftest import FIXTURES
 from tui.cli import main
 from tui.engine import compute
 from tui.formats.sshare import sshare_cells
@@ -178,3 +179,28 @@ def test_every_file_of_a_real_folder_corrupted(tmp_path: Path) -> None:
                 saved.load_folder(tmp_path / "f")
             except InputError:
                 pass
+
+
+def test_live_capture_partitions_from_slurm_conf_and_jobs_attached() -> None:
+    # The sandbox capture has slurm.conf but no scontrol_show_partition.txt, and plain squeue/sprio
+    # (no account column): burn and parked bill 1,000,000 per CPU on the one 8-CPU node.
+    snap = saved.load_folder(FIXTURES / "slurm" / "live" / "fair_tree")
+    parts = {p.name: (p.billing_weights, p.total_cpus, p.total_nodes) for p in snap.partitions}
+    assert parts == {"debug": ({}, 8, 1), "burn": ({"cpu": 1e6}, 8, 1), "parked": ({"cpu": 1e6}, 8, 1)}
+    assert any("read from slurm.conf" in w for w in snap.warnings)
+    by_id = {j.job_id: j for j in snap.jobs}
+    assert (by_id["7"].user, by_id["7"].account) == ("le", "lsub")  # le has one association
+    assert by_id["8"].account == ""  # la has several: not guessed
+    assert any("2 job(s) listed without an account" in w for w in snap.warnings)
+
+
+def test_expand_hostlist_and_slurm_conf_defaults() -> None:
+    from tui.sources.slurm_text import expand_hostlist, parse_slurm_conf_partitions
+
+    assert expand_hostlist("node[01-03,7],gpu1") == ["node01", "node02", "node03", "node7", "gpu1"]
+    conf = ("NodeName=c[1-4] CPUs=48\nNodeName=g1 CPUs=64  # gpu\nPartitionName=DEFAULT TRESBillingWeights=CPU=2\n"
+            "PartitionName=cpu Nodes=c[1-4]\nPartitionName=gpu Nodes=g1 TRESBillingWeights=CPU=1,GRES/gpu=10\n")
+    got = {p.name: (p.billing_weights, p.total_cpus, p.total_nodes) for p in parse_slurm_conf_partitions(conf)}
+    assert got == {"cpu": ({"cpu": 2.0}, 192, 4), "gpu": ({"cpu": 1.0, "gres/gpu": 10.0}, 64, 1)}
+    with pytest.raises(InputError, match="slurm.conf:1"):
+        parse_slurm_conf_partitions("NodeName=c[4-1] CPUs=2\n")

@@ -14,7 +14,12 @@ file                            command                                     need
 ``sprio_l.txt``                 ``sprio -l``                                no
 ``squeue.txt``                  ``squeue -a`` or ``squeue -O ...:|``        no
 ``captured_at.txt``             ``date -u``                                 no
+``slurm.conf``                  the cluster's ``slurm.conf``                no
 ==============================  ==========================================  =========
+
+Partitions come from ``scontrol show partition``, else from ``slurm.conf`` (with a warning saying
+so). Jobs from an ``sprio``/``squeue`` without an account column are attached to the user's
+association when the user has only one.
 
 Raw usage comes from ``assoc_mgr.txt`` when it agrees with sshare: sshare prints it truncated to
 a whole number, which moves a printed LevelFS by one in the sixth decimal now and then; assoc_mgr
@@ -53,6 +58,7 @@ FILES = {
     "sprio": "sprio_l.txt",
     "squeue": "squeue.txt",
     "captured_at": "captured_at.txt",
+    "slurm_conf": "slurm.conf",
 }
 
 
@@ -271,14 +277,46 @@ def snapshot_from_files(files: Outputs, table: SshareTable, source: str, default
         order, _ = sibling_order(table, as_assoc, FILES["assoc_mgr"])
     if order is not None or usage is not tree.usage_raw:
         tree = AssocTree(tree.parent, tree.is_user, tree.account, tree.user, tree.shares_raw, usage, order)
-    partitions: tuple[Partition, ...] = ()
-    got = files.get("partition", warnings)
-    if got is not None:
-        partitions = tuple(slurm_text.parse_partitions(*got))
-    jobs = _jobs(files, warnings)
+    jobs = _attach_accounts(_jobs(files, warnings), tree, warnings)
     when = _captured_at(files, warnings) or taken_at
     return Snapshot(cluster=cluster or default_cluster, source=source, taken_at=when, tree=tree,
-                    settings=settings, partitions=partitions, jobs=jobs, warnings=tuple(warnings))
+                    settings=settings, partitions=_partitions(files, warnings), jobs=jobs,
+                    warnings=tuple(warnings))
+
+
+def _partitions(files: Outputs, warnings: list[str]) -> tuple[Partition, ...]:
+    """``scontrol show partition``, else the partitions ``slurm.conf`` defines."""
+    conf = FILES["slurm_conf"]
+    if FILES["partition"] not in files.data and files.data.get(conf):
+        label = f"{files.where}/{conf}" if files.where else conf
+        warnings.append(f"{FILES['partition']} not saved: partitions and their TRESBillingWeights are "
+                        f"read from {conf} (totals from its NodeName lines)")
+        return tuple(slurm_text.parse_slurm_conf_partitions(files.data[conf], label))
+    got = files.get("partition", warnings)
+    return tuple(slurm_text.parse_partitions(*got)) if got is not None else ()
+
+
+def _attach_accounts(jobs: tuple[Job, ...], tree: AssocTree, warnings: list[str]) -> tuple[Job, ...]:
+    """Give jobs listed without an account (``sprio -l``, plain ``squeue``) their user's account,
+    where the user has exactly one association; say how many stay unattached."""
+    if all(j.account for j in jobs):
+        return jobs
+    accounts: dict[str, set[str]] = defaultdict(set)
+    for i in np.flatnonzero(tree.is_user):
+        accounts[str(tree.user[i])].add(str(tree.account[i]))
+    out, unplaced = [], 0
+    for job in jobs:
+        if not job.account:
+            mine = accounts.get(job.user, set())
+            if len(mine) == 1:
+                job = replace(job, account=next(iter(mine)))
+            else:
+                unplaced += 1
+        out.append(job)
+    if unplaced:
+        warnings.append(f"{unplaced} job(s) listed without an account belong to users with several (or no) "
+                        "associations and are not attached to one ('fairtop capture' saves squeue with accounts)")
+    return tuple(out)
 
 
 def load_folder(path: str | Path) -> Snapshot:

@@ -296,6 +296,67 @@ def parse_partitions(data: bytes | str, source: str = "scontrol show partition")
     return out
 
 
+def expand_hostlist(text: str) -> list[str]:
+    """Slurm host names: ``node[01-03,7],gpu1`` -> node01 node02 node03 node7 gpu1 (one bracket)."""
+    out: list[str] = []
+    for part in re.findall(r"[^,\[]+(?:\[[^\]]*\])?[^,]*", text):
+        m = re.fullmatch(r"(.*)\[([^\]]*)\](.*)", part)
+        if not m:
+            out.append(part)
+            continue
+        head, body, tail = m.groups()
+        for item in body.split(","):
+            lo, _, hi = item.partition("-")
+            if not hi:
+                out.append(f"{head}{lo}{tail}")
+                continue
+            if not (lo.isdigit() and hi.isdigit()) or int(hi) < int(lo):
+                raise ValueError(f"bad host range {item!r}")
+            out.extend(f"{head}{str(k).zfill(len(lo))}{tail}" for k in range(int(lo), int(hi) + 1))
+    return out
+
+
+def parse_slurm_conf_partitions(data: bytes | str, source: str = "slurm.conf") -> list[Partition]:
+    """Partitions as ``slurm.conf`` defines them, when ``scontrol show partition`` was not saved.
+
+    ``PartitionName=DEFAULT`` lines set defaults for the lines after them; ``Nodes=ALL`` (or a
+    host list) is counted against the ``NodeName`` lines' ``CPUs`` for TotalCPUs/TotalNodes.
+    Other ``slurm.conf`` lines are ignored. Raises :class:`InputError` for a bad host list or
+    TRESBillingWeights.
+    """
+    text = decode(data, source)
+    node_cpus: dict[str, int] = {}
+    defaults: dict[str, str] = {}
+    parts: list[tuple[int, dict[str, str]]] = []
+    for no, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line.startswith(("NodeName=", "PartitionName=")):
+            continue
+        kv = dict(token.partition("=")[::2] for token in line.split())
+        try:
+            if "NodeName" in kv and kv["NodeName"] != "DEFAULT":
+                for name in expand_hostlist(kv["NodeName"]):
+                    node_cpus[name] = _int(kv.get("CPUs", "1"), "CPUs", source, no)
+            elif kv.get("PartitionName") == "DEFAULT":
+                defaults.update({k: v for k, v in kv.items() if k != "PartitionName"})
+            elif "PartitionName" in kv:
+                parts.append((no, {**defaults, **kv}))
+        except ValueError as exc:
+            raise InputError(source, str(exc), no) from None
+    blocks = []
+    for no, kv in parts:
+        spec = kv.get("Nodes", "")
+        try:
+            names = list(node_cpus) if spec.upper() == "ALL" else expand_hostlist(spec) if spec else []
+        except ValueError as exc:
+            raise InputError(source, str(exc), no) from None
+        cpus = sum(node_cpus.get(n, 0) for n in names)
+        blocks.append(" ".join([f"PartitionName={kv['PartitionName']}", f"TotalCPUs={cpus}",
+                                f"TotalNodes={len(names)}"]
+                               + [f"{k}={kv[k]}" for k in ("TRESBillingWeights", "PriorityJobFactor") if k in kv]))
+    return parse_partitions("\n".join(blocks), source)
+
+
 # --------------------------------------------------------------------------------------------
 # sacctmgr -P show assoc
 # --------------------------------------------------------------------------------------------
