@@ -242,6 +242,31 @@ class Allocation:
         return self.granted_su - self.used_su - self.pre_debited_su
 
 
+@dataclass(frozen=True)
+class Budget:
+    """A Slurm-native budget: an association's GrpTRESMins limit on one TRES against its usage.
+
+    Slurm refuses new jobs of the association (and below) once ``used`` reaches ``limit``;
+    ``used`` is the association's decayed usage of that TRES in minutes (it decays with
+    PriorityDecayHalfLife like the fairshare usage, unless the site sets NoDecay on the QOS).
+    """
+
+    account: str
+    user: str
+    """"" for an account's budget."""
+    tres: str
+    """``billing``, ``cpu``, ``gres/gpu``..."""
+    limit_minutes: int
+    used_minutes: int | None
+    """None when the source does not say (sshare's GrpTRESMins column carries only the limit)."""
+    running_minutes: int | None = None
+    """TRES-minutes still to come from running jobs (GrpTRESRunMins / TRESRunMins)."""
+
+    @property
+    def remaining_minutes(self) -> int | None:
+        return None if self.used_minutes is None else self.limit_minutes - self.used_minutes
+
+
 @dataclass(frozen=True, eq=False)
 class PbsTree:
     """PBS Professional fairshare entities (``resource_group`` + usage), in pre-order.
@@ -274,6 +299,8 @@ class Snapshot:
     partitions: tuple[Partition, ...] = ()
     jobs: tuple[Job, ...] = ()
     allocations: tuple[Allocation, ...] = ()
+    budgets: tuple[Budget, ...] = ()
+    """GrpTRESMins limits with their usage, where the source has them."""
     pbs: PbsTree | None = None
     warnings: tuple[str, ...] = ()
     """Things the source could not read but that did not stop it (PrivateData, a missing command)."""

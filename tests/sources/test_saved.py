@@ -204,3 +204,26 @@ def test_expand_hostlist_and_slurm_conf_defaults() -> None:
     assert got == {"cpu": ({"cpu": 2.0}, 192, 4), "gpu": ({"cpu": 1.0, "gres/gpu": 10.0}, 64, 1)}
     with pytest.raises(InputError, match="slurm.conf:1"):
         parse_slurm_conf_partitions("NodeName=c[4-1] CPUs=2\n")
+
+
+def test_budgets_from_assoc_mgr_limits_and_usage(tmp_path: Path) -> None:
+    # The sandbox capture with a GrpTRESMins limit put on user ld (used 49,995 billing-minutes).
+    live = FIXTURES / "slurm" / "live" / "fair_tree"
+    mgr = (live / "assoc_mgr.txt").read_text()
+    ld = mgr.index("UserName=ld(")
+    mgr = mgr[:ld] + mgr[ld:].replace("billing=N(49995)", "billing=60000(49995)", 1)
+    mgr = mgr.replace("GrpTRESRunMins=cpu=N(0),mem=N(0),energy=N(0),node=N(0),billing=N(0)",
+                      "GrpTRESRunMins=cpu=N(0),mem=N(0),energy=N(0),node=N(0),billing=N(120)", 1)
+    snap = saved.load_folder(_folder(tmp_path, sshare=(live / "sshare_a_l_P.psv").read_text(), assoc_mgr=mgr))
+    assert [(b.account, b.user, b.tres, b.limit_minutes, b.used_minutes, b.remaining_minutes)
+            for b in snap.budgets] == [("root", "ld", "billing", 60000, 49995, 10005)]
+
+
+def test_budgets_from_sshare_alone_have_no_usage(tmp_path: Path) -> None:
+    text = (FIXTURES / "slurm" / "live" / "fair_tree" / "sshare_a_l_P.psv").read_text().splitlines()
+    cells = text[2].split("|")
+    cells[9] = "billing=200000"  # GrpTRESMins of root/ld
+    text[2] = "|".join(cells)
+    snap = saved.load_folder(_folder(tmp_path, sshare="\n".join(text) + "\n"))
+    assert [(b.account, b.user, b.tres, b.limit_minutes, b.used_minutes, b.running_minutes)
+            for b in snap.budgets] == [("root", "ld", "billing", 200000, None, 0)]

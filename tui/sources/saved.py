@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tui.model import AssocTree, Job, Partition, PrioritySettings, Snapshot
+from tui.model import AssocTree, Budget, Job, Partition, PrioritySettings, Snapshot
 from tui.sources import slurm_text
 from tui.sources.errors import InputError
 from tui.sources.sshare import SshareTable, parse_sshare
@@ -278,10 +278,35 @@ def snapshot_from_files(files: Outputs, table: SshareTable, source: str, default
     if order is not None or usage is not tree.usage_raw:
         tree = AssocTree(tree.parent, tree.is_user, tree.account, tree.user, tree.shares_raw, usage, order)
     jobs = _attach_accounts(_jobs(files, warnings), tree, warnings)
+    budgets = _budgets(table, mgr)
     when = _captured_at(files, warnings) or taken_at
     return Snapshot(cluster=cluster or default_cluster, source=source, taken_at=when, tree=tree,
                     settings=settings, partitions=_partitions(files, warnings), jobs=jobs,
-                    warnings=tuple(warnings))
+                    budgets=budgets, warnings=tuple(warnings))
+
+
+def _budgets(table: SshareTable, mgr: list[slurm_text.AssocMgrRecord]) -> tuple[Budget, ...]:
+    """GrpTRESMins limits: with their usage from assoc_mgr, else the limits sshare printed alone."""
+    out = []
+    if mgr:
+        for rec in mgr:
+            for tres, (limit, used) in rec.grp_tres_mins.items():
+                if limit is not None:
+                    run = rec.grp_tres_run_mins.get(tres, (None, None))[1]
+                    out.append(Budget(rec.account, rec.user, tres, limit, used, run))
+        return tuple(out)
+    if "GrpTRESMins" not in table.header:
+        return ()
+    run_col = table.column("TRESRunMins") if "TRESRunMins" in table.header else None
+    for i, cell in enumerate(table.column("GrpTRESMins")):
+        if not cell:
+            continue
+        running = slurm_text.parse_tres_counts(run_col[i]) if run_col is not None else {}
+        for tres, limit in slurm_text.parse_tres_counts(cell, "sshare GrpTRESMins", i + 2).items():
+            run = running.get(tres)
+            out.append(Budget(str(table.tree.account[i]), str(table.tree.user[i]), tres, int(limit), None,
+                              None if run is None else int(run)))
+    return tuple(out)
 
 
 def _partitions(files: Outputs, warnings: list[str]) -> tuple[Partition, ...]:

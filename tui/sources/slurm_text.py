@@ -458,9 +458,25 @@ class AssocMgrRecord:
     """UsageRaw as printed (``%.2Lf``): more precise than sshare's truncated RawUsage."""
     lft: int | None
     line: int = 0
+    grp_tres_mins: dict[str, tuple[int | None, int]] = field(default_factory=dict)
+    """GrpTRESMins per TRES: (limit or None for ``N``, used minutes), e.g. ``billing=200000(183315)``."""
+    grp_tres_run_mins: dict[str, tuple[int | None, int]] = field(default_factory=dict)
+    """GrpTRESRunMins: (limit, minutes committed by running jobs)."""
 
 
 _USER_UID = re.compile(r"(.*)\([0-9]+\)")
+_LIMIT_USED = re.compile(r"([^=,]+)=(N|[0-9]+)\(([0-9]+)\)")
+
+
+def parse_limit_usage(text: str, what: str, source: str, line: int | None) -> dict[str, tuple[int | None, int]]:
+    """assoc_mgr's ``tres=LIMIT(USED),...`` (``N`` = no limit) -> {tres: (limit or None, used)}."""
+    out: dict[str, tuple[int | None, int]] = {}
+    for item in filter(None, text.split(",")):
+        m = _LIMIT_USED.fullmatch(item)
+        if not m:
+            raise InputError(source, f"{what}: expected TRES=LIMIT(USED), got {item[:40]!r}", line)
+        out[m.group(1).lower()] = (None if m.group(2) == "N" else int(m.group(2)), int(m.group(3)))
+    return out
 
 
 def parse_assoc_mgr(data: bytes | str, source: str = "scontrol show assoc_mgr") -> list[AssocMgrRecord]:
@@ -511,6 +527,8 @@ def parse_assoc_mgr(data: bytes | str, source: str = "scontrol show assoc_mgr") 
             account=kv["Account"], user=m.group(1) if m else user, partition=kv.get("Partition", ""),
             assoc_id=_int(kv["ID"], "ID", source, no), usage_raw=usage.strip(),
             lft=_int(kv["Lft"], "Lft", source, no) if "Lft" in kv else None, line=no,
+            grp_tres_mins=parse_limit_usage(kv.get("GrpTRESMins", ""), "GrpTRESMins", source, no),
+            grp_tres_run_mins=parse_limit_usage(kv.get("GrpTRESRunMins", ""), "GrpTRESRunMins", source, no),
         ))
     return out
 
