@@ -301,6 +301,10 @@ class Snapshot:
     allocations: tuple[Allocation, ...] = ()
     budgets: tuple[Budget, ...] = ()
     """GrpTRESMins limits with their usage, where the source has them."""
+    printed: dict[str, tuple[str, ...]] | None = None
+    """The scheduler's own printed columns (sshare header -> cells, aligned with ``tree`` rows):
+    NormShares, RawUsage, NormUsage, EffectvUsage, FairShare, LevelFS where printed. None when the
+    source has no printed values (the demo, slurmrestd)."""
     pbs: PbsTree | None = None
     warnings: tuple[str, ...] = ()
     """Things the source could not read but that did not stop it (PrivateData, a missing command)."""

@@ -6,10 +6,11 @@ A Slurm snapshot gets its fairshare result; a PBS snapshot its PBS fairshare. No
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from tui.analysis.reconcile import OrderFix, Reconciliation, order_from_printed, reconcile
 from tui.engine import compute
 from tui.engine import pbs as pbs_engine
 from tui.engine.pbs import PbsFairshare
@@ -29,6 +30,11 @@ class Standing:
     """Rows that are ``me``: user associations of the Slurm tree, or the PBS entity of that name."""
     pbs: PbsFairshare | None = None
     """PBS engine results aligned with ``snapshot.pbs`` rows (None without a PBS tree)."""
+    reconciliation: Reconciliation | None = None
+    """The engine's cells against the scheduler's printed ones (None: the source printed none)."""
+    order_fixes: tuple[OrderFix, ...] = ()
+    """Fair Tree orders the inputs left undecided, taken from the printed values (the snapshot's
+    tree then carries the usage that gives them)."""
 
     @property
     def algorithm(self) -> str:
@@ -46,6 +52,19 @@ def build_standing(snapshot: Snapshot, me: str = "") -> Standing:
             return Standing(snapshot, None, me)
         mine = np.flatnonzero(snapshot.pbs.name == me) if me else none
         return Standing(snapshot, None, me, mine, pbs_engine.compute(snapshot.pbs))
-    result = compute(tree, snapshot.settings.algorithm, snapshot.settings.dampening)
+    settings = snapshot.settings
+    result = compute(tree, settings.algorithm, settings.dampening)
+    rec, fixes = None, ()
+    if snapshot.printed is not None:
+        rec = reconcile(tree, result, snapshot.printed, settings.dampening)
+        if settings.algorithm == "fair_tree" and any(d.column == "FairShare" for d in rec.disagreements):
+            fixed, fixes = order_from_printed(tree, snapshot.printed, result=result)
+            if fixes:
+                fixed_result = compute(fixed, settings.algorithm, settings.dampening)
+                fixed_rec = reconcile(fixed, fixed_result, snapshot.printed, settings.dampening)
+                if len(fixed_rec.disagreements) < len(rec.disagreements):
+                    snapshot, tree, result, rec = replace(snapshot, tree=fixed), fixed, fixed_result, fixed_rec
+                else:
+                    fixes = ()
     mine = np.flatnonzero(tree.is_user & (tree.user == me)) if me else none
-    return Standing(snapshot, result, me, mine)
+    return Standing(snapshot, result, me, mine, reconciliation=rec, order_fixes=fixes)

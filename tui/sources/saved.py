@@ -282,7 +282,16 @@ def snapshot_from_files(files: Outputs, table: SshareTable, source: str, default
     when = _captured_at(files, warnings) or taken_at
     return Snapshot(cluster=cluster or default_cluster, source=source, taken_at=when, tree=tree,
                     settings=settings, partitions=_partitions(files, warnings), jobs=jobs,
-                    budgets=budgets, warnings=tuple(warnings))
+                    budgets=budgets, printed=printed_columns(table), warnings=tuple(warnings))
+
+
+#: sshare's columns that fairtop shows as printed (RawShares is an input and shown as parsed).
+PRINTED = ("NormShares", "RawUsage", "NormUsage", "EffectvUsage", "FairShare", "LevelFS")
+
+
+def printed_columns(table: SshareTable) -> dict[str, tuple[str, ...]]:
+    """The computed columns exactly as sshare printed them, row-aligned with the tree."""
+    return {c: tuple(table.column(c)) for c in PRINTED if c in table.header}
 
 
 def _budgets(table: SshareTable, mgr: list[slurm_text.AssocMgrRecord]) -> tuple[Budget, ...]:
