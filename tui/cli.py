@@ -148,8 +148,16 @@ def _report_folder(args: argparse.Namespace) -> str:
 
 def _info(args: argparse.Namespace) -> str:
     from tui import config
+    from tui.sources.slurm_cli import Cadence
 
-    return config.describe_paths(args.config)
+    settings = config.load(args.config)
+    cadence = Cadence(jobs_s=settings.refresh_rate)
+    rates = cadence.per_minute()
+    return config.describe_paths(args.config) + (
+        f"live Slurm (--slurm), per session: squeue and sprio every {cadence.jobs_s:g} s (refresh_rate), "
+        f"sshare and assoc_mgr once per PriorityCalcPeriod ({cadence.usage_s:g} s until the cluster's "
+        f"is read), sacctmgr and scontrol config/partitions every {cadence.slow_s:g} s: "
+        f"{rates['slurmctld']:.1f} commands a minute to slurmctld, {rates['slurmdbd']:.1f} to slurmdbd\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

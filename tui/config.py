@@ -57,8 +57,9 @@ class Settings:
     slurmrestd: str | None = None
     """slurmrestd to read when ``source = "slurmrestd"``: a unix socket path or an http(s) URL
     (a JWT comes from ``$SLURM_JWT``)."""
-    refresh_rate: float = 5.0
-    """Seconds between refreshes of a live source; at least 2."""
+    refresh_rate: float = 30.0
+    """Seconds between reads of a live source's jobs (squeue, sprio); at least 2. sshare is read
+    once per PriorityCalcPeriod and sacctmgr every 10 minutes whatever this says."""
     user: str | None = None
     """The user to highlight and jump to; None: the Unix user."""
     read_only: bool = True
@@ -179,7 +180,7 @@ def make_source(settings: Settings, me: str = "") -> registry.Source:
     """The configured source (ValueError when its value is missing or bad)."""
     cls = registry.source_class(settings.source)
     value = getattr(settings, cls.setting) if cls.setting else None
-    return cls(value, me)
+    return cls(value, me, settings.refresh_rate)
 
 
 def cli_overrides(args: Any) -> dict[str, Any]:

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import replace
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from tui.model import Snapshot
+
+if TYPE_CHECKING:  # imported by SlurmSource.cluster at first use; no cycle (slurm_cli never imports this)
+    from tui.sources.slurm_cli import LiveSlurm
 
 __all__ = ["CAPABILITIES", "Capability", "Source", "SOURCES", "make", "register", "source_class"]
 
@@ -51,7 +54,7 @@ class Source(ABC):
     """Re-read every ``refresh_rate`` seconds (a live cluster) or read once (demo, saved)."""
     capabilities: ClassVar[frozenset[str]] = frozenset()
 
-    def __init__(self, value: str | None = None, me: str = "") -> None:
+    def __init__(self, value: str | None = None, me: str = "", refresh_s: float = 30.0) -> None:
         if self.metavar and not self.choices and not value:
             key = self.setting or self.name
             raise ValueError(f'source "{self.name}" needs {key} = "{self.metavar}" (or {self.flag} {self.metavar})')
@@ -59,6 +62,8 @@ class Source(ABC):
             raise ValueError(f"{self.flag} takes one of {', '.join(self.choices)}, not {value!r}")
         self.value = value or (self.choices[0] if self.choices else None)
         self.me = me
+        self.refresh_s = refresh_s
+        """The app's refresh period (``refresh_rate``): how often a live source is read."""
 
     @abstractmethod
     def read(self) -> Snapshot:
@@ -72,6 +77,9 @@ class Source(ABC):
         """The snapshot, stamped with what this source can provide."""
         snap = self.read()
         return snap if snap.capabilities is not None else replace(snap, capabilities=self.capabilities)
+
+    def refresh_now(self) -> None:
+        """The user asked for fresh data (``r``): a live source reads everything at its next load."""
 
     def describe(self) -> str:
         """``name`` or ``name:value``, as the state file remembers the last source."""
@@ -93,9 +101,9 @@ def source_class(name: str) -> type[Source]:
     return SOURCES[name]
 
 
-def make(name: str, value: str | None, me: str = "") -> Source:
+def make(name: str, value: str | None, me: str = "", refresh_s: float = 30.0) -> Source:
     """A configured source. Raises ValueError for a missing or bad value."""
-    return SOURCES[name](value, me)
+    return SOURCES[name](value, me, refresh_s)
 
 
 # --- the sources -----------------------------------------------------------------------------
@@ -170,10 +178,25 @@ class SlurmSource(Source):
     live = True
     capabilities = SLURM_ALL
 
-    def read(self) -> Snapshot:
-        from tui.sources.slurm_cli import live_snapshot
+    def __init__(self, value: str | None = None, me: str = "", refresh_s: float = 30.0) -> None:
+        super().__init__(value, me, refresh_s)
+        self._cluster: LiveSlurm | None = None
 
-        return live_snapshot()
+    @property
+    def cluster(self) -> LiveSlurm:
+        """The commands, each on its own cadence (sshare once per PriorityCalcPeriod, squeue and
+        sprio every refresh, sacctmgr every 10 minutes); made at the first read."""
+        if self._cluster is None:
+            from tui.sources.slurm_cli import Cadence, LiveSlurm
+
+            self._cluster = LiveSlurm(Cadence(jobs_s=self.refresh_s))
+        return self._cluster
+
+    def read(self) -> Snapshot:
+        return self.cluster.read()
+
+    def refresh_now(self) -> None:
+        self.cluster.refresh_usage_now()
 
 
 @register

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -24,7 +26,8 @@ from tui.sources import saved, slurm_text
 from tui.sources.errors import InputError, SourceUnavailable
 from tui.sources.sshare import parse_sshare
 
-__all__ = ["DEFAULT_TIMEOUT", "ASSOC_FIELDS", "Output", "run", "commands", "collect", "live_snapshot", "capture"]
+__all__ = ["DEFAULT_TIMEOUT", "ASSOC_FIELDS", "Cadence", "LiveSlurm", "Output", "run", "commands", "collect",
+           "live_snapshot", "capture"]
 
 #: Seconds each command may take (slurmctld's own MessageTimeout default is 10 s).
 DEFAULT_TIMEOUT = 20.0
@@ -193,6 +196,133 @@ def live_snapshot(timeout: float = DEFAULT_TIMEOUT) -> Snapshot:
     files = _outputs(outputs, "")
     files.data[saved.FILES["captured_at"]] = started.strftime("%Y-%m-%dT%H:%M:%SZ").encode()
     return saved.snapshot_from_files(files, table, f"live Slurm ({host})", host, started)
+
+
+@dataclass(frozen=True)
+class Cadence:
+    """How often each command is asked again, aligned with what changes (seconds).
+
+    sshare's values change once per PriorityCalcPeriod, so sshare and assoc_mgr follow it;
+    jobs move faster (squeue, sprio every ``refresh_rate``); associations, partitions and the
+    config barely move (sacctmgr talks to slurmdbd: every 10 minutes).
+    """
+
+    jobs_s: float = 30.0
+    usage_s: float = 300.0
+    """Overridden by the cluster's PriorityCalcPeriod once the config is read."""
+    slow_s: float = 600.0
+
+    def period(self, name: str) -> float:
+        f = saved.FILES
+        if name in (f["squeue"], f["sprio"]):
+            return self.jobs_s
+        if name in (f["sshare"], f["assoc_mgr"]):
+            return self.usage_s
+        return self.slow_s
+
+    def per_minute(self) -> dict[str, float]:
+        """Commands per minute a session issues to slurmctld and to slurmdbd."""
+        ctld = sum(60.0 / self.period(name) for name in commands() if name != saved.FILES["assoc"])
+        return {"slurmctld": ctld, "slurmdbd": 60.0 / self.period(saved.FILES["assoc"])}
+
+
+#: A command slower than this is asked less often (its period doubles, up to 8x).
+SLOW_COMMAND_S = 2.0
+MAX_BACKOFF = 8.0
+
+
+class LiveSlurm:
+    """The live cluster read with a cadence per command, so that a session costs slurmctld a few
+    commands a minute (not seven every few seconds). Outputs are kept between reads; the
+    snapshot is rebuilt from the freshest output of each command.
+
+    ``runner`` and ``clock`` are replaceable for tests and benchmarks.
+    """
+
+    def __init__(self, cadence: Cadence | None = None, timeout: float = DEFAULT_TIMEOUT,
+                 runner: Callable[[list[str], float], Output] | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.cadence = cadence or Cadence()
+        self.timeout = timeout
+        self.runner = runner or (lambda args, t: run(args, t, check=False))
+        self.clock = clock
+        self.outputs: dict[str, Output] = {}
+        self.asked_at: dict[str, float] = {}
+        self.backoff: dict[str, float] = {}
+        self.issued: list[tuple[float, str]] = []
+        """(time, file name) of every command run, for the cadence benchmark and ``info``."""
+        self.cluster = ""
+        self.usage_taken_at = ""
+        """When the kept sshare output was asked (``captured_at.txt`` format)."""
+        self._force = True
+
+    def refresh_usage_now(self) -> None:
+        """Ask sshare (and everything else) at the next read: the user pressed ``r``."""
+        self._force = True
+
+    def _due(self, name: str, now: float) -> bool:
+        last = self.asked_at.get(name)
+        return last is None or now - last >= self.cadence.period(name) * self.backoff.get(name, 1.0)
+
+    def _ask(self, name: str, args: list[str]) -> Output:
+        start = self.clock()
+        try:
+            out = self.runner(args, self.timeout)
+        except SourceUnavailable as exc:
+            out = Output(tuple(args), -1, b"", str(exc))
+        took = self.clock() - start
+        self.issued.append((start, name))
+        self.asked_at[name] = start
+        # A slow controller gets asked less often; a quick answer restores the cadence.
+        self.backoff[name] = min(MAX_BACKOFF, self.backoff.get(name, 1.0) * 2) if took > SLOW_COMMAND_S else 1.0
+        return out
+
+    def read(self) -> Snapshot:
+        """Run the commands that are due, then build the snapshot from the kept outputs.
+
+        Raises
+        ------
+        SourceUnavailable
+            sshare cannot be run or fails (a kept sshare output is not reused after a failure:
+            the user must see that the controller stopped answering).
+        """
+        now = self.clock()
+        force, self._force = self._force, False
+        f = saved.FILES
+        started = datetime.now(timezone.utc)
+        if force or self._due(f["sshare"], now):
+            out = self._ask(f["sshare"], commands()[f["sshare"]])
+            if out.returncode != 0:
+                raise SourceUnavailable(_failure(out) if out.returncode > 0 else out.stderr.strip())
+            self.outputs[f["sshare"]] = out
+            self.usage_taken_at = started.strftime("%Y-%m-%dT%H:%M:%SZ")
+        if force or self._due(f["config"], now):
+            self.outputs[f["config"]] = self._ask(f["config"], commands()[f["config"]])
+            self._read_config()
+        due = {k: v for k, v in commands(self.cluster).items()
+               if k not in (f["sshare"], f["config"]) and (force or self._due(k, now))}
+        if due:
+            with ThreadPoolExecutor(max_workers=len(due)) as pool:
+                futures = {name: pool.submit(self._ask, name, args) for name, args in due.items()}
+                for name, fut in futures.items():
+                    self.outputs[name] = fut.result()
+        table = parse_sshare(self.outputs[f["sshare"]].stdout, "sshare -a -l -P")
+        host = os.uname().nodename
+        files = _outputs(self.outputs, "")
+        files.data[f["captured_at"]] = self.usage_taken_at.encode()
+        return saved.snapshot_from_files(files, table, f"live Slurm ({host})", host, started)
+
+    def _read_config(self) -> None:
+        out = self.outputs[saved.FILES["config"]]
+        if out.returncode != 0:
+            return
+        try:
+            conf = slurm_text.parse_config(out.stdout, "scontrol show config")
+        except InputError:
+            return  # reported when the snapshot is built
+        self.cluster = conf.cluster
+        if conf.settings.calc_period_s > 0:
+            self.cadence = Cadence(self.cadence.jobs_s, float(conf.settings.calc_period_s), self.cadence.slow_s)
 
 
 def capture(path: str | Path, timeout: float = DEFAULT_TIMEOUT) -> str:
