@@ -111,3 +111,10 @@ def test_describe_paths(paths: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert str(config.user_file()) + "  (found)" in text
     assert "$FAIRTOP_CONFIG" in text and "--config" in text and "state file" in text
     assert "themes" in text
+
+
+def test_source_shorthand_for_a_site_snapshot(paths: Path) -> None:
+    write(config.SYSTEM_FILE, 'source = "folder:/var/cache/fairtop/current"\n')
+    s = config.load()
+    assert (s.source, s.folder) == ("folder", "/var/cache/fairtop/current")
+    assert config.make_source(s).describe() == "folder:/var/cache/fairtop/current"

@@ -35,6 +35,28 @@ def _positive(text: str) -> float:
     return value
 
 
+def _period(text: str) -> float:
+    """``30s``, ``5m``, ``1h``, or a Slurm time (minutes, ``hh:mm:ss``)."""
+    import re
+
+    m = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)([smh])", text.strip())
+    if m:
+        seconds = float(m.group(1)) * {"s": 1, "m": 60, "h": 3600}[m.group(2)]
+    else:
+        from tui.sources.slurm_units import parse_slurm_time
+
+        try:
+            parsed = parse_slurm_time(text)
+        except ValueError:
+            parsed = None
+        if parsed is None:
+            raise argparse.ArgumentTypeError(f"not a period: {text!r} (e.g. 30s, 5m, 1h)")
+        seconds = float(parsed)
+    if seconds < 10:
+        raise argparse.ArgumentTypeError(f"a period of at least 10 s, got {text!r}")
+    return seconds
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="fairtop",
@@ -77,6 +99,11 @@ def build_parser() -> argparse.ArgumentParser:
     cap.add_argument("dir", metavar="DIR")
     cap.add_argument("--pbs", action="store_true",
                      help="a PBS Professional server: resource_group, pbsfs output and sched_config")
+    cap.add_argument("--every", type=_period, metavar="PERIOD",
+                     help="publish a capture every PERIOD (30s, 5m, 1h) as DIR/<time>, DIR/current pointing at "
+                          "the newest; for a site-wide snapshot (see the README)")
+    cap.add_argument("--keep", type=int, default=12, metavar="N", help="with --every: captures kept (default 12)")
+    cap.add_argument("--count", type=int, default=None, metavar="N", help="with --every: stop after N captures")
     return parser
 
 
@@ -183,6 +210,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return 0
             from tui.sources import slurm_cli
 
+            if args.every:
+                from tui.sources.publish import publish_every
+
+                publish_every(args.dir, slurm_cli.capture, args.every, args.keep, args.count)
+                return 0
             sys.stdout.write(slurm_cli.capture(args.dir))
             return 0
         from tui.app.main import run_app
@@ -196,6 +228,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except BrokenPipeError:
         return 0
+    except KeyboardInterrupt:
+        return 130
 
 
 if __name__ == "__main__":

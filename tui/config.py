@@ -108,6 +108,18 @@ def state_file() -> Path:
     return user_state_path("fairtop", appauthor=False) / "state.toml"
 
 
+def expand_source(table: dict[str, Any]) -> dict[str, Any]:
+    """``source = "folder:/var/cache/fairtop/current"`` is short for ``source = "folder"`` plus
+    ``folder = "..."`` (any source that takes a value: ``slurmrestd:URL``, ``demo:pbs``)."""
+    value = table.get("source")
+    if isinstance(value, str) and ":" in value:
+        name, _, rest = value.partition(":")
+        cls = registry.SOURCES.get(name)
+        if cls is not None and cls.setting:
+            return {**table, "source": name, cls.setting: rest}
+    return table
+
+
 def validate(table: dict[str, Any], source: str) -> dict[str, Any]:
     """Check one file's table: known keys, right types, allowed values. Returns it unchanged."""
     known = [f.name for f in fields(Settings)]
@@ -142,7 +154,7 @@ def read_file(path: Path) -> dict[str, Any]:
         raise ConfigError(str(path), exc.strerror or str(exc)) from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(str(path), f"not valid TOML: {exc}") from None
-    return validate(data, str(path))
+    return validate(expand_source(data), str(path))
 
 
 def config_files(config_arg: str | None = None) -> list[tuple[str, Path, bool]]:

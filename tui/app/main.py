@@ -15,7 +15,7 @@ def build_app(args: argparse.Namespace):  # noqa: ANN201 - FairtopApp, imported 
     me = settings.user or config.current_user()
     source = config.make_source(settings, me)
     source.check()
-    return FairtopApp(settings, source.load, me, config.load_state(), live=source.live,
+    return FairtopApp(settings, source.load, me, config.load_state(), live=source.is_live(),
                       source_name=source.describe())
 
 

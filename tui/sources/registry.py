@@ -81,6 +81,10 @@ class Source(ABC):
     def refresh_now(self) -> None:
         """The user asked for fresh data (``r``): a live source reads everything at its next load."""
 
+    def is_live(self) -> bool:
+        """Read again every refresh (:attr:`live`, or a folder that follows a publisher)."""
+        return self.live
+
     def describe(self) -> str:
         """``name`` or ``name:value``, as the state file remembers the last source."""
         return f"{self.name}:{self.value}" if self.value and self.metavar else self.name
@@ -142,8 +146,29 @@ class FolderSource(Source):
     flag = "--from"
     metavar = "DIR"
     setting = "folder"
-    help = "saved command outputs in DIR (Slurm: as 'fairtop capture' writes; PBS: resource_group + usage)"
+    help = ("saved command outputs in DIR (Slurm: as 'fairtop capture' writes; PBS: resource_group + usage); "
+            "a symlink such as DIR/current of 'fairtop capture --every' is followed")
     capabilities = SLURM_ALL
+
+    def __init__(self, value: str | None = None, me: str = "", refresh_s: float = 30.0) -> None:
+        super().__init__(value, me, refresh_s)
+        self._last: tuple[str, Snapshot] | None = None
+
+    def is_live(self) -> bool:
+        """A symlink (``current`` of a publisher) is followed: re-read when it points elsewhere."""
+        from pathlib import Path
+
+        return Path(self.value or "").is_symlink()
+
+    def load(self) -> Snapshot:
+        from pathlib import Path
+
+        target = str(Path(self.value or "").resolve())
+        if self._last is not None and self._last[0] == target:
+            return self._last[1]  # the publisher has not moved on: same snapshot, no re-read
+        snap = super().load()
+        self._last = (target, snap)
+        return snap
 
     def check(self) -> None:
         from pathlib import Path

@@ -1,0 +1,109 @@
+"""A site-wide snapshot: one capture every few minutes that every user's fairtop reads.
+
+``fairtop capture --every 5m --keep 12 DIR`` writes each capture into a hidden temporary folder,
+renames it to ``DIR/<UTC time>`` (a rename within one file system is atomic) and then points the
+symlink ``DIR/current`` at it (a new symlink renamed over the old one: atomic too), so a reader
+never sees a half-written capture. Older captures beyond ``keep`` are removed. After each
+capture one line ``current DIR/<name>`` goes to stdout.
+
+A site config (``/etc/fairtop/config.toml``: ``source = "folder:/var/cache/fairtop/current"``)
+makes every user's fairtop follow ``current``; the whole site then costs slurmctld one capture
+per period instead of one set of commands per user.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TextIO
+
+from tui.sources.errors import InputError
+
+__all__ = ["CURRENT", "prune", "publish_once", "publish_every"]
+
+CURRENT = "current"
+"""The symlink readers follow."""
+_STAMP = "%Y%m%dT%H%M%SZ"
+
+
+def _names(root: Path) -> list[Path]:
+    """Published captures, oldest first (their names are UTC times)."""
+    return sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink() and not p.name.startswith("."))
+
+
+def prune(root: Path, keep: int) -> list[Path]:
+    """Remove all but the newest ``keep`` captures (never the one ``current`` points at)."""
+    current = (root / CURRENT).resolve() if (root / CURRENT).is_symlink() else None
+    old = _names(root)[:-keep] if keep > 0 else []
+    removed = []
+    for path in old:
+        if path.resolve() != current:
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
+def publish_once(root: str | Path, capture: Callable[[Path], str], keep: int = 12,
+                 now: datetime | None = None) -> Path:
+    """Capture into a temporary folder, publish it atomically, point ``current`` at it, prune.
+
+    ``capture(folder)`` writes one capture (``tui.sources.slurm_cli.capture``). Returns the
+    published folder. Raises :class:`InputError` when ``root`` cannot be written.
+    """
+    base = Path(root)
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(str(root), f"cannot create the folder: {exc.strerror or exc}") from None
+    name = (now or datetime.now(timezone.utc)).strftime(_STAMP)
+    final = base / name
+    k = 1
+    while final.exists():  # two captures in one second
+        final = base / f"{name}-{k}"
+        k += 1
+    tmp = base / f".{final.name}.tmp"
+    try:
+        capture(tmp)
+        tmp.rename(final)
+        link = base / f".{CURRENT}.tmp"
+        if link.is_symlink() or link.exists():
+            link.unlink()
+        link.symlink_to(final.name)
+        link.replace(base / CURRENT)
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise InputError(str(base), f"cannot publish: {exc.strerror or exc}") from None
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    prune(base, keep)
+    return final
+
+
+def publish_every(root: str | Path, capture: Callable[[Path], str], every_s: float, keep: int = 12,
+                  count: int | None = None, out: TextIO | None = None,
+                  sleep: Callable[[float], None] = time.sleep,
+                  clock: Callable[[], float] = time.monotonic) -> int:
+    """Publish every ``every_s`` seconds (``count`` times, or until interrupted); one stdout line
+    ``current PATH`` per capture. A failed capture is reported on stderr-like ``out`` and retried at
+    the next period, leaving ``current`` on the last good one. Returns the number published."""
+    import sys
+
+    out = out or sys.stdout
+    published = rounds = 0
+    while count is None or rounds < count:
+        start = clock()
+        rounds += 1
+        try:
+            path = publish_once(root, capture, keep)
+            print(f"{CURRENT} {path}", file=out, flush=True)
+            published += 1
+        except Exception as exc:  # the controller was down: keep the last good snapshot current
+            print(f"failed {exc}", file=out, flush=True)
+        if count is not None and rounds >= count:
+            break
+        sleep(max(0.0, every_s - (clock() - start)))
+    return published
