@@ -147,14 +147,21 @@ def _depths(rows: list[dict[str, Any]]) -> list[int]:
     return [depth[r["name"]] for r in rows]
 
 
+#: Column keys of :func:`pbs_rows` the table shows after the name, with their headings and formats.
+TABLE_COLUMNS = (("shares", "Shares", "%d"), ("percentage", "Perc%", "%.6f"), ("usage", "Usage", "%.0f"),
+                 ("fairshare_tree_usage", "TreeUsage", "%.6f"), ("usage_per_perc", "Usage/Perc", "%.0f"),
+                 ("fairshare_factor", "Factor", "%.6f"))
+
+
+def pbs_cells(row: dict[str, Any]) -> tuple[str, ...]:
+    """The table's cells of one :func:`pbs_rows` row after the name (``%.6f`` fractions, ``%.0f`` usage)."""
+    return tuple(fmt % row[key] for key, _, fmt in TABLE_COLUMNS)
+
+
 def format_pbs_table(rows: list[dict[str, Any]]) -> str:
     """A plain-text table, names indented two spaces a level, one line per row."""
-    head = ("Entity", "Shares", "Perc%", "Usage", "TreeUsage", "Usage/Perc", "Factor")
-    cells = [
-        ("  " * d + r["name"], "%d" % r["shares"], "%.6f" % r["percentage"], "%.0f" % r["usage"],
-         "%.6f" % r["fairshare_tree_usage"], "%.0f" % r["usage_per_perc"], "%.6f" % r["fairshare_factor"])
-        for d, r in zip(_depths(rows), rows)
-    ]
+    head = ("Entity", *(title for _, title, _ in TABLE_COLUMNS))
+    cells = [("  " * d + r["name"], *pbs_cells(r)) for d, r in zip(_depths(rows), rows)]
     widths = [max(len(c[k]) for c in [head, *cells]) for k in range(len(head))]
     lines = []
     for c in [head, *cells]:
