@@ -57,6 +57,20 @@ def folder_app(folder: Path, me: str = "L5") -> FairtopApp:
     return FairtopApp(Settings(), FolderSource(str(folder), me=me).load, me, State())
 
 
+async def pane_texts(folder: Path, *views: tuple[str, type]) -> list[str]:
+    """Open the app on ``folder``, press ``m`` (me: L5), then per (key, pane class) the pane's text."""
+    app = folder_app(folder)
+    out = []
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await pilot.press("m")
+        for key, pane in views:
+            await pilot.press(key)
+            await ready(pilot)
+            out.append(shown(app.query_one(pane)))
+    return out
+
+
 def table_rows(table: TreeTable) -> list[list[str]]:
     return [[str(table.cells[c.id][r]) for c in table.columns] for r in range(table.size)]
 
@@ -107,12 +121,7 @@ async def test_pbs_sort_keys_use_the_same_letters(seed_dir):
 
 
 async def test_pbs_breakdown_of_L5_shows_the_path_and_published_numbers(seed_dir):
-    app = folder_app(seed_dir)
-    async with app.run_test(size=SIZE) as pilot:
-        await ready(pilot)
-        await pilot.press("m", "2")
-        await ready(pilot)
-        text = shown(app.query_one(BreakdownPane))
+    (text,) = await pane_texts(seed_dir, ("2", BreakdownPane))
     assert "Why L5 has its fairshare · PBS Professional" in text
     assert "20 / 100 × 100.000000% = 20.000000%" in text  # B2
     assert "usage / U_root = 401 / 801 = 0.500624" in text
@@ -148,15 +157,7 @@ def test_pbs_explanation_matches_pbsfs_g_published():
 
 
 async def test_pbs_allocations_and_whatif_say_what_is_missing(seed_dir):
-    app = folder_app(seed_dir)
-    async with app.run_test(size=SIZE) as pilot:
-        await ready(pilot)
-        await pilot.press("m", "3")
-        await ready(pilot)
-        alloc = shown(app.query_one(AllocationsPane))
-        await pilot.press("4")
-        await ready(pilot)
-        whatif = shown(app.query_one(WhatIfPane))
+    alloc, whatif = await pane_texts(seed_dir, ("3", AllocationsPane), ("4", WhatIfPane))
     assert "PBS Professional snapshot: no service-unit allocations" in alloc
     assert "PBS Professional snapshot: no partitions, billing weights or jobs, so no what-if" in whatif
     assert "(here cput)" in " ".join(whatif.split())

@@ -14,7 +14,6 @@ import pytest
 from tui.cli import main
 from tui.engine.pbs import compute
 from tui.formats.pbsfs import listing, pbs_rows
-from tui.sources import pbs_folder
 from tui.sources.demo_pbs import GUESTS, UNKNOWN_SHARES, demo_pbs_snapshot, demo_pbs_texts
 from tui.sources.errors import InputError, SourceUnavailable
 from tui.sources.pbs import read_pbs
