@@ -14,6 +14,7 @@ import pytest
 from tui.cli import main
 from tui.engine.pbs import compute
 from tui.formats.pbsfs import listing, pbs_rows
+from tui.sources import pbs_folder
 from tui.sources.demo_pbs import GUESTS, UNKNOWN_SHARES, demo_pbs_snapshot, demo_pbs_texts
 from tui.sources.errors import InputError, SourceUnavailable
 from tui.sources.pbs import read_pbs
@@ -75,6 +76,18 @@ def test_bad_sched_config_names_the_line(tmp_path):
     folder = seed_folder(tmp_path / "f", sched_config="# c\nunknown_shares: ten\n")
     with pytest.raises(InputError, match=r"sched_config:2: unknown_shares 'ten'"):
         load_pbs_folder(folder)
+
+
+def test_sched_config_values():
+    text = ("# sched_config\nunknown_shares: 10 all\n"
+            'fairshare_usage_res: "ncpus * pow(walltime, 0.85)"  # quoted: spaces kept\n')
+    assert pbs_folder.sched_config_values(text, "c") == (10, "ncpus * pow(walltime, 0.85)")
+    assert pbs_folder.sched_config_values("fairshare_usage_res: ncpus*walltime prime\n", "c") == (0, "ncpus*walltime")
+    assert pbs_folder.sched_config_values("#unknown_shares: 5\n", "c") == (0, None)
+    with pytest.raises(InputError, match="unknown_shares '-1'"):
+        pbs_folder.sched_config_values("unknown_shares: -1\n", "c")
+    with pytest.raises(InputError, match="unknown_shares '3000000000'"):
+        pbs_folder.sched_config_values("unknown_shares: 3000000000\n", "c")
 
 
 def test_date_u_matches_the_date_command_format():

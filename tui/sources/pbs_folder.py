@@ -53,20 +53,23 @@ def is_pbs_folder(path: str | Path) -> bool:
 def sched_config_values(text: str, source: str) -> tuple[int, str | None]:
     """``unknown_shares`` (0 when absent) and ``fairshare_usage_res`` (None when absent).
 
-    ``sched_config`` lines are ``name: value [prime|non_prime|all|none]``; ``#`` starts a comment.
+    ``sched_config`` lines are ``name: value [prime|non_prime|all|none]``; ``#`` starts a comment;
+    a value in double quotes may hold spaces (``fairshare_usage_res: "ncpus * walltime"``).
     """
     unknown, res = 0, None
     for n, line in enumerate(text.splitlines(), 1):
         body = line.split("#", 1)[0].strip()
-        m = re.match(r"(unknown_shares|fairshare_usage_res)\s*:\s*(\S+)", body)
+        m = re.match(r'(unknown_shares|fairshare_usage_res)\s*:\s*(?:"([^"]*)"|(\S+))', body)
         if not m:
             continue
         if m.group(1) == "fairshare_usage_res":
-            res = m.group(2)
+            res = m.group(2) if m.group(2) is not None else m.group(3)
             continue
-        if not re.fullmatch(r"[0-9]+", m.group(2)) or int(m.group(2)) > INT_MAX:
+        if m.group(3) is None:
             raise InputError(source, f"unknown_shares {m.group(2)!r} is not a non-negative integer", n)
-        unknown = int(m.group(2))
+        if not re.fullmatch(r"[0-9]+", m.group(3)) or int(m.group(3)) > INT_MAX:
+            raise InputError(source, f"unknown_shares {m.group(3)!r} is not a non-negative integer", n)
+        unknown = int(m.group(3))
     return unknown, res
 
 
