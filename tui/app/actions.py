@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from tui.app import commands
 from tui.app.widgets.prompt import PromptBar
-from tui.app.widgets.tree_rows import COLUMN_IDS, COLUMNS
+from tui.app.widgets.tree_rows import column_id, column_names
 
 if TYPE_CHECKING:
     from tui.app.app import FairtopApp
@@ -108,22 +108,20 @@ class TreeActions(_Base):
         self._update_status()
 
     def action_sort(self, column: str) -> None:
-        by_name = {c.id: c.id for c in COLUMNS} | {c.title.lower(): c.id for c in COLUMNS}
+        columns = self._assoc.columns
         key = column.strip().lower()
-        starts = {v for k, v in by_name.items() if k.startswith(key)} if key else set()
-        if key not in by_name and len(starts) == 1:  # ":sort fair" is unambiguous
-            by_name[key] = starts.pop()
-        if key and key not in by_name:
-            close = difflib.get_close_matches(key, by_name, n=1)
+        found = column_id(columns, key) if key else None  # ":sort fair" is unambiguous
+        if key and found is None:
+            close = difflib.get_close_matches(key, column_names(columns), n=1)
             self.notify(f"no column {column!r}" + (f"; did you mean {close[0]!r}?" if close else ""),
                         severity="warning")
             return
-        self._assoc.sort_by(by_name[key] if key else None)
+        self._assoc.sort_by(found)
         self._update_status()
 
     def action_cycle_sort(self) -> None:
-        cycle = (None, *COLUMN_IDS)
         tree = self._assoc
+        cycle = (None, *(c.id for c in tree.columns))
         tree.sort_by(cycle[(cycle.index(tree.sort_column) + 1) % len(cycle)])
         self._update_status()
 

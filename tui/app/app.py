@@ -22,7 +22,6 @@ from tui.app.panes.whatif import WhatIfPane
 from tui.app.screens.help import HelpScreen
 from tui.app.widgets.fairshare_tree import FairshareTree
 from tui.app.widgets.prompt import PromptBar
-from tui.app.widgets.tree_rows import COLUMNS
 from tui.config import Settings, State
 from tui.model import Snapshot
 from tui.analysis.standing import Standing
@@ -179,15 +178,17 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
         tree = self._assoc
         if tree.table is None:
             return
-        parts = [self._data_age(), f"{tree.table.size:,} associations", f"{len(tree.rows_shown):,} shown"]
+        parts = [self._data_age(), f"{tree.table.size:,} {tree.table.noun}", f"{len(tree.rows_shown):,} shown"]
         if tree.sort_column:
-            title = next(c.title for c in COLUMNS if c.id == tree.sort_column)
+            title = next(c.title for c in tree.columns if c.id == tree.sort_column)
             parts.append(f"sort {title} {'▼' if tree.sort_descending else '▲'}")
         if tree.filter_text:
             parts.append(f"filter /{tree.filter_text}/ (Esc clears)")
         row = tree.selected_row
         if row is not None and self.standing is not None and self.standing.snapshot.tree is not None:
             parts.append(self.standing.snapshot.tree.label(row))
+        elif row is not None and self.standing is not None and self.standing.snapshot.pbs is not None:
+            parts.append(str(self.standing.snapshot.pbs.name[row]))
         if self.me:
             parts.append(f"me: {self.me}" + ("" if len(self.standing.my_rows if self.standing else ()) else " (not found)"))
         self._status.update(" · ".join(parts))

@@ -65,19 +65,29 @@ def entity(tree: PbsTree, name: str | int, fs: PbsFairshare | None = None) -> st
         "Resgroup\t\t: %d\n"
         "cresgroup\t\t: %d\n"
         "Shares\t\t\t: %d\n"
-        "Percentage\t\t: %f%%\n"
+        "Percentage\t\t: %s%%\n"
         "fairshare_tree_usage\t: %f\n"
         "usage\t\t\t: %.0f (%s)\n"
         "usage/perc\t\t: %.0f\n"
-        % (tree.name[i], tree.resgroup[i], tree.cresgroup[i], tree.shares[i], _percent(fs.tree_percentage[i]),
+        % (tree.name[i], tree.resgroup[i], tree.cresgroup[i], tree.shares[i], percent_text(fs.tree_percentage[i]),
            float(fs.tree_usage[i]), tree.usage[i], tree.usage_res, fs.usage_per_perc[i])
     )
     out += "Path from root: \n"
     for g in path_rows(tree.parent, i):
-        out += "%-10s: %5d %10.0f / %5.3f = %.0f\n" % (
-            tree.name[g], tree.cresgroup[g], tree.usage[g], float(fs.tree_percentage[g]),
-            fs.usage_per_perc[g])
+        out += path_line(tree, fs, g) + "\n"
     return out
+
+
+def path_line(tree: PbsTree, fs: PbsFairshare, row: int) -> str:
+    """One ``Path from root`` line of ``pbsfs -g``: name, cresgroup, ``usage / perc = usage/perc``."""
+    return "%-10s: %5d %10.0f / %5.3f = %.0f" % (
+        tree.name[row], tree.cresgroup[row], tree.usage[row], float(fs.tree_percentage[row]),
+        fs.usage_per_perc[row])
+
+
+def percent_text(perc: np.float32) -> str:
+    """A tree percentage as ``pbsfs -g`` prints it, without the ``%`` (``10.000001``)."""
+    return "%f" % _percent(perc)
 
 
 def compare(tree: PbsTree, first: str, second: str, fs: PbsFairshare | None = None) -> str:
@@ -147,14 +157,21 @@ def _depths(rows: list[dict[str, Any]]) -> list[int]:
     return [depth[r["name"]] for r in rows]
 
 
+#: Column keys of :func:`pbs_rows` the table shows after the name, with their headings and formats.
+TABLE_COLUMNS = (("shares", "Shares", "%d"), ("percentage", "Perc%", "%.6f"), ("usage", "Usage", "%.0f"),
+                 ("fairshare_tree_usage", "TreeUsage", "%.6f"), ("usage_per_perc", "Usage/Perc", "%.0f"),
+                 ("fairshare_factor", "Factor", "%.6f"))
+
+
+def pbs_cells(row: dict[str, Any]) -> tuple[str, ...]:
+    """The table's cells of one :func:`pbs_rows` row after the name (``%.6f`` fractions, ``%.0f`` usage)."""
+    return tuple(fmt % row[key] for key, _, fmt in TABLE_COLUMNS)
+
+
 def format_pbs_table(rows: list[dict[str, Any]]) -> str:
     """A plain-text table, names indented two spaces a level, one line per row."""
-    head = ("Entity", "Shares", "Perc%", "Usage", "TreeUsage", "Usage/Perc", "Factor")
-    cells = [
-        ("  " * d + r["name"], "%d" % r["shares"], "%.6f" % r["percentage"], "%.0f" % r["usage"],
-         "%.6f" % r["fairshare_tree_usage"], "%.0f" % r["usage_per_perc"], "%.6f" % r["fairshare_factor"])
-        for d, r in zip(_depths(rows), rows)
-    ]
+    head = ("Entity", *(title for _, title, _ in TABLE_COLUMNS))
+    cells = [("  " * d + r["name"], *pbs_cells(r)) for d, r in zip(_depths(rows), rows)]
     widths = [max(len(c[k]) for c in [head, *cells]) for k in range(len(head))]
     lines = []
     for c in [head, *cells]:

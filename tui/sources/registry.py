@@ -129,7 +129,7 @@ class DemoSource(Source):
         if self.value == "pbs":
             from tui.sources.demo_pbs import demo_pbs_snapshot
 
-            return demo_pbs_snapshot()
+            return demo_pbs_snapshot(me=self.me or None)
         from tui.sources.demo import demo_snapshot
 
         return demo_snapshot(seed=0, me=self.me or None)

@@ -18,6 +18,8 @@ from tui.app.panes.base import PaneFrame
 from tui.analysis.standing import Standing
 
 BAR_WIDTH = 40
+PBS_TEXT = ("PBS Professional snapshot: no service-unit allocations, projects or billing, so no balances "
+            "to show. It holds the fairshare tree and each entity's usage only (Tree, 1; Breakdown, 2).")
 
 
 def _day(t: datetime | None) -> str:
@@ -68,6 +70,10 @@ class AllocationsPane(PaneFrame):
     def show(self, standing: Standing, row: int | None) -> None:
         """List the allocations charged through ``row``'s account or the accounts above it."""
         snap = standing.snapshot
+        if standing.algorithm == "pbs":
+            self.query_one("#al-scroll", VerticalScroll).remove_children(".al-block")
+            self.query_one("#al-title", Static).update(PBS_TEXT)
+            return
         statuses = allocations_for(snap.allocations, snap.tree, row, snap.taken_at)
         scope = "all projects"
         if snap.tree is not None and row is not None:

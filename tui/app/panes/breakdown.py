@@ -15,6 +15,7 @@ from textual.widgets import Sparkline, Static
 
 from tui.app.panes.base import PaneFrame
 from tui.analysis.breakdown import Explanation, Step, explain_slurm
+from tui.analysis.pbs_breakdown import PbsExplanation, PbsStep, explain_pbs
 from tui.analysis.recovery import Recovery, days_to_reach, recovery
 from tui.analysis.standing import Standing
 
@@ -57,6 +58,22 @@ def _step_markup(step: Step) -> str:
     if step.note:
         lines.append(f"{pad}  [$warning]{escape(step.note)}[/]")
     return "\n".join(lines)
+
+
+def _pbs_step_markup(step: PbsStep) -> str:
+    """One fairshare node's lines: a heading, then percentage, tree usage and usage/perc."""
+    pad = "  " * step.depth
+    head = f"{pad}[b]{escape(step.name)}[/b]"
+    if step.sibling_shares is not None:
+        head += f"  [$text-muted]shares {step.shares} of {step.sibling_shares} · usage {step.usage:,.0f}[/]"
+    else:
+        head += f"  [$text-muted]usage {step.usage:,.0f} (U_root)[/]"
+    return "\n".join([
+        head,
+        f"{pad}  [$text-muted]Percentage          [/] {escape(step.percentage_formula)}",
+        f"{pad}  [$text-muted]fairshare_tree_usage[/] {escape(step.tree_usage_formula)}",
+        f"{pad}  [$text-muted]usage/perc          [/] {escape(step.usage_per_perc_formula)}",
+    ])
 
 
 def _jobs_markup(ex: Explanation) -> str:
@@ -106,6 +123,9 @@ class BreakdownPane(PaneFrame):
         title, summary, steps, factor, jobs = self.query_one("#bd-title", Static), \
             self.query_one("#bd-summary", Static), self.query_one("#bd-steps", Static), \
             self.query_one("#bd-factor", Static), self.query_one("#bd-jobs", Static)
+        if standing.algorithm == "pbs":
+            self._show_pbs(standing, row)
+            return
         if standing.fairshare is None or standing.snapshot.tree is None:
             ex = None
             title.update("No Slurm association tree in this snapshot: nothing to break down.")
@@ -130,6 +150,25 @@ class BreakdownPane(PaneFrame):
         else:
             self._show_recovery(None, pending=True)
             self._recover(standing, row)
+
+    def _show_pbs(self, standing: Standing, row: int | None) -> None:
+        """``pbsfs -g`` for the selected entity, with every level's formula and numbers."""
+        widgets = [self.query_one(f"#bd-{k}", Static) for k in ("title", "summary", "steps", "factor", "jobs")]
+        title, summary, steps, factor, jobs = widgets
+        self._show_recovery(None)
+        if row is None:
+            title.update("Select an entity in the tree.")
+            for widget in widgets[1:]:
+                widget.update("")
+            return
+        ex: PbsExplanation = explain_pbs(standing, row)
+        title.update(f"Why {ex.name} has its fairshare · PBS Professional (as pbsfs -g {ex.name})")
+        summary.update(ex.summary)
+        steps.update("\n".join(_pbs_step_markup(s) for s in ex.steps))
+        factor.update(f"fairshare_factor: {ex.factor_formula}")
+        jobs.update("[b]pbsfs -g[/b]\n" + escape(ex.pbsfs_text.rstrip("\n")) + "\n\n[$text-muted]"
+                    "No jobs or recovery curve: a PBS snapshot holds the fairshare tree and usage only "
+                    "(usage decays by fairshare_decay_factor every fairshare_decay_time).[/]")
 
     @work(thread=True, exclusive=True, group="recovery", exit_on_error=False)
     def _recover(self, standing: Standing, row: int) -> None:

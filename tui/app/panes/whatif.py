@@ -35,6 +35,15 @@ FIELDS = (
     ("walltime", "Walltime", "24:00:00"),
 )
 
+
+def pbs_whatif_text(usage_res: str) -> str:
+    """What the what-if pane says on a PBS Professional snapshot."""
+    return (f"PBS Professional snapshot: no partitions, billing weights or jobs, so no what-if. "
+            f"PBS charges usage in fairshare_usage_res units (here {usage_res}) while jobs run, and this "
+            "snapshot holds only the fairshare tree and each entity's usage. The Breakdown tab (2) "
+            "shows how usage sets an entity's fairshare_tree_usage and factor.")
+
+
 PROJECTION_TEXT = ("Projection over time: not available yet. This area will show fairshare, rank, "
                    "priority and balance over the coming days once the projection engine exists.")
 
@@ -114,6 +123,15 @@ class WhatIfPane(PaneFrame):
 
     def show(self, standing: Standing, row: int | None) -> None:
         """Charge the edited job to ``row`` (a user row; else the viewer's own association)."""
+        is_pbs = standing.algorithm == "pbs"
+        for widget_id in ("#wi-part-row", "#wi-form", "#wi-projection"):
+            self.query_one(widget_id).display = not is_pbs
+        if is_pbs:
+            self._view, self._row = None, row  # nothing to recompute on a form change
+            self.query_one("#wi-title", Static).update("What if I run this job?")
+            pbs = standing.snapshot.pbs
+            self.query_one("#wi-result", Static).update(escape(pbs_whatif_text(pbs.usage_res if pbs else "cput")))
+            return
         parts = standing.snapshot.partitions or (NO_PARTITION,)
         # A refresh with the same partitions keeps the user's choice; new ones reset the form.
         first = [p.name for p in parts] != list(self._partitions)

@@ -59,7 +59,8 @@ def bar_text(value: float, width: int = BAR) -> str:
 
 
 class FairshareTree(ScrollView, can_focus=True):
-    """Accounts and users with sshare's columns, expandable, sortable and filterable."""
+    """Accounts and users with sshare's columns (PBS: entities with the report's columns),
+    expandable, sortable and filterable."""
 
     BINDINGS = bindings("tree")
     COMPONENT_CLASSES = {
@@ -110,6 +111,8 @@ class FairshareTree(ScrollView, can_focus=True):
         old_table, old_row = self.table, self.selected_row
         own = self._base_expanded if self._base_expanded is not None else self.expanded  # not the filter's
         self.table = table
+        if self.sort_column is not None:  # a tree of the other kind: its sort column by the same key
+            self.sort_column = tr.column_id(table.columns, self.sort_column)
         self.me_mask = (table.users == me) & table.is_user if me else np.zeros(table.size, dtype=bool)
         self.expanded = table.depth < expand_depth
         self._base_expanded = None
@@ -122,6 +125,11 @@ class FairshareTree(ScrollView, can_focus=True):
         self.order = tr.sorted_preorder(table, self.sort_column, self.sort_descending)
         self._apply_filter(self.filter_text)
         self._relayout(keep)
+
+    @property
+    def columns(self) -> tuple[tr.Column, ...]:
+        """The columns of the shown tree (Slurm's before any tree is loaded)."""
+        return self.table.columns if self.table is not None else tr.COLUMNS
 
     @property
     def selected_row(self) -> int | None:
@@ -179,7 +187,12 @@ class FairshareTree(ScrollView, can_focus=True):
         self._relayout(target)
 
     def sort_by(self, column: str | None, descending: bool | None = None) -> None:
-        """Order siblings by ``column`` (None: sshare's order); same column again reverses."""
+        """Order siblings by ``column`` (None: sshare's order); same column again reverses.
+
+        A column id of the other tree kind means this tree's column with the same sort key.
+        """
+        if column is not None and self.table is not None:
+            column = tr.column_id(self.table.columns, column)
         if descending is None:
             descending = (not self.sort_descending) if column == self.sort_column else column not in (None, "name")
         self.sort_column, self.sort_descending = column, descending
@@ -269,12 +282,12 @@ class FairshareTree(ScrollView, can_focus=True):
             self.cursor = index
 
     def _name_width(self, width: int) -> int:
-        fixed = sum(c.width + 1 for c in tr.COLUMNS[1:]) + BAR + 1
+        fixed = sum(c.width + 1 for c in self.columns[1:]) + BAR + 1
         return max(16, width - fixed)
 
     def _header(self, width: int) -> str:
         parts = []
-        for c in tr.COLUMNS:
+        for c in self.columns:
             title = c.title
             if c.id == self.sort_column:
                 title += "▼" if self.sort_descending else "▲"
@@ -304,7 +317,7 @@ class FairshareTree(ScrollView, can_focus=True):
         name_w = self._name_width(width)
         name = ("  " * max(0, int(t.depth[row]) - 1) + marker + str(t.names[row]))
         name = name[: name_w - 1] + "…" if len(name) > name_w else name.ljust(name_w)
-        cells = " ".join(str(t.cells[c.id][row]).rjust(c.width) for c in tr.COLUMNS[1:])
+        cells = " ".join(str(t.cells[c.id][row]).rjust(c.width) for c in t.columns[1:])
         value = t.fairshare[row]
         level = "low" if value < 0.25 else "mid" if value < 0.5 else "high"
         bar_style = base if is_cursor else base + self.get_component_rich_style(f"assoc-tree--bar-{level}")

@@ -1,5 +1,10 @@
 """Which association rows the tree pane shows, and in which order: numpy only, no Textual.
 
+A Slurm standing shows sshare's columns (:data:`COLUMNS`); a PBS Professional standing shows
+the ``fairtop report`` PBS table's (:data:`PBS_COLUMNS`), one row per fairshare entity in
+``pbsfs`` order. The sort keys are the same letters in both: each PBS column takes the key of
+the Slurm column it corresponds to.
+
 The pane never holds a widget per association. It keeps an array ``visible`` of tree rows in
 display order and draws only the slice that fits on screen, so a 100k-association tree costs a
 few array passes per expand/collapse, filter or sort, and nothing per frame.
@@ -12,7 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tui.model import NO_VAL, USE_PARENT
+from tui.model import NO_VAL, USE_PARENT, depth_of
+from tui.formats.pbsfs import TABLE_COLUMNS, pbs_cells, pbs_rows
 from tui.formats.sshare import printed_fairshare, sshare_cells, wire
 from tui.analysis.standing import Standing
 
@@ -42,6 +48,39 @@ COLUMNS: tuple[Column, ...] = (
     Column("rank", "Rank", 6, "K"),
 )
 COLUMN_IDS = tuple(c.id for c in COLUMNS)
+_PBS_WIDTHS = {"shares": 8, "percentage": 11, "usage": 12, "fairshare_tree_usage": 10, "usage_per_perc": 12,
+               "fairshare_factor": 9}
+_PBS_KEYS = {"shares": "R", "percentage": "O", "usage": "U", "fairshare_tree_usage": "E", "usage_per_perc": "L",
+             "fairshare_factor": "F"}
+PBS_COLUMNS: tuple[Column, ...] = (
+    Column("name", "Entity", 0, "N"),
+    *(Column(key, title, _PBS_WIDTHS[key], _PBS_KEYS[key]) for key, title, _ in TABLE_COLUMNS),
+)
+"""PBS columns: ids are :func:`tui.formats.pbsfs.pbs_rows` keys, titles the report table's."""
+
+
+def column_id(columns: tuple[Column, ...], name: str) -> str | None:
+    """The id of the column of ``columns`` that ``name`` means, or None.
+
+    ``name`` is an id or a title (any case), an unambiguous prefix of one, or the exact id of a
+    column of the other column set, which means the column with the same sort key (``raw_usage``
+    is ``usage`` on a PBS tree, so the key bindings work on both).
+    """
+    by_name = {c.id: c.id for c in columns} | {c.title.lower(): c.id for c in columns}
+    key = name.strip().lower()
+    if key in by_name:
+        return by_name[key]
+    starts = {v for k, v in by_name.items() if k.startswith(key)} if key else set()
+    if len(starts) == 1:
+        return starts.pop()
+    by_key = {c.key: c.id for c in columns}
+    other = next((c for c in (*COLUMNS, *PBS_COLUMNS) if c.id == key), None)
+    return by_key.get(other.key) if other is not None else None
+
+
+def column_names(columns: tuple[Column, ...]) -> list[str]:
+    """Everything :func:`column_id` accepts in full (for "did you mean")."""
+    return [c.id for c in columns] + [c.title.lower() for c in columns]
 
 
 @dataclass(frozen=True, eq=False)
@@ -67,6 +106,10 @@ class TreeTable:
     """``names`` lower-cased as a fixed-width unicode array: lower-case plain-text filters search
     it with ``np.char.find`` (a few ms at 100k rows instead of ~30 ms of ``re.search`` calls).
     None when the names would take too much memory that way (see :func:`lower_names`)."""
+    columns: tuple[Column, ...] = COLUMNS
+    """The columns shown (:data:`COLUMNS` for Slurm, :data:`PBS_COLUMNS` for PBS)."""
+    noun: str = "associations"
+    """What a row is, for the status line."""
 
     @property
     def size(self) -> int:
@@ -74,7 +117,9 @@ class TreeTable:
 
     @classmethod
     def from_standing(cls, standing: Standing) -> TreeTable:
-        """Turn a standing's tree and engine results into strings and keys."""
+        """Turn a standing's tree (Slurm or PBS) and engine results into strings and keys."""
+        if standing.algorithm == "pbs":
+            return cls.from_pbs(standing)
         tree, res = standing.snapshot.tree, standing.fairshare
         if tree is None or res is None:
             raise ValueError("this snapshot has no Slurm association tree")
@@ -118,6 +163,36 @@ class TreeTable:
         fair = np.asarray(keys["fairshare"], dtype=float)
         return cls(tree.parent, depth, tree.is_user, has_children, names, tree.user.astype(object),
                    out, keys, fair, by_depth, lower_names(names))
+
+    @classmethod
+    def from_pbs(cls, standing: Standing) -> TreeTable:
+        """The PBS entities in ``pbsfs`` pre-order, cells exactly as ``fairtop report`` prints them.
+
+        Leaves count as users (``m``, ``:user``, the user style); TREEROOT has no bar.
+        """
+        tree, fs = standing.snapshot.pbs, standing.pbs
+        if tree is None or fs is None:
+            raise ValueError("this snapshot has no PBS fairshare tree")
+        rows = pbs_rows(tree, fs)
+        n = len(rows)
+        parent = np.asarray(tree.parent, dtype=np.int64)
+        names = np.asarray([r["name"] for r in rows], dtype=object)
+        printed = [pbs_cells(r) for r in rows]
+        cells = {"name": names}
+        keys = {"name": np.argsort(np.argsort(names.astype(str), kind="stable"), kind="stable").astype(float)}
+        for k, (key, _, _) in enumerate(TABLE_COLUMNS):
+            cells[key] = np.asarray([p[k] for p in printed], dtype=object)
+            keys[key] = np.asarray([r[key] for r in rows], dtype=float)
+        depth = depth_of(parent)
+        has_children = np.zeros(n, dtype=bool)
+        has_children[parent[1:]] = True
+        is_user = ~has_children
+        is_user[0] = False
+        by_depth = tuple(np.flatnonzero(depth == d) for d in range(1, int(depth.max()) + 1))
+        fair = keys["fairshare_factor"].copy()
+        fair[0] = np.nan
+        return cls(parent, depth, is_user, has_children, names, names, cells, keys, fair, by_depth,
+                   lower_names(names), PBS_COLUMNS, "entities")
 
 
 LOWER_NAMES_MAX_BYTES = 32 << 20
