@@ -172,6 +172,9 @@ async def _run(server: Any) -> None:
     sys.stdout.write(url + "\n")
     sys.stdout.flush()
     print(f"fairtop serve: {shlex.join(server.argv)} for each browser session; Ctrl+C stops", file=sys.stderr)
+    if server.host not in ("127.0.0.1", "localhost", "::1"):
+        print(f"fairtop serve: warning: {server.host} is reachable from other machines and this is plain "
+              "HTTP: the token can be read on the network; prefer 127.0.0.1 and ssh -L", file=sys.stderr)
     try:
         await asyncio.Event().wait()
     finally:
