@@ -58,6 +58,8 @@ def test_bad_port_and_bad_source_fail_in_the_terminal(capsys) -> None:
     assert capsys.readouterr().err.count("\n") == 1
     assert main(["serve", "--port", "0", "--from", "/nonexistent/x"]) == 2
     assert "no such folder" in capsys.readouterr().err
+    assert main(["--demo", "slurm", "serve", "--from", str(CAPTURE)]) == 2
+    assert "one source at a time" in capsys.readouterr().err
 
 
 def _children(pid: int) -> list[int]:
