@@ -52,3 +52,22 @@ async def test_demo_says_it_has_no_sacct() -> None:
         await pilot.pause()
         assert "no sacct" in _text(pane)
         assert not any(p.display for p in pane.query(PlotextPlot))
+
+
+async def test_in_the_app_the_records_are_read_when_the_tab_is_shown(isolated_paths) -> None:
+    from tui.app.main import build_app
+    from tui.cli import build_parser
+
+    app = build_app(build_parser().parse_args(["--from", str(LIVE)]))
+    async with app.run_test(size=(120, 45)) as pilot:
+        await pilot.pause(0.5)
+        await app.workers.wait_for_complete()
+        pane = app.query_one(HistoryPane)
+        assert not pane._cache  # hidden: nothing read yet
+        app.query_one("TabbedContent").active = "history"
+        for _ in range(50):
+            await pilot.pause(0.1)
+            await app.workers.wait_for_complete()
+            if "agrees" in _text(pane):
+                break
+        assert "Usage of everyone" in _text(pane) and "agrees" in _text(pane)

@@ -83,7 +83,21 @@ class HistoryPane(PaneFrame):
 
     def show(self, standing: Standing, row: int | None) -> None:
         """Plot the usage of ``row`` (an account: with the accounts below it; a user: that
-        association), or of everyone when nothing is selected."""
+        association), or of everyone when nothing is selected.
+
+        While the tab is hidden this only remembers the selection: the records are read and the
+        plots drawn when it is shown (every refresh of a live source calls this)."""
+        self._pending = (standing, row)
+        if self.region.area:
+            self._update()
+
+    def on_show(self) -> None:
+        if self._pending is not None:
+            self._update()
+
+    def _update(self) -> None:
+        assert self._pending is not None
+        standing, row = self._pending
         snap = standing.snapshot
         kind, value = _origin(snap)
         if kind == "none":
@@ -92,7 +106,6 @@ class HistoryPane(PaneFrame):
         key = self._key(snap)
         cached = self._cache.get(key)
         fresh = cached is not None and (kind == "folder" or time.monotonic() - cached[0] < LIVE_TTL_S)
-        self._pending = (standing, row)
         if not fresh:
             self._message("Reading the accounting records (sacct)…")
             self._load(key, kind, value, snap)
