@@ -194,3 +194,27 @@ def test_cli_folder_without_sacct(capsys, tmp_path) -> None:
     assert main(["history", "--from", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no sacct_a_P.psv" in err
+
+
+def test_cli_live_runs_sacct_from_an_argument_list(tmp_path, monkeypatch, capsys) -> None:
+    """``--slurm history``: sshare and sacct as commands on PATH (fakes printing the capture)."""
+    import stat
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, body in (("sshare", f"/bin/cat '{LIVE / 'sshare_a_l_P.psv'}'"),
+                       ("scontrol", f"[ \"$1\" = show ] && [ \"$2\" = config ] && /bin/cat '{LIVE / 'scontrol_show_config.txt'}'"),
+                       ("sacct", f"for a in \"$@\"; do echo \"$a\"; done > '{tmp_path / 'args'}'; "
+                                 f"/bin/cat '{LIVE / 'sacct_a_P.psv'}'")):
+        path = bin_dir / name
+        path.write_text("#!/bin/sh\n" + body + "\n")
+        path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.delenv("FAIRTOP_CONFIG", raising=False)
+    assert main(["--slurm", "history", "--format", "json", "--days", "30"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert {r["user"] for r in doc["daily"]} == {"la", "lc", "ld"}
+    assert doc["check"]["last_cycle_assumed"] is True  # live: no saved last decay cycle
+    args = (tmp_path / "args").read_text().splitlines()
+    assert args[:3] == ["-a", "-P", "-X"] and args[3].startswith("--starttime=")
