@@ -225,23 +225,10 @@ def _history(args: argparse.Namespace) -> str:
         return format_history_csv(daily)
     check = check_raw_usage(jobs, snap.tree, snap.settings, last_cycle, snap.taken_at)
     if args.account or args.history_user:
-        keep = {i for i in range(snap.tree.size)
-                if (not args.history_user or snap.tree.user[i] == args.history_user)
-                and (not args.account or args.account in _accounts_up(snap.tree, i))}
-        from dataclasses import replace
-
-        check = replace(check, rows=tuple(r for r in check.rows if r.row in keep))
+        check = check.only(args.account, args.history_user, snap.tree)
     if args.format == "json":
         return format_history_json(daily, check)
     return format_history_table(daily, check)
-
-
-def _accounts_up(tree: AssocTree, row: int) -> set[str]:
-    names = set()
-    while row >= 0:
-        names.add(str(tree.account[row]))
-        row = int(tree.parent[row])
-    return names
 
 
 def _serve(args: argparse.Namespace) -> int:

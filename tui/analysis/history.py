@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, time, timedelta, tzinfo
 
 import numpy as np
@@ -314,6 +314,17 @@ class HistoryCheck:
     @property
     def agrees(self) -> bool:
         return all(r.agrees for r in self.rows)
+
+    def only(self, account: str | None, user: str | None, tree: AssocTree) -> HistoryCheck:
+        """The rows of ``user``'s associations and of the associations under ``account``."""
+        up = _ancestors(tree)
+
+        def keep(i: int) -> bool:
+            if user and tree.user[i] != user:
+                return False
+            return not account or account in up.get(str(tree.account[i]), {str(tree.account[i])})
+
+        return replace(self, rows=tuple(r for r in self.rows if keep(r.row)))
 
 
 def _explain(printed: float, rebuilt: float) -> str:
