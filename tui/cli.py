@@ -1,4 +1,4 @@
-"""Command line: ``fairtop`` (the app), ``fairtop report``, ``fairtop info``, ``fairtop capture``.
+"""Command line: ``fairtop`` (the app), ``report``, ``info``, ``capture``, ``history``, ``serve``.
 
 Bad input never shows a traceback: one line naming the file (and line), exit status 2.
 """
@@ -63,19 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Where you stand on an HPC cluster: fairshare, allocations, what-if planning.",
     )
     parser.add_argument("--version", action="version", version=f"fairtop {__version__}")
-    sources = parser.add_mutually_exclusive_group()
-    for cls in registry.SOURCES.values():
-        dest = f"source_{cls.name}"
-        if cls.choices:
-            sources.add_argument(cls.flag, dest=dest, nargs="?", const=cls.choices[0], choices=cls.choices,
-                                 metavar=cls.metavar, help=cls.help)
-        elif cls.metavar:
-            sources.add_argument(cls.flag, dest=dest, metavar=cls.metavar, help=cls.help)
-        else:
-            sources.add_argument(cls.flag, dest=dest, action="store_true", help=cls.help)
-    parser.add_argument("--user", help="the user to highlight and jump to (default: the Unix user)")
-    parser.add_argument("--theme", help="theme name (see themes/)")
-    parser.add_argument("--config", metavar="FILE", help="config file (default: see 'fairtop info')")
+    _app_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     rep = sub.add_parser("report", help="print the engine's fairshare recomputation of saved outputs",
@@ -104,7 +92,47 @@ def build_parser() -> argparse.ArgumentParser:
                           "the newest; for a site-wide snapshot (see the README)")
     cap.add_argument("--keep", type=int, default=12, metavar="N", help="with --every: captures kept (default 12)")
     cap.add_argument("--count", type=int, default=None, metavar="N", help="with --every: stop after N captures")
+    hist = sub.add_parser("history", help="usage per day from sacct, and RawUsage rebuilt from the jobs",
+                          description="Usage per day (billing x seconds, per account and user) over the last N "
+                                      "days, the decayed usage it implies, and sshare's RawUsage rebuilt from "
+                                      "the jobs with Slurm's decay law.")
+    hist.add_argument("--account", metavar="A", help="only this account (and the accounts below it)")
+    hist.add_argument("--user", dest="history_user", metavar="U", help="only this user's jobs")
+    hist.add_argument("--days", default="7", metavar="N", help="days to show, ending today (default 7)")
+    hist.add_argument("--format", choices=("table", "json", "csv"), default="table",
+                      help="csv: the daily rows only")
+    hist.add_argument("--from", dest="history_from", metavar="DIR",
+                      help="a capture folder with sacct_a_P.psv (default: the configured source, else live sacct)")
+    serve = sub.add_parser("serve", help="serve the app to a browser (textual-serve) on 127.0.0.1, behind a token",
+                           description="Serve fairtop through textual-serve. The first line of output is the "
+                                       "URL with its one-time token; reach it from your desktop with "
+                                       "'ssh -L PORT:127.0.0.1:PORT login-node'.")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    serve.add_argument("--port", default="8000", metavar="P", help="port (default 8000; 0: any free port)")
+    _app_options(serve, again=True)
     return parser
+
+
+def _app_options(parser: argparse.ArgumentParser, again: bool = False) -> None:
+    """The app's options (source flags from the registry, --user, --theme, --config).
+
+    ``again``: on a subcommand (``fairtop serve --from DIR`` as ``fairtop --from DIR serve``),
+    with SUPPRESS defaults so an option not given there keeps the top level's value.
+    """
+    kw: dict = {"default": argparse.SUPPRESS} if again else {}
+    sources = parser.add_mutually_exclusive_group()
+    for cls in registry.SOURCES.values():
+        dest = f"source_{cls.name}"
+        if cls.choices:
+            sources.add_argument(cls.flag, dest=dest, nargs="?", const=cls.choices[0], choices=cls.choices,
+                                 metavar=cls.metavar, help=cls.help, **kw)
+        elif cls.metavar:
+            sources.add_argument(cls.flag, dest=dest, metavar=cls.metavar, help=cls.help, **kw)
+        else:
+            sources.add_argument(cls.flag, dest=dest, action="store_true", help=cls.help, **kw)
+    parser.add_argument("--user", help="the user to highlight and jump to (default: the Unix user)", **kw)
+    parser.add_argument("--theme", help="theme name (see themes/)", **kw)
+    parser.add_argument("--config", metavar="FILE", help="config file (default: see 'fairtop info')", **kw)
 
 
 def _slurm_report(tree: AssocTree, fmt: str, algorithm: str, damping: float, title: str) -> str:
@@ -187,6 +215,77 @@ def _info(args: argparse.Namespace) -> str:
         f"{rates['slurmctld']:.1f} commands a minute to slurmctld, {rates['slurmdbd']:.1f} to slurmdbd\n")
 
 
+def _history(args: argparse.Namespace) -> str:
+    """``fairtop history``: from ``--from DIR``, the configured folder, or live sacct + sshare."""
+    from datetime import datetime, timedelta, timezone
+
+    from tui import config
+    from tui.analysis.history import check_raw_usage, daily_usage, select_jobs
+    from tui.formats.history import format_history_csv, format_history_json, format_history_table
+    from tui.sources import sacct
+
+    days_text = str(args.days).strip()
+    if not (days_text.isascii() and days_text.isdigit()) or not 1 <= int(days_text) <= 3660:
+        raise InputError("fairtop history", f"--days takes a whole number of days from 1 to 3660, not {args.days!r}")
+    days = int(days_text)
+    folder = args.history_from
+    if folder is None:
+        settings = config.load(getattr(args, "config", None), config.cli_overrides(args))
+        import shutil
+
+        if settings.source == "folder":
+            folder = settings.folder
+        elif not (settings.source == "slurm"
+                  or (settings.source == "demo" and not args.source_demo and shutil.which("sacct"))):
+            raise InputError("fairtop history", f"the {settings.source} source has no accounting records; "
+                             "use --from DIR (a capture with sacct_a_P.psv) or a live cluster (--slurm)")
+    if folder is not None:
+        source = registry.make("folder", folder)
+        source.check()
+        snap = source.load()
+        jobs, last_cycle = sacct.load_saved_history(folder)
+    else:
+        from tui.sources.slurm_cli import live_snapshot
+
+        snap = live_snapshot()
+        hl = snap.settings.decay_half_life_s
+        back = max(timedelta(days=days), timedelta(seconds=10 * hl if hl > 0 else 366 * 86400))
+        jobs = sacct.live_history(datetime.now(timezone.utc) - back)
+        last_cycle = None
+    if snap.tree is None:
+        raise InputError(str(folder or "live"), "not a Slurm snapshot (PBS has no sacct)")
+    mine = select_jobs(jobs, args.account, args.history_user, snap.tree)
+    daily = daily_usage(mine, snap.taken_at.astimezone(), days, snap.settings.decay_half_life_s)
+    if args.format == "csv":
+        return format_history_csv(daily)
+    check = check_raw_usage(jobs, snap.tree, snap.settings, last_cycle, snap.taken_at)
+    if args.account or args.history_user:
+        check = check.only(args.account, args.history_user, snap.tree)
+    if args.format == "json":
+        return format_history_json(daily, check)
+    return format_history_table(daily, check)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    """``fairtop serve``: check the options here (a bad source fails in the terminal), then serve."""
+    from tui.serve import child_command, serve
+
+    port_text = str(args.port).strip()
+    if not (port_text.isascii() and port_text.isdigit()) or int(port_text) > 65535:
+        raise InputError("fairtop serve", f"--port takes a port number 0-65535, not {args.port!r}")
+    chosen = [cls.flag for cls in registry.SOURCES.values() if getattr(args, f"source_{cls.name}", None) not in (None, False)]
+    if len(chosen) > 1:
+        raise InputError("fairtop serve", f"one source at a time, not {' and '.join(chosen)}")
+    from tui.app.main import build_app
+
+    build_app(args)
+    try:
+        return serve(child_command(args), host=args.host, port=int(port_text))
+    except OSError as exc:
+        print(f"fairtop serve: cannot listen on {args.host}:{port_text}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -202,6 +301,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "info":
             sys.stdout.write(_info(args))
             return 0
+        if args.command == "history":
+            sys.stdout.write(_history(args))
+            return 0
+        if args.command == "serve":
+            return _serve(args)
         if args.command == "capture":
             if args.pbs:
                 from tui.sources.pbs_folder import capture as capture_pbs

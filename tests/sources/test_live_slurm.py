@@ -115,8 +115,13 @@ def test_only_sshare_available(fake_path: Path, tmp_path: Path) -> None:
     assert snap.tree is not None and snap.tree.size == 8
     assert any("sprio -l: exit status 1: sprio: error: Access/permission denied" in w for w in snap.warnings)
     assert any("scontrol: command not found" in w for w in snap.warnings)
+    sacct_psv = Path(__file__).parents[1] / "fixtures" / "slurm" / "live" / "fair_tree" / "sacct_a_P.psv"
+    _fake(fake_path, "sacct", f"/bin/cat '{sacct_psv}'")
     line = slurm_cli.capture(tmp_path / "cap", timeout=5)
-    assert line == f"captured into {tmp_path / 'cap'} (7 commands, 6 non-zero exits)\n"
+    assert line == f"captured into {tmp_path / 'cap'} (8 commands, 6 non-zero exits)\n"
+    from tui.sources.sacct import load_saved_history
+
+    assert len(load_saved_history(tmp_path / "cap")[0]) == 3  # saved for fairtop history
     back = saved.load_folder(tmp_path / "cap")
     assert np.array_equal(back.tree.usage_raw, snap.tree.usage_raw)
     assert (tmp_path / "cap" / "sprio_l.txt.err").read_text().startswith("sprio: error")

@@ -18,6 +18,7 @@ from tui.app.loading import LoadActions
 from tui.app.messages import StandingLoaded
 from tui.app.panes.allocations import AllocationsPane
 from tui.app.panes.breakdown import BreakdownPane
+from tui.app.panes.history import HistoryPane
 from tui.app.panes.whatif import WhatIfPane
 from tui.app.screens.help import HelpScreen
 from tui.app.widgets.fairshare_tree import FairshareTree
@@ -29,7 +30,7 @@ from tui.analysis.standing import Standing
 BREAKDOWN_DELAY_S = 0.15
 """How long the selection must rest before the breakdown pane recomputes."""
 PANES = {"breakdown": ("Breakdown", BreakdownPane), "alloc": ("Allocations", AllocationsPane),
-         "whatif": ("What-if", WhatIfPane)}
+         "whatif": ("What-if", WhatIfPane), "history": ("History", HistoryPane)}
 """Tab id -> (title, pane class) of the panes beside the tree."""
 STATUS_TICK_S = 1.0
 """How often "updated N s ago" is redrawn for a live source."""

@@ -22,7 +22,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from tui.model import Snapshot
-from tui.sources import saved, slurm_text
+from tui.sources import sacct, saved, slurm_text
 from tui.sources.errors import InputError, SourceUnavailable
 from tui.sources.sshare import parse_sshare
 
@@ -325,10 +325,27 @@ class LiveSlurm:
             self.cadence = Cadence(self.cadence.jobs_s, float(conf.settings.calc_period_s), self.cadence.slow_s)
 
 
+def _history_start(outputs: dict[str, Output], started: datetime) -> datetime:
+    """How far back ``capture`` asks sacct: ten half-lives (what still counts in RawUsage to
+    0.1%), at least 30 days; a year without decay."""
+    from datetime import timedelta
+
+    hl = 7 * 86400
+    config = outputs.get(saved.FILES["config"])
+    if config is not None and config.returncode == 0:
+        try:
+            hl = slurm_text.parse_config(config.stdout).settings.decay_half_life_s
+        except InputError:
+            pass
+    back = timedelta(days=366) if hl <= 0 else max(timedelta(seconds=10 * hl), timedelta(days=30))
+    return (started - back).astimezone()
+
+
 def capture(path: str | Path, timeout: float = DEFAULT_TIMEOUT) -> str:
     """Save the live cluster's outputs into ``path`` under capture.sh's file names.
 
-    Writes each command's stdout to its file, non-empty stderr to ``FILE.err``, the command
+    Writes each command's stdout to its file (and ``sacct`` for ``fairtop history``), non-empty
+    stderr to ``FILE.err``, the command
     lines with exit codes to ``commands.txt`` and the start time to ``captured_at.txt``, so
     ``fairtop --from DIR`` and ``fairtop report --from DIR`` read it back.
 
@@ -350,6 +367,7 @@ def capture(path: str | Path, timeout: float = DEFAULT_TIMEOUT) -> str:
     except OSError as exc:
         raise InputError(str(path), f"cannot create the folder: {exc.strerror or exc}") from None
     outputs, started = collect(timeout)
+    outputs[sacct.SACCT_FILE] = _soft(sacct.sacct_command(_history_start(outputs, started)), timeout * 3)
     failed = 0
     try:
         lines = []

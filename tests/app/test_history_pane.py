@@ -1,0 +1,73 @@
+"""The history pane alone in a tiny app: dated plots from a capture's sacct, or a plain 'none'."""
+
+from __future__ import annotations
+
+from textual.app import App, ComposeResult
+from textual_plotext import PlotextPlot
+
+from tests.conftest import FIXTURES
+from tui.analysis.standing import build_standing
+from tui.app.panes.history import HistoryPane
+from tui.sources.demo import demo_snapshot
+from tui.sources.saved import load_folder
+
+LIVE = FIXTURES / "slurm" / "live" / "fair_tree"
+
+
+class PaneApp(App):
+    def compose(self) -> ComposeResult:
+        yield HistoryPane(id="pane")
+
+
+def _text(pane: HistoryPane) -> str:
+    return "\n".join(str(pane.query_one(f"#{i}").render()) for i in ("hi-title", "hi-check"))
+
+
+async def test_capture_with_sacct_plots_usage_and_the_check() -> None:
+    snap = load_folder(LIVE)
+    standing = build_standing(snap, "la")
+    app = PaneApp()
+    async with app.run_test(size=(120, 45)) as pilot:
+        pane = app.query_one(HistoryPane)
+        pane.show(standing, None)
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        text = _text(pane)
+        assert "Usage of everyone, last 14 days" in text and "3 of 3 jobs" in text
+        assert "-0.0045%, agrees" in text
+        assert all(p.display for p in pane.query(PlotextPlot))
+        row = next(i for i in range(snap.tree.size) if snap.tree.label(i) == "lsub/lc")
+        pane.show(standing, row)  # cached: no second read
+        await pilot.pause()
+        text = _text(pane)
+        assert "Usage of lsub/lc" in text and "1 of 3 jobs" in text and "RawUsage 1,999,810" in text
+
+
+async def test_demo_says_it_has_no_sacct() -> None:
+    app = PaneApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        pane = app.query_one(HistoryPane)
+        pane.show(build_standing(demo_snapshot(seed=0), "alice"), None)
+        await pilot.pause()
+        assert "no sacct" in _text(pane)
+        assert not any(p.display for p in pane.query(PlotextPlot))
+
+
+async def test_in_the_app_the_records_are_read_when_the_tab_is_shown(isolated_paths) -> None:
+    from tui.app.main import build_app
+    from tui.cli import build_parser
+
+    app = build_app(build_parser().parse_args(["--from", str(LIVE)]))
+    async with app.run_test(size=(120, 45)) as pilot:
+        await pilot.pause(0.5)
+        await app.workers.wait_for_complete()
+        pane = app.query_one(HistoryPane)
+        assert not pane._cache  # hidden: nothing read yet
+        app.query_one("TabbedContent").active = "history"
+        for _ in range(50):
+            await pilot.pause(0.1)
+            await app.workers.wait_for_complete()
+            if "agrees" in _text(pane):
+                break
+        assert "Usage of everyone" in _text(pane) and "agrees" in _text(pane)

@@ -1,0 +1,414 @@
+"""Usage history from accounting records, and the cross-check against sshare's RawUsage.
+
+Two answers, both UI-free:
+
+* :func:`daily_usage`: billing x seconds per day and per (account, user) over the last N days
+  (a job running across midnight is split at midnight, local time of the snapshot), and the
+  decayed usage that history implies at the end of each day: every job's charge up to that
+  moment, decayed at Slurm's per-second factor ``d = 1 - 0.693/HL`` (continuously).
+* :func:`check_raw_usage`: Slurm's own discrete law (spec 4.1-4.3) replayed over the jobs and
+  summed up the association tree, against the RawUsage sshare printed. Decay cycles are assumed
+  on a regular grid, one ``PriorityCalcPeriod`` apart, ending at the last decay cycle (saved as
+  ``last_decay_cycle.txt``; else the snapshot time). A job's charge for a cycle interval of
+  ``dt`` seconds is ``dt * d**dt * billing``; it is then decayed by every later cycle, and a
+  job that ends between two cycles is charged at its end and decayed by the next cycle's whole
+  ``d**P``. Where the true cycle times differ from the grid, the result moves by at most one
+  period's decay, ``1 - d**P`` relative: that is the tolerance (plus 1 for sshare's truncation).
+
+Disagreements beyond it are named: a usage reset (PriorityUsageResetPeriod, or an admin's
+``sacctmgr modify ... set RawUsage=0``) leaves sshare below the jobs; purged or missing job
+records (PurgeJobAfter, PrivateData, a narrower --starttime) leave it above; a controller that
+was down loses the usage of jobs that ran meanwhile; a QOS UsageFactor other than 1 scales it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import date, datetime, time, timedelta, tzinfo
+
+import numpy as np
+
+from tui.engine.decay import decay_per_second
+from tui.model import AssocTree, PrioritySettings
+from tui.sources.sacct import AccountedJob
+
+__all__ = ["DailyUsage", "UsageCheck", "HistoryCheck", "daily_usage", "charged_usage", "check_raw_usage",
+           "last_reset_before", "select_jobs"]
+
+
+# --------------------------------------------------------------------------------------------
+# Filtering
+# --------------------------------------------------------------------------------------------
+
+
+def _ancestors(tree: AssocTree | None) -> dict[str, set[str]]:
+    """account -> itself and every account above it (from the tree's account rows)."""
+    if tree is None:
+        return {}
+    out: dict[str, set[str]] = {}
+    for i in range(tree.size):
+        if tree.is_user[i]:
+            continue
+        names = {str(tree.account[i])}
+        p = int(tree.parent[i])
+        while p >= 0:
+            names.add(str(tree.account[p]))
+            p = int(tree.parent[p])
+        out[str(tree.account[i])] = names
+    return out
+
+
+def select_jobs(jobs: Iterable[AccountedJob], account: str | None = None, user: str | None = None,
+                tree: AssocTree | None = None) -> list[AccountedJob]:
+    """Jobs of ``user`` and under ``account`` (the account itself or, with the tree, any
+    account below it, as Slurm counts an account's usage)."""
+    up = _ancestors(tree)
+    out = []
+    for job in jobs:
+        if user and job.user != user:
+            continue
+        if account and account not in up.get(job.account, {job.account}):
+            continue
+        out.append(job)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Daily usage and the decayed usage it implies
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class DailyUsage:
+    """Usage per day of every (account, user) that ran in the window.
+
+    ``usage[k, i]`` is billing x seconds of ``keys[k]`` on ``days[i]``; ``decayed[k, i]`` its
+    decayed usage (billing-seconds) at the end of ``days[i]`` (the last day: at ``now``), from
+    all its jobs, also those before the window.
+    """
+
+    days: tuple[date, ...]
+    keys: tuple[tuple[str, str], ...]
+    usage: np.ndarray
+    decayed: np.ndarray
+    now: datetime
+    half_life_s: int
+
+    def total(self) -> np.ndarray:
+        """Usage per day, all keys together (billing-seconds)."""
+        return self.usage.sum(axis=0) if len(self.keys) else np.zeros(len(self.days))
+
+    def total_decayed(self) -> np.ndarray:
+        return self.decayed.sum(axis=0) if len(self.keys) else np.zeros(len(self.days))
+
+    def rows(self) -> list[dict[str, object]]:
+        """One dict per (day, account, user) with usage: date, account, user, usage (billing-s),
+        su (billing-hours), decayed_usage (billing-s)."""
+        out: list[dict[str, object]] = []
+        for i, day in enumerate(self.days):
+            for k, (acct, user) in enumerate(self.keys):
+                if self.usage[k, i] == 0 and self.decayed[k, i] == 0:
+                    continue
+                out.append({"date": day.isoformat(), "account": acct, "user": user,
+                            "usage": round(float(self.usage[k, i]), 3),
+                            "su": round(float(self.usage[k, i]) / 3600.0, 6),
+                            "decayed_usage": round(float(self.decayed[k, i]), 3)})
+        return out
+
+
+def _decayed_integral(rate: np.ndarray, a: np.ndarray, b: np.ndarray, t: float, lam: float) -> np.ndarray:
+    """``rate * integral_a^b exp(-lam (t - s)) ds`` for b <= t (zero where b <= a)."""
+    width = np.maximum(b - a, 0.0)
+    if lam == 0.0:
+        return rate * width
+    bb = np.maximum(b, a)
+    return rate * (np.exp(-lam * (t - bb)) - np.exp(-lam * (t - a))) / lam * (width > 0)
+
+
+def daily_usage(jobs: Sequence[AccountedJob], now: datetime, days: int, half_life_s: int,
+                tz: tzinfo | None = None) -> DailyUsage:
+    """Usage per day over the ``days`` days ending with ``now``'s date, per (account, user).
+
+    Parameters
+    ----------
+    jobs : sequence of AccountedJob
+        Accounting records (all of them: earlier jobs still count in the decayed usage).
+    now : datetime
+        The snapshot time (aware); running jobs count up to it, later charges are ignored.
+    days : int
+        Number of calendar days (>= 1), the last one being ``now``'s (partial) day.
+    half_life_s : int
+        PriorityDecayHalfLife in seconds (0: no decay).
+    tz : tzinfo, optional
+        Zone whose midnights split the days (default ``now``'s).
+
+    Returns
+    -------
+    DailyUsage
+        Usage in billing-seconds (SU = billing-hours is ``usage / 3600``).
+    """
+    if days < 1:
+        raise ValueError("days must be >= 1")
+    zone = tz or now.tzinfo
+    local_now = now.astimezone(zone)
+    last = local_now.date()
+    day_list = tuple(last - timedelta(days=days - 1 - i) for i in range(days))
+    bounds = [datetime.combine(d, time(0), tzinfo=zone).timestamp() for d in day_list]
+    t_now = now.timestamp()
+    edges = np.asarray(bounds + [t_now], dtype=np.float64)
+    ends_of_day = np.minimum(np.asarray(bounds[1:] + [t_now], dtype=np.float64), t_now)
+    keys = sorted({(j.account, j.user) for j in jobs})
+    index = {k: n for n, k in enumerate(keys)}
+    usage = np.zeros((len(keys), days))
+    decayed = np.zeros((len(keys), days))
+    if jobs:
+        start = np.asarray([j.start.timestamp() for j in jobs])
+        stop = np.asarray([min(j.end.timestamp(), t_now) if j.end is not None else t_now for j in jobs])
+        rate = np.asarray([j.billing for j in jobs])
+        key = np.asarray([index[(j.account, j.user)] for j in jobs])
+        d = decay_per_second(half_life_s)
+        lam = -math.log(d) if d < 1 else 0.0
+        for i in range(days):
+            lo, hi = edges[i], edges[i + 1]
+            seconds = np.clip(np.minimum(stop, hi) - np.maximum(start, lo), 0.0, None)
+            np.add.at(usage[:, i], key, rate * seconds)
+            t = ends_of_day[i]
+            np.add.at(decayed[:, i], key, _decayed_integral(rate, start, np.minimum(stop, t), t, lam))
+    return DailyUsage(day_list, tuple(keys), usage, decayed, now, half_life_s)
+
+
+# --------------------------------------------------------------------------------------------
+# Slurm's discrete law, per job
+# --------------------------------------------------------------------------------------------
+
+
+def charged_usage(start: float, end: float | None, billing: float, last_cycle: float, period_s: float,
+                  half_life_s: float) -> float:
+    """A job's share of RawUsage at ``last_cycle`` under Slurm's cycle law (spec 4.1-4.3).
+
+    Cycles run at ``c_k = last_cycle - k * period_s``. For each cycle interval the job ran in
+    for ``dt`` seconds it is charged ``dt * d**dt * billing``: at the cycle if still running
+    (then decayed by the ``k`` later cycles), or at its end (then decayed by ``k + 1``). A job
+    that ended after ``last_cycle`` has its tail charged undecayed.
+
+    Parameters
+    ----------
+    start, end : float
+        Epoch seconds; ``end`` None while running (charged up to ``last_cycle``).
+    billing : float
+        Billable TRES (per second of run time).
+    last_cycle, period_s, half_life_s : float
+        The last decay cycle (epoch s), PriorityCalcPeriod and PriorityDecayHalfLife (s).
+
+    Returns
+    -------
+    float
+        Billing-seconds, decayed to ``last_cycle``.
+    """
+    d = decay_per_second(half_life_s)
+    P = float(period_s)
+    L = float(last_cycle)
+    total = 0.0
+    if end is not None and end > L:  # charged at its end, after the last cycle: not decayed yet
+        tail = end - max(start, L)
+        total += tail * d**tail * billing
+        if start >= L:
+            return total
+        end = None  # up to L it was charged cycle by cycle, as a running job
+    if end is not None and end <= start:
+        return total
+    r = d**P
+    k_s = math.floor((L - start) / P)
+    if end is not None:
+        k_e = math.floor((L - end) / P)
+        if k_e == k_s:
+            dt = end - start
+            return total + dt * d**dt * billing * r ** (k_e + 1)
+    c_ks = L - k_s * P
+    dt1 = c_ks - start
+    total += dt1 * d**dt1 * billing * r**k_s
+    m = k_e + 1 if end is not None else 0
+    if k_s > m:  # whole intervals k = m .. k_s - 1, each P * d**P * billing, decayed r**k
+        series = (k_s - m) if r == 1.0 else (r**m - r**k_s) / (1.0 - r)
+        total += P * r * billing * series
+    if end is not None:
+        dt2 = end - (L - (k_e + 1) * P)
+        total += dt2 * d**dt2 * billing * r ** (k_e + 1)
+    return total
+
+
+def last_reset_before(period: str, when: datetime) -> datetime | None:
+    """The latest PriorityUsageResetPeriod boundary at or before ``when`` (local midnights of
+    ``when``'s zone); None for NONE and NOW (NOW resets at controller start: unknown here)."""
+    p = period.strip().upper()
+    midnight = datetime.combine(when.date(), time(0), tzinfo=when.tzinfo)
+    if p == "DAILY":
+        return midnight
+    if p == "WEEKLY":  # Sunday 00:00 (Python: Monday 0 ... Sunday 6)
+        return midnight - timedelta(days=(when.weekday() + 1) % 7)
+    if p in ("MONTHLY", "QUARTERLY", "YEARLY"):
+        month = {"MONTHLY": when.month, "QUARTERLY": (when.month - 1) // 3 * 3 + 1, "YEARLY": 1}[p]
+        return datetime.combine(date(when.year, month, 1), time(0), tzinfo=when.tzinfo)
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# The cross-check
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UsageCheck:
+    """One association: RawUsage as printed against the jobs' reconstruction."""
+
+    row: int
+    label: str
+    printed: float
+    rebuilt: float
+    tolerance: float
+    """Billing-seconds the two may differ by from the decay-period rounding (and truncation)."""
+    note: str = ""
+
+    @property
+    def diff(self) -> float:
+        return self.rebuilt - self.printed
+
+    @property
+    def rel_diff(self) -> float | None:
+        """``(rebuilt - printed) / printed``; None when nothing was printed."""
+        return None if self.printed == 0 else self.diff / self.printed
+
+    @property
+    def agrees(self) -> bool:
+        return bool(abs(self.diff) <= self.tolerance)
+
+    def as_dict(self) -> dict[str, object]:
+        rel = self.rel_diff
+        return {"association": self.label, "raw_usage": round(self.printed, 2), "rebuilt": round(self.rebuilt, 2),
+                "diff": round(self.diff, 2), "rel_diff": None if rel is None else float(f"{rel:.3e}"),
+                "tolerance": round(self.tolerance, 2), "agrees": self.agrees, "note": self.note}
+
+
+@dataclass(frozen=True)
+class HistoryCheck:
+    """The reconstruction of every association's RawUsage from the jobs."""
+
+    rows: tuple[UsageCheck, ...]
+    last_cycle: datetime
+    last_cycle_assumed: bool
+    """True when no last decay cycle was saved and the snapshot time stands in for it."""
+    period_s: int
+    half_life_s: int
+    unmatched: dict[str, float] = field(default_factory=dict)
+    """``account/user`` of jobs without an association in the tree -> their charged usage."""
+    notes: tuple[str, ...] = ()
+
+    @property
+    def max_rel_diff(self) -> float:
+        rels = [abs(r.rel_diff) for r in self.rows if r.rel_diff is not None]
+        return max(rels, default=0.0)
+
+    @property
+    def agrees(self) -> bool:
+        return all(r.agrees for r in self.rows)
+
+    def only(self, account: str | None, user: str | None, tree: AssocTree) -> HistoryCheck:
+        """The rows of ``user``'s associations and of the associations under ``account``."""
+        up = _ancestors(tree)
+
+        def keep(i: int) -> bool:
+            if user and tree.user[i] != user:
+                return False
+            return not account or account in up.get(str(tree.account[i]), {str(tree.account[i])})
+
+        return replace(self, rows=tuple(r for r in self.rows if keep(r.row)))
+
+
+def _explain(printed: float, rebuilt: float) -> str:
+    if rebuilt > printed:
+        return ("sshare has less than the jobs: a usage reset (PriorityUsageResetPeriod, or "
+                "sacctmgr ... set RawUsage=0), a controller down or restarted without its state, "
+                "or a QOS UsageFactor < 1")
+    return ("sshare has more than the jobs: job records missing from sacct (purged by PurgeJobAfter, "
+            "hidden by PrivateData, older than --starttime), jobs of a deleted association, "
+            "or a QOS UsageFactor > 1")
+
+
+def check_raw_usage(jobs: Sequence[AccountedJob], tree: AssocTree, settings: PrioritySettings,
+                    last_cycle: datetime | None, taken_at: datetime) -> HistoryCheck:
+    """Replay Slurm's decay law over ``jobs`` and compare with every association's RawUsage.
+
+    Parameters
+    ----------
+    jobs : sequence of AccountedJob
+        All jobs that still count (with HL 7 days, ten half-lives back is enough for 0.1%).
+    tree : AssocTree
+        The snapshot's tree; ``usage_raw`` is what sshare (or assoc_mgr) printed.
+    settings : PrioritySettings
+        Half-life, calc period and usage reset period of the cluster.
+    last_cycle : datetime or None
+        The last decay cycle; None: ``taken_at`` (then the grid may be off by up to a period,
+        which the tolerance already covers).
+    taken_at : datetime
+        When the snapshot was taken.
+
+    Returns
+    -------
+    HistoryCheck
+        One row per association, in tree order, with the tolerance and a note where they differ.
+    """
+    assumed = last_cycle is None
+    cycle = last_cycle or taken_at
+    L = float(math.floor(cycle.timestamp()))
+    P = max(int(settings.calc_period_s), 1)
+    HL = int(settings.decay_half_life_s)
+    d = decay_per_second(HL)
+    notes: list[str] = []
+    reset = last_reset_before(settings.usage_reset_period, cycle.astimezone())
+    reset_t = reset.timestamp() if reset is not None else None
+    if reset is not None:
+        notes.append(f"PriorityUsageResetPeriod={settings.usage_reset_period}: usage was reset at "
+                     f"{reset.isoformat(timespec='minutes')}; only the run time after it is counted")
+    elif settings.usage_reset_period.strip().upper() == "NOW":
+        notes.append("PriorityUsageResetPeriod=NOW: usage was reset when slurmctld last started (time unknown)")
+    if assumed:
+        notes.append("no last decay cycle saved: cycles assumed to end at the snapshot time")
+    if HL == 0:
+        notes.append("PriorityDecayHalfLife=0: usage does not decay")
+    row_of: dict[tuple[str, str], int] = {}
+    for i in range(tree.size):
+        if tree.is_user[i]:
+            row_of.setdefault((str(tree.account[i]), str(tree.user[i])), i)
+    rebuilt = np.zeros(tree.size, dtype=np.float64)
+    unmatched: dict[str, float] = defaultdict(float)
+    for job in jobs:
+        start = job.start.timestamp()
+        end = job.end.timestamp() if job.end is not None else None
+        if reset_t is not None:
+            if end is not None and end <= reset_t:
+                continue
+            start = max(start, reset_t)
+        if start > L and end is None:
+            continue
+        usage = charged_usage(start, end, job.billing, L, P, HL)
+        row = row_of.get((job.account, job.user))
+        if row is None:
+            unmatched[f"{job.account}/{job.user}"] += usage
+            continue
+        while row >= 0:
+            rebuilt[row] += usage
+            row = int(tree.parent[row])
+    if unmatched:
+        notes.append(f"{len(unmatched)} account/user pair(s) in sacct have no association in sshare "
+                     f"(deleted or renamed): {', '.join(sorted(unmatched))}")
+    slack = 1.0 - d**P  # one period's decay: where the true cycles fall against the grid
+    out = []
+    for i in range(tree.size):
+        printed = float(tree.usage_raw[i])
+        tol = float(slack * max(printed, rebuilt[i]) + 1.0)  # + sshare's truncation to a whole number
+        note = "" if abs(rebuilt[i] - printed) <= tol else _explain(printed, float(rebuilt[i]))
+        out.append(UsageCheck(i, tree.label(i), printed, float(rebuilt[i]), tol, note))
+    return HistoryCheck(tuple(out), cycle, assumed, P, HL, dict(unmatched), tuple(notes))
