@@ -135,7 +135,9 @@ class BreakdownPane(PaneFrame):
         for widget_id in ("#bd-summary", "#bd-steps", "#bd-factor", "#bd-jobs"):
             self.query_one(widget_id, Static).update("")
 
-    @work(thread=True, exclusive=True, group="breakdown", name="breakdown", exit_on_error=False)
+    # An explicit description: by default @work repr()s the arguments, the whole Standing.
+    @work(thread=True, exclusive=True, group="breakdown", name="breakdown", exit_on_error=False,
+          description="explain the selected row and compute its recovery curves")
     def _explain(self, standing: Standing, row: int, request_id: int) -> None:
         """Off the UI thread: the explanation, then the recovery curves, each as a message."""
         worker = get_current_worker()

@@ -223,7 +223,10 @@ class WhatIfPane(PaneFrame):
             self._show_result(f"[b]Cost[/b]  {cost.total_hours:,.1f} SU · computing the effect on the fairshare...")
         self._worker = self._charge(standing, target, cost, self._request, delay)
 
-    @work(thread=True, exclusive=True, group="whatif", name="what-if", exit_on_error=False)
+    # An explicit description: by default @work repr()s the arguments, the whole Standing
+    # (0.7 s at 100k associations, on the UI thread, per key).
+    @work(thread=True, exclusive=True, group="whatif", name="what-if", exit_on_error=False,
+          description="charge the what-if job and rerun the engine")
     def _charge(self, standing: Standing, target: int, cost: JobCost, request_id: int, delay: float) -> None:
         """Off the UI thread: wait ``delay`` s unless cancelled (a newer key), then run the engine."""
         worker = get_current_worker()
