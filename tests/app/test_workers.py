@@ -45,37 +45,33 @@ def pane_text(app, tab: str) -> str:  # noqa: ANN001 - FairtopApp
     return shown(app.query_one(f"#pane-{tab}"))
 
 
-@pytest.mark.parametrize("name", ["recovery", "explain_slurm"])
-async def test_breakdown_worker_failure_is_notified_and_shown(make_app, monkeypatch, name: str) -> None:
-    monkeypatch.setattr(breakdown_pane, name, failing(f"{name} exploded"))
+FAILURES = {  # pane module's function made to raise -> (module, tab key, tab, pending text, error shown)
+    "recovery": (breakdown_pane, "2", "breakdown", "computing...", "could not compute: {}"),
+    "explain_slurm": (breakdown_pane, "2", "breakdown", "computing...", "could not compute: {}"),
+    "whatif": (whatif_pane, "4", "whatif", "computing the effect", "Could not compute the effect of this job: {}"),
+}
+
+
+@pytest.mark.parametrize("name", list(FAILURES))
+async def test_pane_worker_failure_is_notified_and_shown(make_app, monkeypatch, name: str) -> None:
+    module, key, tab, pending, shown_error = FAILURES[name]
+    real = getattr(module, name)
+    monkeypatch.setattr(module, name, failing(f"{name} exploded"))
     app = make_app()
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await ready(pilot)
-        await pilot.press("m", "2")
+        await pilot.press("m", key)
         await ready(pilot)
-        text = pane_text(app, "breakdown")
+        text = pane_text(app, tab)
         assert any(f"{name} exploded" in note for note in error_notes(app)), app._notifications
-        assert "computing..." not in text
-        assert f"could not compute: {name} exploded" in text
+        assert pending not in text
+        assert shown_error.format(f"{name} exploded") in text
         assert app.standing is not None  # the data stays; only the pane's answer is missing
-
-
-async def test_whatif_worker_failure_is_notified_and_shown(make_app, monkeypatch) -> None:
-    monkeypatch.setattr(whatif_pane, "whatif", failing("what-if exploded"))
-    app = make_app()
-    async with app.run_test(size=SIZE, notifications=True) as pilot:
-        await ready(pilot)
-        await pilot.press("m", "4")
-        await ready(pilot)
-        text = pane_text(app, "whatif")
-        assert any("what-if exploded" in note for note in error_notes(app)), app._notifications
-        assert "computing the effect" not in text
-        assert "Could not compute the effect of this job: what-if exploded" in text
-        # a failed request is retried on the next change of the form
-        monkeypatch.setattr(whatif_pane, "whatif", _real_whatif)
-        app.query_one("#wi-cpus", Input).value = "8"
-        await ready(pilot)
-        assert "FairShare " in pane_text(app, "whatif")
+        if name == "whatif":  # a failed request is retried on the next change of the form
+            monkeypatch.setattr(module, name, real)
+            app.query_one("#wi-cpus", Input).value = "8"
+            await ready(pilot)
+            assert "FairShare " in pane_text(app, tab)
 
 
 async def test_engine_work_runs_off_the_ui_thread(make_app, monkeypatch) -> None:
