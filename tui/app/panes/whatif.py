@@ -103,6 +103,8 @@ class WhatIfPane(PaneFrame):
         """Counts form states (and selections): a result for an older one is dropped."""
         self._worker: Worker | None = None
         """The worker charging the current form (None: nothing to compute)."""
+        self._texts: dict[str, str] = {}
+        """The text last put in each Static by :meth:`_update`."""
         self._result_shown = False
         """Whether ``#wi-result`` shows a what-if result (kept, dimmed, while the next computes)."""
         self._form: tuple | None = None
@@ -199,14 +201,13 @@ class WhatIfPane(PaneFrame):
         self.workers.cancel_group(self, "whatif")
         request, errors = parse_job_form(fields, self._partitions)
         for key in ("partition", *(k for k, _, _ in FIELDS)):
-            self.query_one(f"#wi-error-{key}", Static).update(errors.get(key, ""))
+            self._update(f"wi-error-{key}", errors.get(key, ""))
             if key != "partition":
                 self.query_one(f"#wi-{key}", Input).set_class(key in errors, "invalid")
         tree = standing.snapshot.tree
         who = tree.label(target) if tree is not None and target is not None else "a user"
-        self.query_one("#wi-title", Static).update(
-            f"What if {who} ran this job? (charged to the user selected in the tree, else to you; "
-            "Tab moves between fields)")
+        self._update("wi-title", f"What if {who} ran this job? (charged to the user selected in the tree, "
+                                 "else to you; Tab moves between fields)")
         if request is None:
             self._show_result("[$error]Fix the fields above to see the cost.[/]")
             return
@@ -245,6 +246,12 @@ class WhatIfPane(PaneFrame):
         if worker is not self._worker:
             return  # an older request's: the form has changed since
         self._show_result(f"[$error]Could not compute the effect of this job: {escape(text)}[/]")
+
+    def _update(self, widget_id: str, text: str) -> None:
+        """Update a Static only if its text changes: each update relayouts the screen, per key."""
+        if self._texts.get(widget_id) != text:
+            self._texts[widget_id] = text
+            self.query_one(f"#{widget_id}", Static).update(text)
 
     def _show_result(self, markup: str, is_result: bool = False) -> None:
         result = self.query_one("#wi-result", Static)
