@@ -1,4 +1,4 @@
-"""Timings and memory of the app: ``python bench/app.py [start|filter|rss ...] [-n 5]``.
+"""Timings and memory of the app: ``python bench/app.py [start|filter|whatif|rss ...] [-n 5]``.
 
 What is measured:
 
@@ -16,6 +16,21 @@ What is measured:
     ``App.run_test``; ``/`` opens the filter prompt, then each typed key is timed from just before
     ``pilot.press`` to after ``pilot.pause()`` returns, and the tree's ``rows_shown`` is checked to
     have changed (the live filter ran and the widget was refreshed). Target under 50 ms per key.
+``whatif``
+    The same 100k app; ``m`` selects the viewer's association, ``4`` opens the what-if pane, and
+    once its first result is in, :data:`WHATIF_KEYS` are typed into the CPUs/node field (``End``,
+    then ``8`` and Backspace in turn: the field goes 4, 48, 4, ...; every key is a valid change)
+    at a fast typist's pace, one key every :data:`TYPING_INTERVAL_S` (sent to the driver as
+    Pilot does, but without Pilot's wait for idle after each key, which takes longer than the
+    pane's debounce). ``key_to_input``: from sending the key to the first line the Input draws
+    showing its new value (a wrapper on the instance's ``render_line``): key to screen updated.
+    Target under 50 ms (median and worst of the 20 keys). ``last_key_to_result``: from the last
+    key to the first frame drawn after the pane put the final form's what-if result on screen
+    (the debounce, one engine run in the worker thread, the message, the redraw);
+    ``..._handled`` stops when the message was handled, before the draw.
+    ``engine_runs_while_typing``: what-if results that arrived before the last key (0 when the
+    debounce holds). ``ui_stall``: gaps of a 1 ms heartbeat task on the app's event loop while
+    typing, the longest and the 99th percentile: how long the UI thread could answer nothing.
 ``rss``
     ``VmRSS`` from ``/proc/self/status`` of the process running the app (via ``run_test``) with
     the 100k tree loaded and drawn. Target under 250 MB.
@@ -41,6 +56,10 @@ ME = "alice"
 BIG = {"users": 90_000, "accounts": 10_000}
 FILTER_KEYS = "chem"
 """Typed one key at a time after ``/``: each key narrows the live filter."""
+WHATIF_KEYS = ("8", "backspace") * 10
+"""Typed into the what-if CPUs/node field ("4"): 20 keys, each a valid change of the form."""
+TYPING_INTERVAL_S = 0.1
+"""Time from one what-if key to the next (a fast typist), within the pane's debounce."""
 
 CHILD = r"""
 import sys, time
@@ -89,7 +108,7 @@ def big_app():  # noqa: ANN201 - FairtopApp
     return FairtopApp(Settings(theme="dark"), lambda: snap, ME, State())
 
 
-async def _run_big(measure_filter: bool) -> dict[str, float]:
+async def _run_big(measure_filter: bool, measure_whatif: bool = False) -> dict[str, float]:
     from tui.app.widgets.fairshare_tree import FairshareTree
 
     app = big_app()
@@ -101,7 +120,9 @@ async def _run_big(measure_filter: bool) -> dict[str, float]:
         tree = app.query_one(FairshareTree)
         assert tree.table is not None and tree.table.size >= 100_000, tree.table
         out["associations"] = tree.table.size
-        if not measure_filter:  # a fresh process only: earlier runs' garbage would count too
+        if measure_whatif:
+            out.update(await _time_whatif_keys(pilot))
+        elif not measure_filter:  # a fresh process only: earlier runs' garbage would count too
             out["rss_mb"] = rss_mb()
         else:
             out.update(await _time_filter_keys(pilot, tree))
@@ -150,6 +171,84 @@ async def _time_filter_keys(pilot, tree) -> dict[str, float]:  # noqa: ANN001 - 
             "shown_after": len(tree.rows_shown)}
 
 
+async def _time_whatif_keys(pilot) -> dict[str, float]:  # noqa: ANN001 - Pilot
+    """Type :data:`WHATIF_KEYS` into the what-if CPUs field; milliseconds per key and to the result."""
+    import asyncio
+
+    from textual import events
+    from textual.widgets import Input, Static
+
+    app = pilot.app
+    await pilot.press("m", "4")
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    pane = app.query_one("#pane-whatif")
+    field = pane.query_one("#wi-cpus", Input)
+    result = pane.query_one("#wi-result", Static)
+    assert "FairShare" in str(result.content), result.content
+    marks: dict[str, float] = {}
+    results: list[float] = []
+    """When the pane put a what-if result on screen, and when that was next drawn."""
+    drawn: list[float] = []
+    render_line, show_result, result_lines = field.render_line, pane._show_result, result.render_lines
+
+    def timed_render_line(y: int):  # noqa: ANN202 - Strip
+        if "key" in marks and field.value != marks["value"]:
+            marks.setdefault("drawn", time.perf_counter())
+        return render_line(y)
+
+    def timed_show_result(markup: str, is_result: bool = False) -> None:
+        show_result(markup, is_result)
+        if is_result:
+            results.append(time.perf_counter())
+
+    def timed_result_lines(crop):  # noqa: ANN001, ANN202 - Region, list[Strip]
+        if results and (not drawn or drawn[-1] < results[-1]):
+            drawn.append(time.perf_counter())
+        return result_lines(crop)
+
+    field.render_line, pane._show_result, result.render_lines = timed_render_line, timed_show_result, timed_result_lines
+    field.focus()
+    await pilot.press("end")
+    await pilot.pause()
+    to_input, gaps = [], []
+
+    async def heartbeat() -> None:
+        """The event loop's stalls: how long the UI thread could not answer anything."""
+        while True:
+            t0 = time.perf_counter()
+            await asyncio.sleep(0.001)
+            gaps.append(time.perf_counter() - t0 - 0.001)
+
+    beat = asyncio.create_task(heartbeat())
+    for key in WHATIF_KEYS:  # at a typist's pace, not Pilot's (it waits for idle after each key)
+        marks.clear()
+        marks["value"] = field.value  # type: ignore[assignment]
+        t = marks["key"] = time.perf_counter()
+        event = events.Key(key, key if len(key) == 1 else None)
+        event.set_sender(app)
+        app._driver.send_message(event)
+        while "drawn" not in marks:
+            assert time.perf_counter() < t + 10, f"key {key!r} not drawn within 10 s"
+            await asyncio.sleep(0.001)
+        to_input.append(marks["drawn"] - t)
+        await asyncio.sleep(max(0.0, t + TYPING_INTERVAL_S - time.perf_counter()))
+    beat.cancel()
+    stall = {"ui_stall_ms_max": 1000 * max(gaps), "ui_stall_ms_p99": 1000 * statistics.quantiles(gaps, n=100, method="inclusive")[98]}
+    end = time.perf_counter() + 30
+    while not drawn or drawn[-1] < t:
+        assert time.perf_counter() < end, "no what-if result within 30 s"
+        await pilot.pause(0.005)
+    result_at = next(r for r in results if r > t)
+    result_drawn = next(d for d in drawn if d >= result_at)
+    assert field.value == "4" and "FairShare" in str(result.content), (field.value, result.content)
+    return {"key_to_input_ms_median": 1000 * statistics.median(to_input),
+            "key_to_input_ms_max": 1000 * max(to_input),
+            "last_key_to_result_ms": 1000 * (result_drawn - t),
+            "last_key_to_result_handled_ms": 1000 * (result_at - t),
+            "engine_runs_while_typing": len(results) - 1, **stall}
+
+
 def rss_mb() -> float:
     """This process's resident set size in MB (``VmRSS``)."""
     for line in Path("/proc/self/status").read_text().splitlines():
@@ -178,7 +277,13 @@ def bench_filter() -> dict[str, float]:
     return asyncio.run(_run_big(True))
 
 
-BENCHES = {"start": bench_start, "filter": bench_filter, "rss": bench_rss}
+def bench_whatif() -> dict[str, float]:
+    import asyncio
+
+    return asyncio.run(_run_big(False, measure_whatif=True))
+
+
+BENCHES = {"start": bench_start, "filter": bench_filter, "whatif": bench_whatif, "rss": bench_rss}
 
 
 def main(argv: list[str] | None = None) -> int:

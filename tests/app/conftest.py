@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path
@@ -53,8 +54,24 @@ def make_app() -> Callable[..., FairtopApp]:
     return build
 
 
+async def workers_done(pilot: Pilot) -> None:
+    """Wait until no worker runs and the messages they posted are handled.
+
+    Handling a worker's result can start another (a load shows the panes, whose workers compute),
+    so this waits again until none is left. A failed or cancelled worker does not raise here: the
+    app reports failures itself, and tests assert on what it shows.
+    """
+    app = pilot.app
+    await pilot.pause()
+    for _ in range(20):
+        workers = [w for w in app.workers if not w.is_finished]
+        if not workers:
+            break
+        await asyncio.gather(*(w.wait() for w in workers), return_exceptions=True)
+        await pilot.pause()
+    await pilot.pause()
+
+
 async def ready(pilot: Pilot) -> None:
-    """Wait for the load worker and the messages it posted."""
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-    await pilot.pause()
+    """Wait for the load worker, the panes' workers, and the messages they posted."""
+    await workers_done(pilot)

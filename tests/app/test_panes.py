@@ -9,6 +9,7 @@ from textual.geometry import Region
 from textual.widget import Widget
 from textual.widgets import DataTable, Input, Select, Static
 
+from tests.app.conftest import workers_done
 from tests.conftest import FIXTURES
 from tests.treebuild import tree_from_text
 from tui.app.panes.allocations import AllocationsPane
@@ -33,9 +34,9 @@ class PaneApp(App):
 
 
 async def settle(pilot) -> None:
-    """Let change messages run, then the layout they cause."""
-    await pilot.pause()
-    await pilot.pause()
+    """Let change messages run, the panes' workers finish (the what-if one after its debounce),
+    then the messages they post and the layout they cause."""
+    await workers_done(pilot)
 
 
 def shown(pane: Widget) -> str:

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 from textual import work
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from tui.app.messages import StandingLoaded
+from tui.app.messages import PaneWorkerFailed, StandingLoaded
+from tui.app.panes.base import error_text
 from tui.app.widgets.tree_rows import TreeTable
 from tui.analysis.standing import build_standing
 
@@ -27,7 +28,7 @@ else:
 
 
 class LoadActions(_Base):
-    """The load worker, the refresh timer's callback, worker failures, and the data's age."""
+    """The load worker, the refresh timer's callback, every worker's failure, and the data's age."""
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="load", name="load")
     def load(self) -> None:
@@ -48,20 +49,27 @@ class LoadActions(_Base):
             self.load()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """The one place worker failures surface."""
-        if event.state is not WorkerState.ERROR:
-            return
-        error = event.worker.error
-        text = str(error) or type(error).__name__
-        if self.standing is not None and event.worker.group == "load":
-            # A refresh failed: keep showing the last data, say how old it is, notify once per error.
-            repeated, self._refresh_error = text == self._refresh_error, text
-            self._update_status()
-            if repeated:
-                return
-        else:
-            self._status.update(f"could not load: {error}")
-        self.notify(text, title=f"{event.worker.name} failed", severity="error", timeout=15)
+        """Failures of the app's own workers (the load)."""
+        if event.state is WorkerState.ERROR:
+            self._worker_failed(event.worker, event.worker.error)
+
+    def on_pane_worker_failed(self, message: PaneWorkerFailed) -> None:
+        """Failures of the panes' workers (their ``StateChanged`` stops at the pane)."""
+        self._worker_failed(message.worker, message.error)
+
+    def _worker_failed(self, worker: Worker, error: BaseException | None) -> None:
+        """The one place worker failures surface: a notification with the error's text."""
+        text = error_text(error)
+        if worker.group == "load":
+            if self.standing is not None:
+                # A refresh failed: keep showing the last data, say how old it is, notify once per error.
+                repeated, self._refresh_error = text == self._refresh_error, text
+                self._update_status()
+                if repeated:
+                    return
+            else:
+                self._status.update(f"could not load: {error}")
+        self.notify(text, title=f"{worker.name or worker.group} failed", severity="error", timeout=15)
 
     def _data_age(self) -> str:
         """How fresh the data is: "updated N s ago" for a live source, else the snapshot time."""

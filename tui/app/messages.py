@@ -5,9 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from textual.message import Message
+from textual.worker import Worker
 
-from tui.app.widgets.tree_rows import TreeTable
+from tui.analysis.breakdown import Explanation
+from tui.analysis.recovery import Recovery
 from tui.analysis.standing import Standing
+from tui.analysis.whatif import WhatIf
+from tui.app.widgets.tree_rows import TreeTable
 
 
 @dataclass
@@ -17,3 +21,39 @@ class StandingLoaded(Message):
     standing: Standing
     table: TreeTable
     """The tree pane's strings and sort keys for ``standing``."""
+
+
+@dataclass
+class ExplanationReady(Message, bubble=False):
+    """The breakdown worker explained ``row``; dropped unless ``request_id`` is still the pane's."""
+
+    request_id: int
+    row: int
+    explanation: Explanation
+
+
+@dataclass
+class RecoveryReady(Message, bubble=False):
+    """The breakdown worker's recovery curves of ``row`` (after its :class:`ExplanationReady`)."""
+
+    request_id: int
+    row: int
+    recovery: Recovery
+
+
+@dataclass
+class WhatIfReady(Message, bubble=False):
+    """The what-if worker charged the form's job; dropped unless ``request_id`` is still the pane's
+    (the form changed, or another row was selected, since the worker started)."""
+
+    request_id: int
+    result: WhatIf
+
+
+@dataclass
+class PaneWorkerFailed(Message):
+    """A pane's worker raised. Bubbles to :class:`~tui.app.app.FairtopApp`, which notifies the user
+    the same way as for its own workers (``Worker.StateChanged`` does not bubble)."""
+
+    worker: Worker
+    error: BaseException

@@ -1,18 +1,34 @@
-"""What every pane shares: a full-height scrolling frame with a title line."""
+"""What every pane shares: a full-height scrolling frame with a title line, and worker failures.
+
+A pane's engine work runs in thread workers started on the pane (``@work(thread=True, ...)``);
+their results come back as typed messages (:mod:`tui.app.messages`). A worker's
+``Worker.StateChanged`` goes to the pane only (it does not bubble): :meth:`PaneFrame.on_worker_state_changed`
+lets the pane show its error state (:meth:`PaneFrame.worker_failed`) and posts
+:class:`~tui.app.messages.PaneWorkerFailed`, which bubbles to the app, the one place that
+notifies the user of any worker's failure.
+"""
 
 from __future__ import annotations
 
 from textual import events
 from textual.widget import Widget
+from textual.worker import Worker, WorkerState
 
+from tui.app.messages import PaneWorkerFailed
 from tui.app.widgets.fairshare_tree import keys_follow_prompt
+
+
+def error_text(error: BaseException | None) -> str:
+    """The message of a worker's exception, or its type when it has none."""
+    return (str(error) or type(error).__name__) if error is not None else "unknown error"
 
 
 class PaneFrame(Widget):
     """Base of the panes: fills its tab; content scrolls inside a padded ``VerticalScroll``.
 
     Subclasses compose a ``VerticalScroll`` whose first child is a ``Static`` with class
-    ``pane-title``, and define ``show(standing, row)``.
+    ``pane-title``, and define ``show(standing, row)``; those with workers override
+    :meth:`worker_failed`.
     """
 
     DEFAULT_CSS = """
@@ -26,3 +42,17 @@ class PaneFrame(Widget):
         # to the prompt, as in the tree.
         focused = self.screen.focused
         await keys_follow_prompt(focused if focused is not None and self in focused.ancestors else self, event)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A worker of this pane raised: the pane shows it, the app is told (and notifies)."""
+        if event.state is not WorkerState.ERROR:
+            return
+        event.stop()
+        error = event.worker.error
+        try:
+            self.worker_failed(event.worker, error_text(error))
+        finally:
+            self.post_message(PaneWorkerFailed(event.worker, error))
+
+    def worker_failed(self, worker: Worker, text: str) -> None:
+        """Show that ``worker`` failed with ``text`` instead of its result (default: nothing)."""

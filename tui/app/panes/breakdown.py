@@ -8,11 +8,13 @@ place among siblings, then the factor, a sentence in words, and the pending jobs
 from __future__ import annotations
 
 from textual import work
+from textual.worker import Worker, get_current_worker
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.markup import escape
 from textual.widgets import Sparkline, Static
 
+from tui.app.messages import ExplanationReady, RecoveryReady
 from tui.app.panes.base import PaneFrame
 from tui.analysis.breakdown import Explanation, Step, explain_slurm
 from tui.analysis.pbs_breakdown import PbsExplanation, PbsStep, explain_pbs
@@ -21,9 +23,6 @@ from tui.analysis.standing import Standing
 
 #: Pending jobs listed (the root and big accounts can have thousands).
 MAX_JOBS = 20
-#: Trees up to this size get their recovery curve at once (deterministic screens); bigger ones
-#: in a worker thread (16 engine runs on 100k associations take about a second).
-INLINE_RECOVERY_ROWS = 20_000
 
 
 def _recovery_text(rec: Recovery) -> str:
@@ -118,38 +117,39 @@ class BreakdownPane(PaneFrame):
             yield Sparkline([], id="bd-fs-spark")
             yield Static("", id="bd-rec-text", markup=False)
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._request = 0
+        """Counts :meth:`show` calls: results of an older one are dropped."""
+        self._worker: Worker | None = None
+        """The worker of the current request (None: nothing to compute)."""
+        self._label = ""
+        self._explained = False
+
     def show(self, standing: Standing, row: int | None) -> None:
-        """Explain ``row`` of ``standing`` (None: ask for a selection)."""
-        title, summary, steps, factor, jobs = self.query_one("#bd-title", Static), \
-            self.query_one("#bd-summary", Static), self.query_one("#bd-steps", Static), \
-            self.query_one("#bd-factor", Static), self.query_one("#bd-jobs", Static)
+        """Explain ``row`` of ``standing`` (None: ask for a selection).
+
+        The explanation (a path walk, but it prints every row's sshare cells) and the recovery
+        curves (16 engine runs) are computed by one exclusive thread worker; they arrive as
+        :class:`ExplanationReady` then :class:`RecoveryReady`. Until then the pane says so.
+        """
+        self._request += 1
+        title = self.query_one("#bd-title", Static)
+        self._worker, self._explained = None, False
+        self.workers.cancel_group(self, "breakdown")
         if standing.algorithm == "pbs":
             self._show_pbs(standing, row)
             return
         if standing.fairshare is None or standing.snapshot.tree is None:
-            ex = None
             title.update("No Slurm association tree in this snapshot: nothing to break down.")
         elif row is None:
-            ex = None
             title.update("Select an association in the tree.")
         else:
-            ex = explain_slurm(standing, row)
-        if ex is None:
-            for widget in (summary, steps, factor, jobs):
-                widget.update("")
-            self._show_recovery(None)
-            return
-        kind = "user" if ex.is_user else "account"
-        title.update(f"Why {ex.label} ({kind}) has its fairshare · {ex.algorithm.replace('_', ' ')}")
-        summary.update(ex.summary)
-        steps.update("\n".join(_step_markup(s) for s in ex.steps))
-        factor.update(f"FairShare: {ex.factor_formula}")
-        jobs.update(_jobs_markup(ex))
-        if standing.snapshot.tree.size <= INLINE_RECOVERY_ROWS:
-            self._show_recovery(recovery(standing, row))
-        else:
-            self._show_recovery(None, pending=True)
-            self._recover(standing, row)
+            self._label = standing.snapshot.tree.label(row)
+            title.update(f"Why {self._label} has its fairshare: computing...")
+            self._worker = self._explain(standing, row, self._request)
+        self._clear_explanation()
+        self._show_recovery(None, pending=self._worker is not None)
 
     def _show_pbs(self, standing: Standing, row: int | None) -> None:
         """``pbsfs -g`` for the selected entity, with every level's formula and numbers."""
@@ -170,10 +170,48 @@ class BreakdownPane(PaneFrame):
                     "No jobs or recovery curve: a PBS snapshot holds the fairshare tree and usage only "
                     "(usage decays by fairshare_decay_factor every fairshare_decay_time).[/]")
 
-    @work(thread=True, exclusive=True, group="recovery", exit_on_error=False)
-    def _recover(self, standing: Standing, row: int) -> None:
+    def _clear_explanation(self) -> None:
+        for widget_id in ("#bd-summary", "#bd-steps", "#bd-factor", "#bd-jobs"):
+            self.query_one(widget_id, Static).update("")
+
+    # An explicit description: by default @work repr()s the arguments, the whole Standing.
+    @work(thread=True, exclusive=True, group="breakdown", name="breakdown", exit_on_error=False,
+          description="explain the selected row and compute its recovery curves")
+    def _explain(self, standing: Standing, row: int, request_id: int) -> None:
+        """Off the UI thread: the explanation, then the recovery curves, each as a message."""
+        worker = get_current_worker()
+        ex = explain_slurm(standing, row)
+        if worker.is_cancelled:
+            return
+        self.post_message(ExplanationReady(request_id, row, ex))
         rec = recovery(standing, row)
-        self.app.call_from_thread(self._show_recovery, rec)
+        if not worker.is_cancelled:
+            self.post_message(RecoveryReady(request_id, row, rec))
+
+    def on_explanation_ready(self, message: ExplanationReady) -> None:
+        if message.request_id != self._request:
+            return  # the selection moved on since the worker started
+        ex = message.explanation
+        self._explained = True
+        kind = "user" if ex.is_user else "account"
+        self.query_one("#bd-title", Static).update(
+            f"Why {ex.label} ({kind}) has its fairshare · {ex.algorithm.replace('_', ' ')}")
+        self.query_one("#bd-summary", Static).update(ex.summary)
+        self.query_one("#bd-steps", Static).update("\n".join(_step_markup(s) for s in ex.steps))
+        self.query_one("#bd-factor", Static).update(f"FairShare: {ex.factor_formula}")
+        self.query_one("#bd-jobs", Static).update(_jobs_markup(ex))
+
+    def on_recovery_ready(self, message: RecoveryReady) -> None:
+        if message.request_id == self._request:
+            self._show_recovery(message.recovery)
+
+    def worker_failed(self, worker: Worker, text: str) -> None:
+        if worker is not self._worker:
+            return  # an older request's: the pane shows a newer one
+        if not self._explained:
+            self.query_one("#bd-title", Static).update(f"Why {self._label} has its fairshare: could not compute: {text}")
+        self._show_recovery(None)
+        self.query_one("#bd-rec-title", Static).update(f"If you run nothing more: could not compute: {text}")
 
     def _show_recovery(self, rec: Recovery | None, pending: bool = False) -> None:
         """The two curves: your usage and your fairshare if you run nothing more."""
