@@ -143,3 +143,15 @@ def test_fair_tree_rank_is_held_between_recomputations(deep4) -> None:
     for k in range(t.size):
         assert daily.rank[k, 0] == every.rank[24 * (k // 24), 0]
     np.testing.assert_array_equal(daily.level_fs, every.level_fs)  # exact at every step
+
+
+@pytest.mark.parametrize("law", ["slurm", "continuous"])
+def test_steady_rate_holds_every_usage(deep4, law: str) -> None:
+    from tui.engine.projection import steady_rate
+
+    tree, s = deep4.tree, deep4.settings
+    t = np.arange(0, 15) * DAY
+    proj = project_usage(tree, [], [], [], [], t, s.decay_half_life_s, s.calc_period_s, law,
+                         rate=steady_rate(tree, s.decay_half_life_s, s.calc_period_s, law))
+    for k in (0, 7, 14):
+        np.testing.assert_allclose(proj.at(k).astype(float), tree.usage_raw.astype(float), rtol=1e-9)

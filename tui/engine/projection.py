@@ -34,7 +34,14 @@ __all__ = [
     "cycle_accrual",
     "decay_rate",
     "job_usage_over_cycles",
+    "FairshareSeries",
+    "UsageProjection",
+    "charge_series",
+    "decay_series",
+    "project_fairshare",
+    "project_usage",
     "recovery_curve",
+    "steady_rate",
     "usage_after_cycles",
     "usage_ode",
     "usage_ode_breaks",
@@ -743,3 +750,29 @@ def project_fairshare(
     if users:
         fs[:, user_rows] = rank[:, user_rows] / float(users)
     return FairshareSeries(r, u, fs, lf, rank, ahead, ranked, users)
+
+
+def steady_rate(tree: AssocTree, half_life_s: float, calc_period_s: float = 300.0,
+                law: Law = "slurm") -> NDArray[np.float64]:
+    """Own usage rate of every association that would hold its usage where it is now.
+
+    Pass it as ``rate`` to :func:`project_usage` to model "everyone else keeps running as they
+    do", the assumption under which a fairshare recovers at all (if everyone only decays, every
+    ratio stays frozen). Slurm law: ``u (1 - q) / (P d**P)`` with ``q = d**P``, so each cycle
+    adds exactly what it decays; continuous: ``lambda u``. An association's own usage is its
+    raw usage minus its children's (an account's is normally 0).
+
+    Returns
+    -------
+    float64 array (n,)
+        Billing TRES per second.
+    """
+    usage = tree.usage_raw.astype(np.float64)
+    own = usage - np.bincount(tree.parent[1:], weights=usage[1:], minlength=tree.size)
+    own = np.maximum(own, 0.0)
+    if half_life_s <= 0:
+        return np.zeros(tree.size)
+    if law == "continuous":
+        return own * decay_rate(half_life_s)
+    q = float(decay_factor(half_life_s, calc_period_s))
+    return own * (1.0 - q) / float(cycle_accrual(calc_period_s, 1.0, half_life_s))
