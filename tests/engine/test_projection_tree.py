@@ -155,3 +155,30 @@ def test_steady_rate_holds_every_usage(deep4, law: str) -> None:
                          rate=steady_rate(tree, s.decay_half_life_s, s.calc_period_s, law))
     for k in (0, 7, 14):
         np.testing.assert_allclose(proj.at(k).astype(float), tree.usage_raw.astype(float), rtol=1e-9)
+
+
+@pytest.mark.parametrize("others", ["decay", "rate", "reset"])
+def test_incremental_re_ranking_equals_fresh_fair_tree_on_a_random_tree(others: str) -> None:
+    # bench/engine.py's random tree (parent and zero shares, depth up to 6): ranks of the
+    # charged users and of users elsewhere equal a fresh Fair Tree on the projected usage.
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    from engine import random_tree
+
+    tree = random_tree(3000, seed=5)
+    users = np.flatnonzero(tree.is_user)
+    rng = np.random.default_rng(1)
+    charged = rng.choice(users, 6, replace=False)
+    t = np.arange(0, 15) * DAY
+    rate = rng.uniform(0, 50, tree.size) * tree.is_user if others == "rate" else None
+    resets = [5.5 * DAY] if others == "reset" else []
+    proj = project_usage(tree, charged, rng.uniform(0, 5, 6) * DAY, rng.uniform(6, 9, 6) * DAY,
+                         rng.uniform(1e3, 1e5, 6), t, WEEK, 300.0, resets_s=resets, rate=rate)
+    watch = np.concatenate([charged, rng.choice(users, 10, replace=False)])
+    series = project_fairshare(tree, proj, watch, rank_every=1)
+    for k in range(t.size):
+        fresh = compute(AssocTree(tree.parent, tree.is_user, tree.account, tree.user, tree.shares_raw, proj.at(k)))
+        assert list(series.rank[k]) == list(fresh.rank[watch]), k
+    assert len({tuple(series.rank[k]) for k in range(t.size)}) > 1  # the ranks do move

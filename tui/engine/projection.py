@@ -681,7 +681,7 @@ def project_fairshare(
     FairshareSeries
     """
     from tui.engine.classic import classic_norm_shares, fairshare_factor
-    from tui.engine.fair_tree import fair_tree, fair_tree_norm_shares, level_fairshare
+    from tui.engine.fair_tree import fair_tree_norm_shares, level_fairshare, rank_users
     from tui.engine.tree import structure
 
     r = np.asarray(rows, dtype=np.int64).reshape(-1)
@@ -717,18 +717,11 @@ def project_fairshare(
     if algorithm != "fair_tree":
         raise ValueError(f"unknown algorithm {algorithm!r} (use fair_tree or classic)")
     # LevelFS at every step: S / (u / u(F(a))), with level_fairshare's special cases.
+    shares = fair_tree_norm_shares(tree, st)
     fsp = np.maximum(st.fs_parent[r], 0)
     u_all = projection.of(np.concatenate([r, fsp]))
-    u, up = u_all[:, : r.size], u_all[:, r.size:]
-    s = fair_tree_norm_shares(tree, st)[r].astype(np.longdouble)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        eff = np.where(up > 0, u / np.where(up > 0, up, 1), np.longdouble(0))
-        lf = np.where(eff > 0, s / np.where(eff > 0, eff, 1), np.longdouble(np.inf))
-    lf = np.where(s == 0, np.longdouble(0), lf)
-    if r.size:  # ``parent`` rows and the root as level_fairshare sets them
-        _, lf_now = level_fairshare(tree, st, fair_tree_norm_shares(tree, st))
-        fixed = st.use_parent[r] | (r == 0)
-        lf[:, fixed] = lf_now[r[fixed]]
+    u = u_all[:, : r.size]
+    lf = _level_fs(u, u_all[:, r.size:], shares[r], st.use_parent[r], tree.is_user[r], r == 0)
     every = max(1, int(rank_every))
     ranked = np.zeros(m, dtype=bool)
     ranked[::every] = True
@@ -737,12 +730,45 @@ def project_fairshare(
     ahead = np.zeros((m, r.size), dtype=np.int64)
     fs = np.full((m, r.size), np.nan)
     user_rows = tree.is_user[r]
+    # Only rows whose usage is charged, and their fairshare children, can change LevelFS when
+    # every other usage decays by the same factor: update those, re-rank only when they move.
+    n = tree.size
+    _, lf_all = level_fairshare(tree, st, shares)
+    charged = np.zeros(n, dtype=bool)
+    for path in projection.paths:
+        charged[path] = True
+    uniform = not np.any(projection.rate)
+    aff = np.flatnonzero(charged | charged[np.maximum(st.fs_parent, 0)]) if uniform else np.arange(n)
+    aff = aff[aff > 0]
+    # Usage of the affected rows and their fairshare parents from an incidence matrix of the
+    # jobs' paths: one small product per step instead of a pass over the whole tree.
+    idx = np.concatenate([aff, np.maximum(st.fs_parent[aff], 0)])
+    incidence = np.zeros((len(projection.paths), idx.size))
+    for j, path in enumerate(projection.paths):
+        incidence[j] = np.isin(idx, path)
+    last_lf: np.ndarray | None = None
+    lf_k = lf_all.copy()
+    rk = np.zeros(n, dtype=np.int64)
+    sorted_ranks = np.zeros(0, dtype=np.int64)
     for k in np.flatnonzero(ranked):
-        changed = AssocTree(tree.parent, tree.is_user, tree.account, tree.user, tree.shares_raw,
-                            projection.at(int(k)), tree.sibling_order)
-        rk = fair_tree(changed, st).rank
+        if uniform and projection.decay[k] > 0:
+            rows_k = aff
+            u_idx = projection.usage0[idx] * np.longdouble(projection.decay[k]) \
+                + (projection.charges[:, k] @ incidence).astype(np.longdouble)
+            u_rows, u_par = u_idx[: aff.size], u_idx[aff.size:]
+        else:  # constant rates, or a reset (every usage restarts): the whole tree
+            rows_k = np.arange(1, n)
+            usage = projection.at(int(k))
+            u_rows, u_par = usage[rows_k], usage[np.maximum(st.fs_parent[rows_k], 0)]
+        new_lf = _level_fs(u_rows, u_par, shares[rows_k], st.use_parent[rows_k], tree.is_user[rows_k],
+                           np.zeros(rows_k.size, dtype=bool))
+        # Unchanged to 1e-12 (e.g. once every job has ended, all usage decays alike): same ranks.
+        if last_lf is None or last_lf.size != new_lf.size or not np.allclose(new_lf, last_lf, rtol=1e-12, atol=0.0):
+            lf_k[rows_k] = new_lf
+            rk = rank_users(tree, st, lf_k)
+            sorted_ranks = np.sort(rk[tree.is_user])
+            last_lf = new_lf
         rank[k] = rk[r]
-        sorted_ranks = np.sort(rk[tree.is_user])
         ahead[k] = np.where(user_rows, sorted_ranks.size - np.searchsorted(sorted_ranks, rk[r], side="right"), 0)
     # Hold the last ranked step's values until the next one.
     last = np.maximum.accumulate(np.where(ranked, np.arange(m), 0))
@@ -750,6 +776,21 @@ def project_fairshare(
     if users:
         fs[:, user_rows] = rank[:, user_rows] / float(users)
     return FairshareSeries(r, u, fs, lf, rank, ahead, ranked, users)
+
+
+def _level_fs(u: np.ndarray, u_parent: np.ndarray, shares: np.ndarray, use_parent: np.ndarray,
+              is_user: np.ndarray, root: np.ndarray) -> np.ndarray:
+    """LevelFS of some rows from their usage and their fairshare parents' (long double), with
+    :func:`tui.engine.fair_tree.level_fairshare`'s special cases (last axis = rows)."""
+    from tui.engine.fair_tree import NO_VAL_LD
+
+    s = shares.astype(np.longdouble)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        eff = np.where(u_parent > 0, u / np.where(u_parent > 0, u_parent, 1), np.longdouble(0))
+        lf = np.where(eff > 0, s / np.where(eff > 0, eff, 1), np.longdouble(np.inf))
+    lf = np.where(s == 0, np.longdouble(0), lf)
+    lf = np.where(use_parent & is_user, np.longdouble(np.inf), lf)
+    return np.where((use_parent & ~is_user) | root, NO_VAL_LD, lf)
 
 
 def steady_rate(tree: AssocTree, half_life_s: float, calc_period_s: float = 300.0,

@@ -11,11 +11,12 @@ import csv
 import io
 import json
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tui.analysis.scenario import ScenarioResult
+if TYPE_CHECKING:  # formats sit beside analysis: the type only, no import at run time
+    from tui.analysis.scenario import ScenarioResult
 
 __all__ = ["whatif_dict", "format_whatif_json", "format_whatif_csv", "format_whatif_table"]
 
