@@ -4,7 +4,7 @@ round trips and errors, and a Slurm scenario on a real capture."""
 from __future__ import annotations
 
 import math
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import numpy as np
 import pytest
@@ -257,3 +257,21 @@ def test_recovery_time_is_after_the_lowest_point() -> None:
     assert recovery_time(t, np.array([0.6, 0.55, 0.3, 0.45, 0.52, 0.7]), 0.5) == 4.0
     assert recovery_time(t, np.array([0.6, 0.55, 0.53, 0.52, 0.51, 0.7]), 0.5) is None
     assert recovery_time(t, np.array([0.6, 0.4, 0.3, 0.3, 0.3, 0.3]), 0.5) is None
+
+
+def test_running_jobs_keep_charging_until_their_time_limit() -> None:
+    # The demo's running job of epark (64 CPUs on icelake, 7-day limit, started 2026-11-19
+    # 13:51:54) charges epark until 2026-11-26 13:51:54; with running = false epark only decays.
+    demo = registry.make("demo", "slurm").load()
+    job = next(j for j in demo.jobs if j.state == "RUNNING" and j.user == "epark")
+    now = job.start_time + timedelta(days=3)
+    base = {"horizon": "5-0", "step": "1:00:00", "jobs": [{"user": "epark", "account": job.account, "billing": 0.0}]}
+    on = run_scenario(parse_scenario(base), demo, now).series[0].raw_usage
+    off = run_scenario(parse_scenario({**base, "running": False}), demo, now).series[0].raw_usage
+    assert on[0] == off[0]
+    hl = demo.settings.decay_half_life_s
+    np.testing.assert_allclose(off / off[0], np.asarray(decay_factor(hl, np.arange(121) * 3600.0)), rtol=1e-12)
+    assert np.all(on[1:] > off[1:])
+    # Charged until the limit (4 days after "now"), then decaying like everything else.
+    grow = np.diff(on - off)
+    assert np.all(grow[:96] > 0) and np.all(grow[97:] < 0)

@@ -7,6 +7,8 @@ over a horizon sampled every ``step``. It is read from and written to TOML::
     step = "1:00:00"
     target = 0.5              # fairshare a recovery is asked about (default 0.5)
     others = "decay"          # or "steady": everyone else keeps their usage where it is
+    running = true            # the source's running jobs keep charging until their time limit
+                              # (not with others = "steady": its rates stand for all running work)
 
     [[jobs]]
     user = "alice"
@@ -187,6 +189,8 @@ class Scenario:
     """``decay``: every other association only decays; ``steady``: each keeps its usage."""
     rank_every_s: int | None = None
     """Fair Tree re-ranking interval (None: every step on small problems, else daily)."""
+    running: bool = True
+    """Charge the snapshot's running jobs until their time limit (as Slurm will)."""
 
     @property
     def times_s(self) -> np.ndarray:
@@ -200,7 +204,7 @@ class Scenario:
 # TOML
 # --------------------------------------------------------------------------------------------
 
-_TOP = {"horizon", "step", "target", "others", "rank_every", "jobs", "model", "shares", "settings"}
+_TOP = {"horizon", "step", "target", "others", "running", "rank_every", "jobs", "model", "shares", "settings"}
 _JOB = {"user", "account", "partition", "nodes", "cpus", "gpus", "gpu_type", "mem", "tres", "billing",
         "start", "walltime", "count", "every", "repeat"}
 _MODEL = {"halving_usage", "half_life", "initial_usage"}
@@ -328,6 +332,9 @@ def parse_scenario(data: dict[str, Any], source: str = "scenario") -> Scenario:
     if others not in ("decay", "steady"):
         raise rd.fail("others", f"\"decay\" or \"steady\", not {others!r}")
     rank_every = rd.time(data, "rank_every", "rank_every", None, positive=True)
+    running = data.get("running", True)
+    if not isinstance(running, bool):
+        raise rd.fail("running", f"true or false, not {running!r}")
 
     jobs_raw = data.get("jobs", [])
     if not isinstance(jobs_raw, list) or not all(isinstance(j, dict) for j in jobs_raw):
@@ -407,7 +414,7 @@ def parse_scenario(data: dict[str, Any], source: str = "scenario") -> Scenario:
                                     algorithm, rd.number(st, "dampening", "settings.dampening", None, low=1),
                                     reset)
     return Scenario(int(horizon), int(step), tuple(jobs), model, tuple(shares), settings, float(target), others,
-                    rank_every)
+                    rank_every, running)
 
 
 def load_scenario(path: str | Path) -> Scenario:
@@ -441,6 +448,8 @@ def scenario_to_dict(sc: Scenario) -> dict[str, Any]:
         out["others"] = sc.others
     if sc.rank_every_s is not None:
         out["rank_every"] = _time_text(sc.rank_every_s)
+    if not sc.running:
+        out["running"] = False
     default = ScenarioJob()
     jobs = []
     for j in sc.jobs:
@@ -671,6 +680,29 @@ def _resets(period: str, now: datetime, horizon_s: float) -> list[float]:
     return out
 
 
+def _running_charges(tree: AssocTree, snap: Snapshot, now: datetime) -> list[tuple[int, float, float]]:
+    """``(row, end s from now, billing/s)`` of the snapshot's running jobs with a time limit."""
+    from tui.engine.billing import job_billing
+
+    parts = {p.name: p for p in snap.partitions}
+    rows = {(str(tree.account[i]), str(tree.user[i])): int(i) for i in np.flatnonzero(tree.is_user)}
+    out = []
+    for job in snap.jobs:
+        row = rows.get((job.account, job.user))
+        if job.state != "RUNNING" or row is None or job.start_time is None or job.time_limit_s <= 0:
+            continue
+        end = (job.start_time - now).total_seconds() + job.time_limit_s
+        if end <= 0:
+            continue
+        part = parts.get(job.partition)
+        if (part is None or not part.billing_weights) and "billing" in job.tres:
+            b = float(job.tres["billing"])
+        else:
+            b = job_billing(job, part, snap.settings.flags)
+        out.append((row, end, b))
+    return out
+
+
 def run_scenario(sc: Scenario, snapshot: Snapshot | None = None, now: datetime | None = None,
                  source: str = "scenario") -> ScenarioResult:
     """Project a scenario: with a Slurm snapshot, Slurm's law over the whole tree; without one,
@@ -715,8 +747,17 @@ def run_scenario(sc: Scenario, snapshot: Snapshot | None = None, now: datetime |
     costs = tuple(CostLine(i, bill[i], j.count * j.repeat, bill[i] * j.count * j.repeat * j.walltime_s)
                   for i, j in enumerate(sc.jobs))
     rate = steady_rate(tree, hl, period) if sc.others == "steady" else None
-    proj = project_usage(tree, [rows_of[i] for i, _, _ in runs], [s for _, s, _ in runs], [e for _, _, e in runs],
-                         [bill[i] * sc.jobs[i].count for i, _, _ in runs], t, hl, period, "slurm", resets, rate)
+    c_rows = [rows_of[i] for i, _, _ in runs]
+    c_start = [float(s) for _, s, _ in runs]
+    c_end = [float(e) for _, _, e in runs]
+    c_bill = [bill[i] * sc.jobs[i].count for i, _, _ in runs]
+    running = _running_charges(tree, snapshot, now) if sc.running and sc.others != "steady" else []
+    for row, end, b in running:
+        c_rows.append(row)
+        c_start.append(0.0)
+        c_end.append(end)
+        c_bill.append(b)
+    proj = project_usage(tree, c_rows, c_start, c_end, c_bill, t, hl, period, "slurm", resets, rate)
     watch = list(dict.fromkeys(rows_of))
     if sc.rank_every_s is not None:
         every = max(1, round(sc.rank_every_s / sc.step_s))
@@ -739,6 +780,8 @@ def run_scenario(sc: Scenario, snapshot: Snapshot | None = None, now: datetime |
     if unpriced:
         notes.append("partition billing weights unknown: " + ", ".join(f"jobs[{i}]" for i in unpriced)
                      + " billed their CPU count (set billing = per second)")
+    if running:
+        notes.append(f"{len(running)} running jobs keep charging until their time limits")
     if algorithm == "fair_tree" and every > 1:
         notes.append(f"Fair Tree ranks recomputed every {every * sc.step_s / HOUR:g} h and held in between")
     if resets:
