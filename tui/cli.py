@@ -180,8 +180,6 @@ def _whatif(args: argparse.Namespace) -> str:
         snap = registry.make("demo", "slurm", args.user or "").load()
     elif args.from_dir:
         snap = registry.make("folder", args.from_dir).load()
-        if snap.tree is None:
-            raise InputError(args.from_dir, "not a Slurm capture (what-if projects Slurm trees)")
     elif args.slurm:
         snap = registry.make("slurm", None).load()
     elif args.sshare:

@@ -275,3 +275,21 @@ def test_running_jobs_keep_charging_until_their_time_limit() -> None:
     # Charged until the limit (4 days after "now"), then decaying like everything else.
     grow = np.diff(on - off)
     assert np.all(grow[:96] > 0) and np.all(grow[97:] < 0)
+
+
+def test_pbs_scenario() -> None:
+    from tui.model import Snapshot
+    from tui.sources.pbs import read_pbs
+
+    tree = read_pbs(str(FIXTURES / "pbs" / "seed002_resource_group"), str(FIXTURES / "pbs" / "seed002_usage.txt"))
+    snap = Snapshot(cluster="pbs", source="seed002", pbs=tree)
+    sc = parse_scenario({"horizon": "3-0", "step": "1:00:00", "jobs": [{"user": "L5", "cpus": 4, "walltime": "1-0"}],
+                         "settings": {"pbs_decay_factor": 0.5, "pbs_decay_time": "1-0"}})
+    res = run_scenario(sc, snap, NOW)
+    [s] = res.series
+    assert (s.account, s.user) == ("B3", "L5") and res.law == "pbs"
+    assert s.raw_usage[0] == 100 and s.raw_usage[24] == pytest.approx((100 + 4 * 86400) * 0.5)
+    assert s.fairshare[24] < s.fairshare[0] and s.tree_usage is not None
+    assert "campaign: 1 job runs, 96.0 cput-hours" in res.sentences()[0]
+    with pytest.raises(InputError, match=r"jobs\[0\].user: no PBS entity 'zz'"):
+        run_scenario(parse_scenario({"horizon": "1-0", "jobs": [{"user": "zz"}]}), snap, NOW)

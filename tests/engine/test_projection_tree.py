@@ -182,3 +182,40 @@ def test_incremental_re_ranking_equals_fresh_fair_tree_on_a_random_tree(others: 
         fresh = compute(AssocTree(tree.parent, tree.is_user, tree.account, tree.user, tree.shares_raw, proj.at(k)))
         assert list(series.rank[k]) == list(fresh.rank[watch]), k
     assert len({tuple(series.rank[k]) for k in range(t.size)}) > 1  # the ranks do move
+
+
+def test_pbs_projection_equals_a_step_by_step_simulation() -> None:
+    # Seed 002's tree: L5 (under B3 under B2) runs 4 CPUs (cput: 4 CPU-seconds a second) from
+    # hour 5 for 40 hours; decays halve every node each day (the first in 10 hours). A plain
+    # simulation (accrue each minute, decay at each decay time, floor at 1) and the engine's
+    # compute() on its tree give the same usage and factor.
+    from dataclasses import replace
+
+    from tests.conftest import FIXTURES
+    from tui.engine import pbs
+    from tui.engine.projection import project_pbs
+    from tui.sources.pbs import read_pbs
+
+    tree = read_pbs(str(FIXTURES / "pbs" / "seed002_resource_group"), str(FIXTURES / "pbs" / "seed002_usage.txt"))
+    names = list(tree.name)
+    l5, l4 = names.index("L5"), names.index("L4")
+    t = np.arange(0, 73) * HOUR
+    got = project_pbs(tree, [l5], [5 * HOUR], [45 * HOUR], [4.0], t, [l5, l4, names.index("B3")],
+                      first_decay_s=10 * HOUR)
+    usage = tree.usage.astype(np.float64).copy()
+    path = [l5]
+    while tree.parent[path[-1]] >= 0:
+        path.append(int(tree.parent[path[-1]]))
+    mult = pbs.decay_multiplier(0.5)
+    for minute in range(72 * 60 + 1):
+        now = minute * 60.0
+        if minute % 60 == 0:
+            fs = pbs.compute(replace(tree, usage=usage.copy()))
+            k = minute // 60
+            np.testing.assert_allclose(got.usage[k], usage[[l5, l4, names.index("B3")]], rtol=1e-9)
+            np.testing.assert_allclose(got.factor[k], fs.factor[[l5, l4, names.index("B3")]], rtol=1e-6)
+        if 5 * HOUR <= now < 45 * HOUR:
+            usage[path] += 4.0 * 60
+        if (now + 60 - 10 * HOUR) % DAY == 0 and now + 60 >= 10 * HOUR:
+            usage = np.maximum(usage * mult, 1.0)
+    assert got.factor[44, 0] < got.factor[4, 0]  # L5 loses standing while it runs

@@ -171,6 +171,10 @@ class SettingsOverride:
     algorithm: str | None = None
     dampening: float | None = None
     usage_reset_period: str | None = None
+    pbs_decay_factor: float | None = None
+    """PBS ``fairshare_decay_factor`` (default 0.5)."""
+    pbs_decay_time_s: int | None = None
+    """PBS ``fairshare_decay_time`` (default one day)."""
 
 
 @dataclass(frozen=True)
@@ -209,7 +213,8 @@ _JOB = {"user", "account", "partition", "nodes", "cpus", "gpus", "gpu_type", "me
         "start", "walltime", "count", "every", "repeat"}
 _MODEL = {"halving_usage", "half_life", "initial_usage"}
 _SHARES = {"account", "user", "raw_shares"}
-_SETTINGS = {"half_life", "calc_period", "algorithm", "dampening", "usage_reset_period"}
+_SETTINGS = {"half_life", "calc_period", "algorithm", "dampening", "usage_reset_period", "pbs_decay_factor",
+             "pbs_decay_time"}
 _MEM = re.compile(r"\s*([0-9]*\.?[0-9]+)\s*([KMGTP]?)B?\s*", re.IGNORECASE)
 _MEM_UNIT = {"": 1.0, "K": 1 / 1024, "M": 1.0, "G": 1024.0, "T": 1024.0**2, "P": 1024.0**3}
 
@@ -409,10 +414,14 @@ def parse_scenario(data: dict[str, Any], source: str = "scenario") -> Scenario:
                                                        "QUARTERLY", "YEARLY"):
             raise rd.fail("settings.usage_reset_period",
                           f"NONE, DAILY, WEEKLY, MONTHLY, QUARTERLY or YEARLY, not {reset!r}")
+        pbs_f = rd.number(st, "pbs_decay_factor", "settings.pbs_decay_factor", None, low=0)
+        if pbs_f is not None and not 0 < pbs_f < 1:
+            raise rd.fail("settings.pbs_decay_factor", f"between 0 and 1 (exclusive), not {pbs_f!r}")
         settings = SettingsOverride(rd.time(st, "half_life", "settings.half_life"),
                                     rd.time(st, "calc_period", "settings.calc_period", None, positive=True),
                                     algorithm, rd.number(st, "dampening", "settings.dampening", None, low=1),
-                                    reset)
+                                    reset, pbs_f, rd.time(st, "pbs_decay_time", "settings.pbs_decay_time", None,
+                                                          positive=True))
     return Scenario(int(horizon), int(step), tuple(jobs), model, tuple(shares), settings, float(target), others,
                     rank_every, running)
 
@@ -477,7 +486,9 @@ def scenario_to_dict(sc: Scenario) -> dict[str, Any]:
     st = {k: v for k, v in (("half_life", sc.settings.half_life_s), ("calc_period", sc.settings.calc_period_s))
           if v is not None}
     st = {k: _time_text(v) for k, v in st.items()}
-    for key in ("algorithm", "dampening", "usage_reset_period"):
+    if sc.settings.pbs_decay_time_s is not None:
+        st["pbs_decay_time"] = _time_text(sc.settings.pbs_decay_time_s)
+    for key in ("algorithm", "dampening", "usage_reset_period", "pbs_decay_factor"):
         if getattr(sc.settings, key) is not None:
             st[key] = getattr(sc.settings, key)
     if st:
@@ -517,6 +528,8 @@ class AssocSeries:
     """Users with a better Fair Tree rank."""
     priority_fairshare: np.ndarray | None = None
     """The job priority's FAIRSHARE part, ``PriorityWeightFairshare * F`` (when the weight is known)."""
+    tree_usage: np.ndarray | None = None
+    """PBS ``fairshare_tree_usage``."""
 
     @property
     def label(self) -> str:
@@ -576,9 +589,9 @@ class ScenarioResult:
         out = []
         total = self.total_billing_seconds
         if self.costs:
-            unit = "core-hours" if self.algorithm == "model" else "SU (billing-hours)"
+            unit = {"model": "core-hours", "pbs": f"{self.usage_unit}-hours"}.get(self.algorithm, "SU (billing-hours)")
             out.append(f"campaign: {sum(c.runs for c in self.costs)} job runs, {total / 3600:,.1f} {unit}"
-                       + ("" if self.algorithm == "model" else f" = {total:,.0f} billing TRES-seconds")
+                       + (f" = {total:,.0f} billing TRES-seconds" if self.law == "slurm" else "")
                        + f", last job ends {self.date(self.campaign_end_h):%Y-%m-%d %H:%M}")
         end_k = int(min(np.searchsorted(self.t_hours, self.campaign_end_h), self.t_hours.size - 1))
         for s, rec in zip(self.series, self.recovery_h or (None,) * len(self.series)):
@@ -727,6 +740,8 @@ def run_scenario(sc: Scenario, snapshot: Snapshot | None = None, now: datetime |
     t = sc.times_s
     runs = [(i, s, e) for i, j in enumerate(sc.jobs) for s, e in j.runs()]
     campaign_end_h = max((e for _, _, e in runs), default=0) / HOUR
+    if snapshot is not None and snapshot.tree is None and snapshot.pbs is not None:
+        return _run_pbs(sc, snapshot, now, t, runs, campaign_end_h, source)
     if snapshot is None or snapshot.tree is None:
         if sc.model is None:
             raise InputError(source, "no source and no [model] table: give --demo, --from DIR, --slurm or "
@@ -792,6 +807,46 @@ def run_scenario(sc: Scenario, snapshot: Snapshot | None = None, now: datetime |
     rec = tuple(recovery_time(t_h, s.fairshare, sc.target) if runs else None for s in series)
     return ScenarioResult(now, t_h, tuple(series), "slurm", algorithm, int(hl), tree.user_count, fs.ranked, costs,
                           campaign_end_h, sc.target, "billing TRES-seconds", tuple(notes), rec)
+
+
+def _run_pbs(sc: Scenario, snap: Snapshot, now: datetime, t: np.ndarray, runs: list[tuple[int, int, int]],
+             campaign_end_h: float, source: str) -> ScenarioResult:
+    """PBS Professional: a job charges the entity named by its ``user`` (or ``account``) at
+    ``billing`` usage units per second, else its CPU count (``cput``)."""
+    from tui.engine.projection import project_pbs
+
+    tree = snap.pbs
+    assert tree is not None
+    names = {str(n): i for i, n in enumerate(tree.name)}
+    rows_of = []
+    for i, j in enumerate(sc.jobs):
+        name = j.user or j.account
+        if name not in names:
+            key = "user" if j.user else "account"
+            raise InputError(f"{source}:jobs[{i}].{key}", f"no PBS entity {name!r} in the fairshare tree")
+        rows_of.append(names[name])
+    rate = [j.billing if j.billing is not None else j.totals().get("cpu", 0.0) for j in sc.jobs]
+    o = sc.settings
+    f = o.pbs_decay_factor if o.pbs_decay_factor is not None else 0.5
+    period = o.pbs_decay_time_s if o.pbs_decay_time_s is not None else 86400
+    first = None
+    if tree.last_decay:
+        first = max(0.0, tree.last_decay + period - now.timestamp())
+    watch = list(dict.fromkeys(rows_of))
+    res = project_pbs(tree, [rows_of[i] for i, _, _ in runs], [s for _, s, _ in runs], [e for _, _, e in runs],
+                      [rate[i] * sc.jobs[i].count for i, _, _ in runs], t, watch, f, period, first)
+    parent = np.asarray(tree.parent)
+    series = tuple(AssocSeries(str(tree.name[parent[row]]) if parent[row] >= 0 else "", str(tree.name[row]), row,
+                               res.usage[:, c], res.factor[:, c], tree_usage=res.tree_usage[:, c].astype(np.float64))
+                   for c, row in enumerate(watch))
+    costs = tuple(CostLine(i, rate[i], j.count * j.repeat, rate[i] * j.count * j.repeat * j.walltime_s)
+                  for i, j in enumerate(sc.jobs))
+    t_h = t / HOUR
+    rec = tuple(recovery_time(t_h, s.fairshare, sc.target) if runs else None for s in series)
+    notes = (f"PBS: usage x {f:g} every {period / 3600:g} h; accrual counted to each job's end",)
+    return ScenarioResult(now, t_h, series, "pbs", "pbs", int(period), int(np.count_nonzero(
+        np.bincount(parent[1:], minlength=len(parent)) == 0)), np.ones(t.size, bool), costs, campaign_end_h,
+        sc.target, tree.usage_res, notes, rec)
 
 
 def _run_model(sc: Scenario, now: datetime, t: np.ndarray, runs: list[tuple[int, int, int]],

@@ -27,7 +27,7 @@ from numpy.typing import ArrayLike, NDArray
 from tui.engine import compute
 from tui.engine._numeric import scalar_or_array
 from tui.engine.decay import decay_factor, decay_per_second
-from tui.model import AssocTree, path_to, rows_by_depth
+from tui.model import AssocTree, PbsTree, path_to, rows_by_depth
 
 __all__ = [
     "add_usage",
@@ -35,10 +35,12 @@ __all__ = [
     "decay_rate",
     "job_usage_over_cycles",
     "FairshareSeries",
+    "PbsSeries",
     "UsageProjection",
     "charge_series",
     "decay_series",
     "project_fairshare",
+    "project_pbs",
     "project_usage",
     "recovery_curve",
     "steady_rate",
@@ -817,3 +819,135 @@ def steady_rate(tree: AssocTree, half_life_s: float, calc_period_s: float = 300.
         return own * decay_rate(half_life_s)
     q = float(decay_factor(half_life_s, calc_period_s))
     return own * (1.0 - q) / float(cycle_accrual(calc_period_s, 1.0, half_life_s))
+
+
+# --------------------------------------------------------------------------------------------
+# PBS Professional: usage halves (by fairshare_decay_factor) every fairshare_decay_time
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class PbsSeries:
+    """PBS usage, ``fairshare_tree_usage`` and ``fairshare_factor`` of some entities per step.
+
+    Attributes
+    ----------
+    rows : int64 array (r,)
+    usage : float64 array (m, r)
+        Usage in ``fairshare_usage_res`` units (1 means zero).
+    tree_usage : float32 array (m, r)
+    factor : float64 array (m, r)
+        ``2**(-tree_usage / tree_percentage)`` (0 where the percentage is 0).
+    """
+
+    rows: NDArray[np.int64]
+    usage: NDArray[np.float64]
+    tree_usage: NDArray[np.float32]
+    factor: NDArray[np.float64]
+
+
+def project_pbs(
+    tree: PbsTree,
+    rows: ArrayLike,
+    start_s: ArrayLike,
+    end_s: ArrayLike,
+    rate: ArrayLike,
+    times_s: ArrayLike,
+    watch: ArrayLike,
+    decay_factor_pbs: float = 0.5,
+    decay_time_s: float = 86400.0,
+    first_decay_s: float | None = None,
+) -> PbsSeries:
+    """Project a PBS fairshare tree: jobs accrue usage, every node decays at each decay time.
+
+    OpenPBS (spec 7.3) adds a running job's usage to every node from ``TREEROOT`` to its
+    entity, and every ``fairshare_decay_time`` multiplies every node by the (float)
+    ``fairshare_decay_factor``, flooring at 1. Accrual is modelled continuously (the scheduler
+    adds it each cycle; the part after a job's last cycle, which PBS loses, is counted), so a
+    job's usage at ``t`` is ``rate * f**n(t) * (W(min(e, t)) - W(s))`` with ``n`` the decays done
+    and ``W(x) = integral of f**-n`` up to ``x``. The factor follows ``calc_usage_factor`` along
+    the path of each watched entity, in float as :func:`tui.engine.pbs.fairshare_tree_usage`.
+
+    Parameters
+    ----------
+    tree : PbsTree
+    rows, start_s, end_s, rate : array_like (J,)
+        Entity charged, start and end in seconds from now, usage units per second.
+    times_s : array_like (m,)
+        Seconds from now.
+    watch : array_like (r,)
+        Entities to report.
+    decay_factor_pbs : float
+        ``fairshare_decay_factor`` (0 < f < 1).
+    decay_time_s : float
+        ``fairshare_decay_time`` in seconds.
+    first_decay_s : float, optional
+        Seconds from now to the next decay (default: a whole ``decay_time``).
+
+    Returns
+    -------
+    PbsSeries
+    """
+    from tui.engine.pbs import decay_multiplier, percentages
+    from tui.engine.pbs_tree import MIN_USAGE, depth_levels, path_rows
+
+    t = np.asarray(times_s, dtype=np.float64)
+    f = decay_multiplier(decay_factor_pbs)
+    first = decay_time_s if first_decay_s is None else float(first_decay_s)
+    n_dec = int(max(0.0, math.floor((t.max(initial=0.0) - first) / decay_time_s)) + 2)
+    events = first + np.arange(n_dec) * decay_time_s           # decay times
+
+    def n_at(x: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.searchsorted(events, x, side="right").astype(np.float64)
+
+    # W at every event, then W(x) = W(start of its piece) + (x - piece start) f**-n.
+    bounds = np.concatenate([[0.0], events])
+    w_b = np.concatenate([[0.0], np.cumsum(np.diff(bounds) * f ** -np.arange(n_dec, dtype=np.float64))])
+
+    def big_w(x: NDArray[np.float64]) -> NDArray[np.float64]:
+        x = np.maximum(x, 0.0)
+        n = n_at(x).astype(np.int64)
+        return w_b[n] + (x - bounds[n]) * f ** -n.astype(np.float64)
+
+    parent = np.asarray(tree.parent, dtype=np.int64)
+    r = np.asarray(rows, dtype=np.int64).reshape(-1)
+    s = np.asarray(start_s, dtype=np.float64).reshape(-1, 1)
+    e = np.asarray(end_s, dtype=np.float64).reshape(-1, 1)
+    c = np.asarray(rate, dtype=np.float64).reshape(-1, 1)
+    decayed = f ** n_at(t)
+    charges = c * decayed * np.maximum(big_w(np.minimum(e, t)) - big_w(s), 0.0)  # (J, m)
+    w = np.asarray(watch, dtype=np.int64).reshape(-1)
+    # Watched entities, their ancestors and TREEROOT.
+    need: list[int] = []
+    for x in w:
+        node = int(x)
+        while node >= 0 and node not in need:
+            need.append(node)
+            node = int(parent[node])
+    col = {x: i for i, x in enumerate(need)}
+    usage0 = np.asarray(tree.usage, dtype=np.float64)
+    u = np.outer(decayed, usage0[need])
+    for j, row in enumerate(r):
+        node = int(row)
+        while node >= 0:
+            if node in col:
+                u[:, col[node]] += charges[j]
+            node = int(parent[node])
+    u = np.maximum(u, MIN_USAGE)
+    group, perc = percentages(tree, depth_levels(parent))
+    v = (u / u[:, [col[0]]]).astype(np.float32)
+    uf = np.zeros_like(v)
+    for x in sorted(need, key=lambda x: len(path_rows(parent, x))):
+        if x == 0:
+            continue
+        i = col[x]
+        if parent[x] == 0:
+            uf[:, i] = v[:, i]
+        else:
+            uf[:, i] = v[:, i] + (uf[:, col[int(parent[x])]] - v[:, i]) * group[x]
+    idx = [col[int(x)] for x in w]
+    p = perc[w].astype(np.float32)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        factor = np.where(p > 0, np.power(2.0, -(uf[:, idx] / np.where(p > 0, p, 1)).astype(np.float64)), 0.0)
+    return PbsSeries(w, u[:, idx], uf[:, idx], factor)
+

@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # formats sit beside analysis: the type only, no import at ru
 
 __all__ = ["whatif_dict", "format_whatif_json", "format_whatif_csv", "format_whatif_table"]
 
-_OPTIONAL = ("rank", "ahead", "level_fs", "priority_fairshare")
+_OPTIONAL = ("rank", "ahead", "level_fs", "priority_fairshare", "tree_usage")
 
 
 def _list(x: np.ndarray) -> list[Any]:
@@ -93,7 +93,7 @@ def format_whatif_table(res: ScenarioResult, max_rows: int = 25) -> str:
     """The answers, then a table of at most ``max_rows`` steps (every step's numbers are in
     the JSON and CSV)."""
     lines = [f"# what-if: {res.algorithm.replace('_', ' ')}, "
-             + ("Slurm's decay law" if res.law == "slurm" else "seed 000's continuous model")
+             + {"slurm": "Slurm's decay law", "pbs": "PBS decay"}.get(res.law, "seed 000's continuous model")
              + f", half-life {res.half_life_s / 86400:g} days, from {res.now:%Y-%m-%d %H:%M %Z}".rstrip()]
     lines += [f"  {s}" for s in res.sentences()]
     m = res.t_hours.size
