@@ -293,3 +293,30 @@ def test_pbs_scenario() -> None:
     assert "campaign: 1 job runs, 96.0 cput-hours" in res.sentences()[0]
     with pytest.raises(InputError, match=r"jobs\[0\].user: no PBS entity 'zz'"):
         run_scenario(parse_scenario({"horizon": "1-0", "jobs": [{"user": "zz"}]}), snap, NOW)
+
+
+def test_pending_job_priority_and_when_it_passes_another() -> None:
+    # Demo jobs: 61004321 (michellel) is behind 61000852 (ahmedl) now; ahmedl's age caps at
+    # PriorityMaxAge first, so michellel's job passes it. With no campaign and every usage
+    # decaying alike, the fairshare parts hold and the crossing is where the AGE lines say.
+    demo = registry.make("demo", "slurm").load()
+    st = demo.settings
+    sc = parse_scenario({"horizon": "7-0", "step": "1:00:00", "running": False, "pending": ["61004321", "61000852"]})
+    res = run_scenario(sc, demo, NOW)
+    a, b = res.pending
+    jobs = {j.job_id: j for j in demo.jobs}
+    t = res.t_hours * HOUR
+    for p in (a, b):
+        f = jobs[p.job_id].factors
+        assert np.all(p.fairshare == p.fairshare[0])  # the engine's factor, held
+        assert st.weight_fairshare * p.fairshare[0] == pytest.approx(f["FAIRSHARE"], abs=1)  # = sprio's part
+        expect = st.weight_fairshare * p.fairshare[0] + st.weight_age * np.minimum(
+            1.0, f["AGE"] / st.weight_age + t / st.max_age_s)
+        np.testing.assert_allclose(p.priority, expect, rtol=1e-12)
+        assert p.priority[0] == pytest.approx(jobs[p.job_id].priority, abs=2)  # sprio's own total
+    k = int(np.argmax(a.priority > b.priority))
+    assert a.priority[0] < b.priority[0] and k > 0
+    assert f"job 61004321 (michellel): priority {a.priority[0]:,.0f} now vs job 61000852 (ahmedl) " \
+           f"{b.priority[0]:,.0f}; passes it on {res.date(res.t_hours[k]):%Y-%m-%d %H:%M}" in res.sentences()
+    with pytest.raises(InputError, match=r"pending\[0\]: no pending job '1'"):
+        run_scenario(parse_scenario({"horizon": "1-0", "pending": [1]}), demo, NOW)

@@ -7,6 +7,7 @@ over a horizon sampled every ``step``. It is read from and written to TOML::
     step = "1:00:00"
     target = 0.5              # fairshare a recovery is asked about (default 0.5)
     others = "decay"          # or "steady": everyone else keeps their usage where it is
+    pending = ["61000419", "61000852"]   # pending jobs whose priority to follow (first vs others)
     running = true            # the source's running jobs keep charging until their time limit
                               # (not with others = "steady": its rates stand for all running work)
 
@@ -72,7 +73,7 @@ from tui.engine.projection import (
     project_usage,
     steady_rate,
 )
-from tui.model import AssocTree, Snapshot
+from tui.model import AssocTree, Job, PrioritySettings, Snapshot
 from tui.sources.errors import InputError
 from tui.sources.slurm_units import parse_slurm_time
 
@@ -195,6 +196,8 @@ class Scenario:
     """Fair Tree re-ranking interval (None: every step on small problems, else daily)."""
     running: bool = True
     """Charge the snapshot's running jobs until their time limit (as Slurm will)."""
+    pending: tuple[str, ...] = ()
+    """Job ids of the snapshot's pending jobs whose priority to follow (the first against the others)."""
 
     @property
     def times_s(self) -> np.ndarray:
@@ -208,7 +211,8 @@ class Scenario:
 # TOML
 # --------------------------------------------------------------------------------------------
 
-_TOP = {"horizon", "step", "target", "others", "running", "rank_every", "jobs", "model", "shares", "settings"}
+_TOP = {"horizon", "step", "target", "others", "running", "pending", "rank_every", "jobs", "model", "shares",
+        "settings"}
 _JOB = {"user", "account", "partition", "nodes", "cpus", "gpus", "gpu_type", "mem", "tres", "billing",
         "start", "walltime", "count", "every", "repeat"}
 _MODEL = {"halving_usage", "half_life", "initial_usage"}
@@ -340,6 +344,10 @@ def parse_scenario(data: dict[str, Any], source: str = "scenario") -> Scenario:
     running = data.get("running", True)
     if not isinstance(running, bool):
         raise rd.fail("running", f"true or false, not {running!r}")
+    pending = data.get("pending", [])
+    if not isinstance(pending, list) or not all(isinstance(x, (str, int)) and not isinstance(x, bool)
+                                                for x in pending):
+        raise rd.fail("pending", f"a list of job ids, not {pending!r}")
 
     jobs_raw = data.get("jobs", [])
     if not isinstance(jobs_raw, list) or not all(isinstance(j, dict) for j in jobs_raw):
@@ -423,7 +431,7 @@ def parse_scenario(data: dict[str, Any], source: str = "scenario") -> Scenario:
                                     reset, pbs_f, rd.time(st, "pbs_decay_time", "settings.pbs_decay_time", None,
                                                           positive=True))
     return Scenario(int(horizon), int(step), tuple(jobs), model, tuple(shares), settings, float(target), others,
-                    rank_every, running)
+                    rank_every, running, tuple(str(x) for x in pending))
 
 
 def load_scenario(path: str | Path) -> Scenario:
@@ -459,6 +467,8 @@ def scenario_to_dict(sc: Scenario) -> dict[str, Any]:
         out["rank_every"] = _time_text(sc.rank_every_s)
     if not sc.running:
         out["running"] = False
+    if sc.pending:
+        out["pending"] = list(sc.pending)
     default = ScenarioJob()
     jobs = []
     for j in sc.jobs:
@@ -554,6 +564,19 @@ class CostLine:
 
 
 @dataclass(frozen=True, eq=False)
+class PendingPriority:
+    """A pending job's priority over the horizon (multifactor, the cluster's weights)."""
+
+    job_id: str
+    account: str
+    user: str
+    priority: np.ndarray
+    """AGE (growing to PriorityMaxAge) + FAIRSHARE (the projected factor) + the other parts held."""
+    age: np.ndarray
+    fairshare: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
 class ScenarioResult:
     """A scenario's projection and the answers people ask of it."""
 
@@ -576,6 +599,7 @@ class ScenarioResult:
     notes: tuple[str, ...] = ()
     recovery_h: tuple[float | None, ...] = ()
     """Per series: hours from now at which fairshare is back to ``target`` after the campaign."""
+    pending: tuple[PendingPriority, ...] = ()
 
     @property
     def total_billing_seconds(self) -> float:
@@ -611,8 +635,21 @@ class ScenarioResult:
             elif f[lo] < self.target:
                 out.append(f"{s.label}: fairshare not back to {self.target:g} by "
                            f"{self.date(self.t_hours[-1]):%Y-%m-%d} (end of the horizon)")
+        if len(self.pending) > 1:
+            a = self.pending[0]
+            for b in self.pending[1:]:
+                out.append(f"job {a.job_id} ({a.user}): priority {a.priority[0]:,.0f} now vs job {b.job_id} ({b.user}) "
+                           f"{b.priority[0]:,.0f}; " + self._passes(a, b))
         out.extend(self.notes)
         return out
+
+    def _passes(self, a: PendingPriority, b: PendingPriority) -> str:
+        if a.priority[0] > b.priority[0]:
+            return "already ahead"
+        hit = np.flatnonzero(a.priority > b.priority)
+        if not hit.size:
+            return f"does not pass it by {self.date(self.t_hours[-1]):%Y-%m-%d} (end of the horizon)"
+        return f"passes it on {self.date(self.t_hours[hit[0]]):%Y-%m-%d %H:%M}"
 
 
 def recovery_time(t_hours: np.ndarray, fairshare: np.ndarray, target: float) -> float | None:
@@ -773,13 +810,17 @@ def run_scenario(sc: Scenario, snapshot: Snapshot | None = None, now: datetime |
         c_end.append(end)
         c_bill.append(b)
     proj = project_usage(tree, c_rows, c_start, c_end, c_bill, t, hl, period, "slurm", resets, rate)
+    pend_jobs = _pending_jobs(sc, snapshot, tree, source)
     watch = list(dict.fromkeys(rows_of))
+    extra = [row for _, row in pend_jobs if row not in watch]
     if sc.rank_every_s is not None:
         every = max(1, round(sc.rank_every_s / sc.step_s))
     else:
         every = 1 if t.size * tree.size <= 5_000_000 else max(1, round(86400 / sc.step_s))
-    fs: FairshareSeries = project_fairshare(tree, proj, watch, algorithm, damp, every)
+    fs: FairshareSeries = project_fairshare(tree, proj, watch + extra, algorithm, damp, every)
     w = st.weight_fairshare
+    col = {row: c for c, row in enumerate(watch + extra)}
+    pend = tuple(_pending_priority(job, row, t, fs.fairshare[:, col[row]], st) for job, row in pend_jobs)
     series = []
     for c, row in enumerate(watch):
         f = fs.fairshare[:, c]
@@ -806,7 +847,37 @@ def run_scenario(sc: Scenario, snapshot: Snapshot | None = None, now: datetime |
         notes.append("everyone else only decays; with others = \"steady\" they keep their usage")
     rec = tuple(recovery_time(t_h, s.fairshare, sc.target) if runs else None for s in series)
     return ScenarioResult(now, t_h, tuple(series), "slurm", algorithm, int(hl), tree.user_count, fs.ranked, costs,
-                          campaign_end_h, sc.target, "billing TRES-seconds", tuple(notes), rec)
+                          campaign_end_h, sc.target, "billing TRES-seconds", tuple(notes), rec, pend)
+
+
+def _pending_jobs(sc: Scenario, snap: Snapshot, tree: AssocTree, source: str) -> list[tuple[Job, int]]:
+    by_id = {j.job_id: j for j in snap.jobs}
+    rows = {(str(tree.account[i]), str(tree.user[i])): int(i) for i in np.flatnonzero(tree.is_user)}
+    out = []
+    for i, jid in enumerate(sc.pending):
+        job = by_id.get(jid)
+        if job is None or job.state != "PENDING":
+            raise InputError(f"{source}:pending[{i}]", f"no pending job {jid!r} in the source"
+                             + ("" if job is None else f" (it is {job.state})"))
+        row = rows.get((job.account, job.user))
+        if row is None:
+            raise InputError(f"{source}:pending[{i}]", f"job {jid}'s association {job.account}/{job.user} "
+                             "is not in the tree")
+        out.append((job, row))
+    return out
+
+
+def _pending_priority(job: Job, row: int, t: np.ndarray, fairshare: np.ndarray,
+                      st: PrioritySettings) -> PendingPriority:
+    """Priority of a pending job at each time: its sprio parts, with AGE growing from today's
+    value at one PriorityMaxAge's worth per ``max_age`` and FAIRSHARE from the projection."""
+    parts = {k.upper(): float(v) for k, v in job.factors.items()}
+    age0 = parts["AGE"] / st.weight_age if st.weight_age > 0 and "AGE" in parts else 0.0
+    age = np.minimum(1.0, age0 + t / st.max_age_s) if st.max_age_s > 0 else np.ones_like(t)
+    held = sum(v for k, v in parts.items() if k not in ("AGE", "FAIRSHARE"))
+    f = np.where(np.isnan(fairshare), 0.0, fairshare)
+    prio = held + st.weight_age * age + st.weight_fairshare * f
+    return PendingPriority(job.job_id, job.account, job.user, prio, age, fairshare)
 
 
 def _run_pbs(sc: Scenario, snap: Snapshot, now: datetime, t: np.ndarray, runs: list[tuple[int, int, int]],

@@ -57,6 +57,8 @@ def whatif_dict(res: ScenarioResult) -> dict[str, Any]:
                      "end_hours": res.campaign_end_h},
         "recovery_hours": [None if r is None else r for r in res.recovery_h],
         "target": res.target,
+        "pending": [{"job_id": p.job_id, "account": p.account, "user": p.user, "priority": _list(p.priority),
+                     "age": _list(p.age), "fairshare": _list(p.fairshare)} for p in res.pending],
         "answers": res.sentences(),
     }
 
