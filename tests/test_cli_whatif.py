@@ -96,3 +96,19 @@ def test_unknown_user_on_a_capture_exits_2(capsys, tmp_path) -> None:
 def test_missing_file_exits_2(capsys, tmp_path) -> None:
     code, _, err = run(capsys, "whatif", str(tmp_path / "nope.toml"))
     assert code == 2 and "nope.toml" in err
+
+
+def test_observed_pace_from_an_earlier_capture(capsys, tmp_path) -> None:
+    # Two captures of the same sandbox run 72 s apart with nothing running: the observed pace
+    # is nil, so the projection is plain decay.
+    p = tmp_path / "plan.toml"
+    p.write_text('horizon = "1-0"\nstep = "6:00:00"\nothers = "observed"\n'
+                 '[[jobs]]\nuser = "d2"\nbilling = 1000\nwalltime = "4:00:00"\n')
+    base = FIXTURES / "slurm" / "deep4"
+    code, out, err = run(capsys, "whatif", str(p), "--from", str(base / "classic"), "--since",
+                         str(base / "fair_tree"), "--format", "json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert any("keeps the pace seen since 2026-11-21 18:37" in a for a in d["answers"])
+    code, _, err = run(capsys, "whatif", str(p), "--from", str(base / "classic"))
+    assert code == 2 and "plan.toml:others: \"observed\" needs an earlier snapshot" in err

@@ -83,6 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     wsrc.add_argument("--from", dest="from_dir", metavar="DIR", help="a saved capture ('fairtop capture')")
     wsrc.add_argument("--slurm", action="store_true", help="the live cluster")
     wsrc.add_argument("--sshare", metavar="FILE", help="saved 'sshare -a -l -P' output (default settings)")
+    wif.add_argument("--since", metavar="DIR", help="an earlier capture of the same cluster: with others = "
+                     "\"observed\", everyone keeps the pace seen between it and now")
     wif.add_argument("--now", metavar="ISO", help="time 0 as an ISO date-time (default: the snapshot's time)")
     wif.add_argument("--format", choices=("table", "json", "csv"), default="table")
 
@@ -189,7 +191,8 @@ def _whatif(args: argparse.Namespace) -> str:
         algorithm = "fair_tree" if "LevelFS" in table.header else "classic"
         snap = Snapshot(cluster="", source=args.sshare, tree=table.tree,
                         settings=PrioritySettings(algorithm=algorithm))
-    result = run_scenario(scenario, snap, now, args.scenario)
+    earlier = registry.make("folder", args.since).load() if args.since else None
+    result = run_scenario(scenario, snap, now, args.scenario, earlier)
     if args.format == "json":
         return format_whatif_json(result)
     if args.format == "csv":

@@ -219,3 +219,42 @@ def test_pbs_projection_equals_a_step_by_step_simulation() -> None:
         if (now + 60 - 10 * HOUR) % DAY == 0 and now + 60 >= 10 * HOUR:
             usage = np.maximum(usage * mult, 1.0)
     assert got.factor[44, 0] < got.factor[4, 0]  # L5 loses standing while it runs
+
+
+def test_observed_rate_recovers_the_rates_that_made_the_usage(deep4) -> None:
+    from tui.engine.projection import observed_rate
+
+    tree, s = deep4.tree, deep4.settings
+    rate = np.where(tree.is_user, np.arange(tree.size) % 5 * 10.0, 0.0)
+    t = np.array([0.0, 2 * DAY])
+    proj = project_usage(tree, [], [], [], [], t, s.decay_half_life_s, s.calc_period_s, rate=rate)
+    got = observed_rate(tree.usage_raw, proj.at(1), tree.parent, 2 * DAY, s.decay_half_life_s, s.calc_period_s)
+    np.testing.assert_allclose(got, rate, atol=1e-6)
+
+
+@pytest.mark.parametrize("scenario", ["live", "deep4"])
+def test_real_sandbox_decay_between_two_captures(scenario: str) -> None:
+    # Two captures of one sandbox run, no job running in between: Slurm decayed every
+    # association by d**dt between its last decay cycles (last_decay_cycle.txt; 72 or 73 s,
+    # PriorityCalcPeriod=1 minute, half-life 7 days). The projection of the first capture by
+    # that interval gives the second capture's UsageRaw (scontrol prints 2 decimals: both
+    # roundings, 0.01 at most).
+    from datetime import datetime as dt
+
+    base = f"tests/fixtures/slurm/{scenario}"
+    a = registry.make("folder", f"{base}/fair_tree").load()
+    b = registry.make("folder", f"{base}/classic").load()
+
+    def cycle(variant: str) -> float:
+        text = open(f"{base}/{variant}/last_decay_cycle.txt").read().split()
+        return dt.fromisoformat(f"{text[0]}T{text[1][:15]}+00:00").timestamp()
+
+    gap = int(cycle("classic")) - int(cycle("fair_tree"))  # time_t: whole seconds
+    assert gap in (72, 73)
+    hl = a.settings.decay_half_life_s
+    proj = project_usage(a.tree, [], [], [], [], [0.0, gap], hl, float(gap))
+    assert list(b.tree.account) == list(a.tree.account) and list(b.tree.user) == list(a.tree.user)
+    np.testing.assert_allclose(proj.at(1).astype(float), b.tree.usage_raw.astype(float), atol=0.0101, rtol=0)
+    # ...and not the exact exponential 2**(-dt/HL), which is off by more than the rounding here.
+    exact = a.tree.usage_raw.astype(float) * 2.0 ** (-gap / hl)
+    assert np.max(np.abs(exact - b.tree.usage_raw.astype(float))) > 0.1

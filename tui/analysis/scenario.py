@@ -6,7 +6,8 @@ over a horizon sampled every ``step``. It is read from and written to TOML::
     horizon = "30-0"          # Slurm time strings: D-HH:MM:SS, HH:MM:SS, MM (minutes)
     step = "1:00:00"
     target = 0.5              # fairshare a recovery is asked about (default 0.5)
-    others = "decay"          # or "steady": everyone else keeps their usage where it is
+    others = "decay"          # or "steady": everyone else keeps their usage where it is,
+                              # or "observed": their pace between an earlier snapshot and now
     pending = ["61000419", "61000852"]   # pending jobs whose priority to follow (first vs others)
     running = true            # the source's running jobs keep charging until their time limit
                               # (not with others = "steady": its rates stand for all running work)
@@ -191,7 +192,8 @@ class Scenario:
     target: float = 0.5
     """Fairshare a recovery is asked about."""
     others: str = "decay"
-    """``decay``: every other association only decays; ``steady``: each keeps its usage."""
+    """``decay``: every other association only decays; ``steady``: each keeps its usage;
+    ``observed``: each keeps the pace seen between an earlier snapshot and this one."""
     rank_every_s: int | None = None
     """Fair Tree re-ranking interval (None: every step on small problems, else daily)."""
     running: bool = True
@@ -338,8 +340,8 @@ def parse_scenario(data: dict[str, Any], source: str = "scenario") -> Scenario:
     if target > 1:
         raise rd.fail("target", f"a fairshare in [0, 1], not {target!r}")
     others = rd.text(data, "others", "others", "decay")
-    if others not in ("decay", "steady"):
-        raise rd.fail("others", f"\"decay\" or \"steady\", not {others!r}")
+    if others not in ("decay", "steady", "observed"):
+        raise rd.fail("others", f"\"decay\", \"steady\" or \"observed\", not {others!r}")
     rank_every = rd.time(data, "rank_every", "rank_every", None, positive=True)
     running = data.get("running", True)
     if not isinstance(running, bool):
@@ -754,7 +756,7 @@ def _running_charges(tree: AssocTree, snap: Snapshot, now: datetime) -> list[tup
 
 
 def run_scenario(sc: Scenario, snapshot: Snapshot | None = None, now: datetime | None = None,
-                 source: str = "scenario") -> ScenarioResult:
+                 source: str = "scenario", earlier: Snapshot | None = None) -> ScenarioResult:
     """Project a scenario: with a Slurm snapshot, Slurm's law over the whole tree; without one,
     the standalone model (``[model]``).
 
@@ -767,6 +769,8 @@ def run_scenario(sc: Scenario, snapshot: Snapshot | None = None, now: datetime |
         Time 0 (default: the snapshot's ``taken_at``, else the current time).
     source : str
         The scenario's file name, for error messages.
+    earlier : Snapshot, optional
+        An older snapshot of the same cluster, for ``others = "observed"``.
 
     Raises
     ------
@@ -799,11 +803,13 @@ def run_scenario(sc: Scenario, snapshot: Snapshot | None = None, now: datetime |
     costs = tuple(CostLine(i, bill[i], j.count * j.repeat, bill[i] * j.count * j.repeat * j.walltime_s)
                   for i, j in enumerate(sc.jobs))
     rate = steady_rate(tree, hl, period) if sc.others == "steady" else None
+    if sc.others == "observed":
+        rate = _observed(tree, snapshot, earlier, hl, period, source)
     c_rows = [rows_of[i] for i, _, _ in runs]
     c_start = [float(s) for _, s, _ in runs]
     c_end = [float(e) for _, _, e in runs]
     c_bill = [bill[i] * sc.jobs[i].count for i, _, _ in runs]
-    running = _running_charges(tree, snapshot, now) if sc.running and sc.others != "steady" else []
+    running = _running_charges(tree, snapshot, now) if sc.running and sc.others == "decay" else []
     for row, end, b in running:
         c_rows.append(row)
         c_start.append(0.0)
@@ -845,9 +851,34 @@ def run_scenario(sc: Scenario, snapshot: Snapshot | None = None, now: datetime |
                      + ", ".join(f"{now + timedelta(seconds=r):%Y-%m-%d}" for r in resets))
     if sc.others == "decay" and runs:
         notes.append("everyone else only decays; with others = \"steady\" they keep their usage")
+    if sc.others == "observed" and earlier is not None:
+        notes.append(f"everyone keeps the pace seen since {earlier.taken_at:%Y-%m-%d %H:%M}")
     rec = tuple(recovery_time(t_h, s.fairshare, sc.target) if runs else None for s in series)
     return ScenarioResult(now, t_h, tuple(series), "slurm", algorithm, int(hl), tree.user_count, fs.ranked, costs,
                           campaign_end_h, sc.target, "billing TRES-seconds", tuple(notes), rec, pend)
+
+
+def _observed(tree: AssocTree, snap: Snapshot, earlier: Snapshot | None, hl: float, period: float,
+              source: str) -> np.ndarray:
+    """Own rates between ``earlier`` and ``snap``; associations absent from ``earlier`` get 0."""
+    from tui.engine.projection import observed_rate
+
+    if earlier is None or earlier.tree is None:
+        raise InputError(f"{source}:others", "\"observed\" needs an earlier snapshot of the cluster (--since DIR)")
+    dt = (snap.taken_at - earlier.taken_at).total_seconds()
+    if dt <= 0:
+        raise InputError(f"{source}:others", f"the earlier snapshot ({earlier.taken_at:%Y-%m-%d %H:%M}) is not "
+                         f"older than this one ({snap.taken_at:%Y-%m-%d %H:%M})")
+    old = earlier.tree
+    key_then = {(str(old.account[i]), str(old.user[i]), bool(old.is_user[i])): i for i in range(old.size)}
+    d = float(decay_series([dt], hl, period)[0])
+    now_u = tree.usage_raw.astype(np.float64)
+    then = now_u / d if d > 0 else now_u.copy()  # absent then: no rate
+    for i in range(tree.size):
+        j = key_then.get((str(tree.account[i]), str(tree.user[i]), bool(tree.is_user[i])))
+        if j is not None:
+            then[i] = float(old.usage_raw[j])
+    return observed_rate(then, now_u, tree.parent, dt, hl, period)
 
 
 def _pending_jobs(sc: Scenario, snap: Snapshot, tree: AssocTree, source: str) -> list[tuple[Job, int]]:

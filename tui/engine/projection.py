@@ -41,6 +41,7 @@ __all__ = [
     "decay_series",
     "project_fairshare",
     "project_pbs",
+    "observed_rate",
     "project_usage",
     "recovery_curve",
     "steady_rate",
@@ -951,3 +952,41 @@ def project_pbs(
         factor = np.where(p > 0, np.power(2.0, -(uf[:, idx] / np.where(p > 0, p, 1)).astype(np.float64)), 0.0)
     return PbsSeries(w, u[:, idx], uf[:, idx], factor)
 
+
+
+def observed_rate(usage_then: ArrayLike, usage_now: ArrayLike, parent: ArrayLike, dt_s: float,
+                  half_life_s: float, calc_period_s: float = 300.0) -> NDArray[np.float64]:
+    """Own usage rate of every association between two snapshots, under Slurm's law.
+
+    Solves ``u_now = u_then * D(dt) + r * A(dt)`` per association, with ``D`` the decay over
+    ``dt`` and ``A`` what a rate of 1 adds (:func:`decay_series`, :func:`charge_series`), then
+    removes the children's rates (an account's usage includes theirs) and clips at 0.
+
+    Parameters
+    ----------
+    usage_then, usage_now : array_like (n,)
+        Raw usage of the same associations, ``dt_s`` apart (billing TRES-seconds).
+    parent : array_like (n,)
+        Parent rows (pre-order, -1 for the root).
+    dt_s : float
+        Seconds between the snapshots (> 0).
+    half_life_s, calc_period_s : float
+
+    Returns
+    -------
+    float64 array (n,)
+        Billing TRES per second each association adds on its own; pass as ``rate`` to
+        :func:`project_usage` to keep everyone's recent pace.
+    """
+    if dt_s <= 0:
+        raise ValueError("the earlier snapshot must be older than the current one")
+    then = np.asarray(usage_then, dtype=np.float64)
+    now = np.asarray(usage_now, dtype=np.float64)
+    par = np.asarray(parent, dtype=np.int64)
+    d = float(decay_series([dt_s], half_life_s, calc_period_s)[0])
+    unit = float(charge_series([dt_s], [0.0], [np.inf], [1.0], half_life_s, calc_period_s)[0, 0])
+    if unit <= 0:  # shorter than one calc period: no cycle ran, no rate can be seen
+        return np.zeros(now.size)
+    inclusive = np.maximum((now - then * d) / unit, 0.0)
+    own = inclusive - np.bincount(par[1:], weights=inclusive[1:], minlength=now.size)
+    return np.maximum(own, 0.0)
