@@ -258,3 +258,39 @@ def test_real_sandbox_decay_between_two_captures(scenario: str) -> None:
     # ...and not the exact exponential 2**(-dt/HL), which is off by more than the rounding here.
     exact = a.tree.usage_raw.astype(float) * 2.0 ** (-gap / hl)
     assert np.max(np.abs(exact - b.tree.usage_raw.astype(float))) > 0.1
+
+
+def test_real_sandbox_job_across_calc_periods() -> None:
+    # tests/sandbox/record_decay.py on Slurm 22.05.8 with PriorityDecayHalfLife=1:00:00 and a
+    # 1-minute PriorityCalcPeriod: pdu1 ran 2 CPUs (2e6 billing/s) for 230 s, pdu2 1 CPU for
+    # 100 s and ended 1 s after a cycle. Seven cycles were recorded, 60 s apart, from the first
+    # after pdu1 started. Both the cycle loop and the closed-form projection, started from zero
+    # usage at the last cycle before the jobs, give every recorded UsageRaw to its 2 printed
+    # decimals, through the running cycles, the end charge and the decay after.
+    import json
+
+    rec = json.loads(open("tests/fixtures/slurm/decay_1h/record.json").read())
+    cycles = np.array([int(s["cycle_mtime"]) for s in rec["samples"]], dtype=float)  # time_t of each cycle
+    assert list(np.diff(cycles)) == [60.0] * 6
+    now = cycles[0] - 120  # a cycle before both jobs started
+    hl = 3600.0
+    jobs = {}
+    for user, billing in (("pdu1", 2e6), ("pdu2", 1e6)):
+        _, start, end, cpus, state = rec["sacct"][user].split("|")
+        assert state == "COMPLETED" and float(cpus) * 1e6 == billing
+        jobs[user] = (float(start), float(end), billing)
+        seen = np.array([float(s["assoc_mgr"][f"pdecay/{user}"]) for s in rec["samples"]])
+        loop = job_usage_over_cycles(np.concatenate([[now, now + 60], cycles]), float(start), float(end), billing,
+                                     hl).astype(float)[2:]
+        closed = charge_series(cycles - now, [float(start) - now], [float(end) - now], [billing], hl, 60.0)[0]
+        np.testing.assert_allclose(loop, seen, atol=0.0051, rtol=0)
+        np.testing.assert_allclose(closed, seen, atol=0.0051, rtol=0)
+        # sshare's RawUsage is the truncated value.
+        assert [int(s["sshare"][f"pdecay/{user}"]) for s in rec["samples"]] == [int(x) for x in np.floor(seen)]
+    # The account and the root carry the sum; the tree projection says the same.
+    tree = AssocTree.from_rows([(-1, False, "root", "", 1, 0.0), (0, False, "pdecay", "", 10, 0.0),
+                                (1, True, "pdecay", "pdu1", 1, 0.0), (1, True, "pdecay", "pdu2", 1, 0.0)])
+    proj = project_usage(tree, [2, 3], [jobs[u][0] - now for u in ("pdu1", "pdu2")],
+                         [jobs[u][1] - now for u in ("pdu1", "pdu2")], [2e6, 1e6], cycles - now, hl, 60.0)
+    seen_root = np.array([float(s["assoc_mgr"]["root/"]) for s in rec["samples"]])
+    np.testing.assert_allclose(proj.of([0]).astype(float)[:, 0], seen_root, atol=0.011, rtol=0)

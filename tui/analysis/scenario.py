@@ -57,7 +57,7 @@ from __future__ import annotations
 import math
 import re
 import tomllib
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -992,7 +992,3 @@ def model_recovery_h(end_h: float, m: Model, target: float, sc: Scenario,
         return None
     return end_h + hl_h * math.log2(u_end / u_target)
 
-
-def with_jobs(sc: Scenario, jobs: list[ScenarioJob]) -> Scenario:
-    """The same scenario with other jobs (what the pane edits)."""
-    return replace(sc, jobs=tuple(jobs))
