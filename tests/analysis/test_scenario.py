@@ -164,7 +164,7 @@ def test_toml_round_trip(tmp_path) -> None:
     ({"horizon": "1-0", "jobs": [{"repeat": 3}]}, "jobs[0].every", "needed with repeat"),
     ({"horizon": "1-0", "jobs": [{"tres": "cpu"}]}, "jobs[0].tres", "bad TRES entry"),
     ({"horizon": "1-0", "model": {"half_life": "7-0"}}, "model.halving_usage", "required"),
-    ({"horizon": "1-0", "others": "grow"}, "others", "\"decay\" or \"steady\""),
+    ({"horizon": "1-0", "others": "grow"}, "others", "\"decay\", \"steady\" or \"observed\""),
     ({"horizon": "1-0", "settings": {"algorithm": "fifo"}}, "settings.algorithm", "fair_tree"),
 ])
 def test_errors_name_the_key(data, key, words) -> None:
