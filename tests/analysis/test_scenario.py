@@ -320,3 +320,24 @@ def test_pending_job_priority_and_when_it_passes_another() -> None:
            f"{b.priority[0]:,.0f}; passes it on {res.date(res.t_hours[k]):%Y-%m-%d %H:%M}" in res.sentences()
     with pytest.raises(InputError, match=r"pending\[0\]: no pending job '1'"):
         run_scenario(parse_scenario({"horizon": "1-0", "pending": [1]}), demo, NOW)
+
+
+@pytest.mark.parametrize(("job", "key", "words"), [
+    ({"partition": "sapphire", "nodes": 200}, "nodes", "200 nodes in all; partition 'sapphire' has 192"),
+    ({"partition": "test", "nodes": 8, "cpus": 200}, "cpus", "1,600 CPUs in all; partition 'test' has 896"),
+    ({"partition": "sapphire", "gpus": 1}, "gpus", "partition 'sapphire' has no GPUs"),
+    ({"partition": "gpu_test", "nodes": 4, "gpus": 5}, "gpus", "20 GPUs in all; partition 'gpu_test' has 16"),
+])
+def test_a_job_larger_than_its_partition_is_refused(job, key, words) -> None:
+    demo = registry.make("demo", "slurm").load()
+    sc = parse_scenario({"horizon": "1-0", "jobs": [{"user": "llim", **job}]})
+    with pytest.raises(InputError, match=rf"^p.toml:jobs\[0\].{key}: {words}"):
+        run_scenario(sc, demo, NOW, "p.toml")
+
+
+def test_more_per_node_than_the_partition_averages_is_said() -> None:
+    # 500 CPUs on one sapphire node: the partition has 21,504 CPUs on 192 nodes (112 each).
+    demo = registry.make("demo", "slurm").load()
+    sc = parse_scenario({"horizon": "1-0", "jobs": [{"user": "llim", "partition": "sapphire", "cpus": 500}]})
+    text = "\n".join(run_scenario(sc, demo, NOW, "p.toml").sentences())
+    assert "jobs[0]: 500 CPUs per node; sapphire has 112 per node on average (21,504 on 192 nodes)" in text

@@ -705,6 +705,33 @@ def _job_billing(job: ScenarioJob, snap: Snapshot, where: str) -> float:
     return float(billable_tres(job.totals(), weights, billing_mode(snap.settings.flags)))
 
 
+def _check_shape(job: ScenarioJob, snap: Snapshot, where: str) -> list[str]:
+    """Refuse a job larger than its partition; warn when a node would need more than the
+    partition's nodes have on average (per-node sizes are not in the snapshot)."""
+    part = {p.name: p for p in snap.partitions}.get(job.partition)
+    if part is None or job.tres is not None:
+        return []
+    totals = job.totals()
+    limits = [("nodes", "node", float(part.total_nodes), "nodes"), ("cpus", "cpu", float(part.total_cpus), "CPUs"),
+              ("mem", "mem", part.tres_totals.get("mem", 0.0), "MB of memory"),
+              ("gpus", "gres/gpu", part.tres_totals.get("gres/gpu", 0.0), "GPUs")]
+    for key, tres, total, what in limits:
+        need = totals.get(tres, 0.0)
+        if key == "gpus" and need and not total and part.tres_totals:
+            raise InputError(f"{where}.gpus", f"partition {part.name!r} has no GPUs")
+        if total and need > total:
+            raise InputError(f"{where}.{key}", f"{need:,.0f} {what} in all; partition {part.name!r} has {total:,.0f}")
+    notes = []
+    n = part.total_nodes
+    for key, per_node, total, what in (("cpus", job.cpus, float(part.total_cpus), "CPUs"),
+                                       ("gpus", float(job.gpus), part.tres_totals.get("gres/gpu", 0.0), "GPUs"),
+                                       ("mem", job.mem_mb / 1024, part.tres_totals.get("mem", 0.0) / 1024, "GB")):
+        if n and total and per_node > total / n:
+            notes.append(f"{where.rsplit(':', 1)[-1]}: {per_node:,.0f} {what} per node; {part.name} has "
+                         f"{total / n:,.0f} per node on average ({total:,.0f} on {n} nodes)")
+    return notes
+
+
 def _apply_shares(tree: AssocTree, shares: tuple[SharesOverride, ...], source: str) -> AssocTree:
     if not shares:
         return tree
@@ -800,6 +827,7 @@ def run_scenario(sc: Scenario, snapshot: Snapshot | None = None, now: datetime |
     rows_of = [_find_row(tree, j.account, j.user, f"{source}:jobs[{i}]") for i, j in enumerate(sc.jobs)]
     bill = [_job_billing(j, snapshot, f"{source}:jobs[{i}]") for i, j in enumerate(sc.jobs)]
     unpriced = [i for i, j in enumerate(sc.jobs) if j.billing is None and not snapshot.partitions]
+    shape_notes = [n for i, j in enumerate(sc.jobs) for n in _check_shape(j, snapshot, f"{source}:jobs[{i}]")]
     costs = tuple(CostLine(i, bill[i], j.count * j.repeat, bill[i] * j.count * j.repeat * j.walltime_s)
                   for i, j in enumerate(sc.jobs))
     rate = steady_rate(tree, hl, period) if sc.others == "steady" else None
@@ -838,7 +866,7 @@ def run_scenario(sc: Scenario, snapshot: Snapshot | None = None, now: datetime |
             None if fs.ahead is None else fs.ahead[:, c],
             w * f if w else None))
     t_h = t / HOUR
-    notes = []
+    notes = list(shape_notes)
     if unpriced:
         notes.append("partition billing weights unknown: " + ", ".join(f"jobs[{i}]" for i in unpriced)
                      + " billed their CPU count (set billing = per second)")
