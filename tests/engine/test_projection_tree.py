@@ -158,9 +158,11 @@ def test_steady_rate_holds_every_usage(deep4, law: str) -> None:
 
 
 @pytest.mark.parametrize("others", ["decay", "rate", "reset"])
-def test_incremental_re_ranking_equals_fresh_fair_tree_on_a_random_tree(others: str) -> None:
+def test_projection_equals_fresh_engine_on_a_random_tree(others: str) -> None:
     # bench/engine.py's random tree (parent and zero shares, depth up to 6): ranks of the
-    # charged users and of users elsewhere equal a fresh Fair Tree on the projected usage.
+    # charged users, users elsewhere and the charged accounts equal a fresh Fair Tree (incremental
+    # re-ranking) and a fresh classic (path-only, dampening 3) on the projected usage, with pure
+    # decay, constant rates and a reset.
     import sys
     from pathlib import Path
 
@@ -176,11 +178,14 @@ def test_incremental_re_ranking_equals_fresh_fair_tree_on_a_random_tree(others: 
     resets = [5.5 * DAY] if others == "reset" else []
     proj = project_usage(tree, charged, rng.uniform(0, 5, 6) * DAY, rng.uniform(6, 9, 6) * DAY,
                          rng.uniform(1e3, 1e5, 6), t, WEEK, 300.0, resets_s=resets, rate=rate)
-    watch = np.concatenate([charged, rng.choice(users, 10, replace=False)])
+    watch = np.concatenate([charged, rng.choice(users, 10, replace=False), tree.parent[charged]])
     series = project_fairshare(tree, proj, watch, rank_every=1)
+    classic = project_fairshare(tree, proj, watch, "classic", dampening=3)
     for k in range(t.size):
-        fresh = compute(AssocTree(tree.parent, tree.is_user, tree.account, tree.user, tree.shares_raw, proj.at(k)))
+        now = AssocTree(tree.parent, tree.is_user, tree.account, tree.user, tree.shares_raw, proj.at(k))
+        fresh = compute(now)
         assert list(series.rank[k]) == list(fresh.rank[watch]), k
+        np.testing.assert_allclose(classic.fairshare[k], compute(now, "classic", 3).fairshare[watch], rtol=1e-12)
     assert len({tuple(series.rank[k]) for k in range(t.size)}) > 1  # the ranks do move
 
 
