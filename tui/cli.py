@@ -1,4 +1,4 @@
-"""Command line: ``fairtop`` (the app), ``report``, ``info``, ``capture``, ``history``, ``serve``.
+"""Command line: ``fairtop`` (the app), ``report``, ``whatif``, ``info``, ``capture``, ``history``, ``serve``.
 
 Bad input never shows a traceback: one line naming the file (and line), exit status 2.
 """
@@ -81,6 +81,21 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--damping", type=_positive, default=None, metavar="D",
                      help="FairShareDampeningFactor for classic (default 1)")
     rep.add_argument("--format", choices=("table", "json", "csv"), default="table")
+
+    wif = sub.add_parser("whatif", help="project a scenario of jobs over time: usage, fairshare, rank",
+                         description="Project a campaign of jobs (a TOML scenario) over time. With a "
+                                     "source, Slurm's decay law over the whole association tree; without "
+                                     "one, the scenario's [model] (seed 000's single-user model).")
+    wif.add_argument("scenario", metavar="SCENARIO.toml")
+    wsrc = wif.add_mutually_exclusive_group()
+    wsrc.add_argument("--demo", action="store_true", help="the built-in demo Slurm cluster")
+    wsrc.add_argument("--from", dest="from_dir", metavar="DIR", help="a saved capture ('fairtop capture')")
+    wsrc.add_argument("--slurm", action="store_true", help="the live cluster")
+    wsrc.add_argument("--sshare", metavar="FILE", help="saved 'sshare -a -l -P' output (default settings)")
+    wif.add_argument("--since", metavar="DIR", help="an earlier capture of the same cluster: with others = "
+                     "\"observed\", everyone keeps the pace seen between it and now")
+    wif.add_argument("--now", metavar="ISO", help="time 0 as an ISO date-time (default: the snapshot's time)")
+    wif.add_argument("--format", choices=("table", "json", "csv"), default="table")
 
     sub.add_parser("info", help="print the config, state and theme paths in use")
     cap = sub.add_parser("capture", help="save a live cluster's command outputs into DIR (for --from DIR)")
@@ -201,6 +216,44 @@ def _report_folder(args: argparse.Namespace) -> str:
     return head + "\n" + "".join(f"# warning: {w}\n" for w in snap.warnings) + table
 
 
+def _whatif(args: argparse.Namespace) -> str:
+    """``whatif SCENARIO.toml``: load the scenario and the source, project, format."""
+    from datetime import datetime
+
+    from tui.analysis.scenario import load_scenario, run_scenario
+    from tui.formats.whatif import format_whatif_csv, format_whatif_json, format_whatif_table
+    from tui.model import PrioritySettings, Snapshot
+
+    scenario = load_scenario(args.scenario)
+    now = None
+    if args.now:
+        try:
+            now = datetime.fromisoformat(args.now)
+        except ValueError:
+            raise InputError("--now", f"not an ISO date-time: {args.now!r}") from None
+    snap = None
+    if args.demo:
+        snap = registry.make("demo", "slurm", args.user or "").load()
+    elif args.from_dir:
+        snap = registry.make("folder", args.from_dir).load()
+    elif args.slurm:
+        snap = registry.make("slurm", None).load()
+    elif args.sshare:
+        from tui.sources.sshare import parse_sshare
+
+        table = parse_sshare(_read(args.sshare), args.sshare)
+        algorithm = "fair_tree" if "LevelFS" in table.header else "classic"
+        snap = Snapshot(cluster="", source=args.sshare, tree=table.tree,
+                        settings=PrioritySettings(algorithm=algorithm))
+    earlier = registry.make("folder", args.since).load() if args.since else None
+    result = run_scenario(scenario, snap, now, args.scenario, earlier)
+    if args.format == "json":
+        return format_whatif_json(result)
+    if args.format == "csv":
+        return format_whatif_csv(result)
+    return format_whatif_table(result)
+
+
 def _info(args: argparse.Namespace) -> str:
     from tui import config
     from tui.sources.slurm_cli import Cadence
@@ -297,6 +350,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             else:
                 out = _report_folder(args)
             sys.stdout.write(out)
+            return 0
+        if args.command == "whatif":
+            sys.stdout.write(_whatif(args))
             return 0
         if args.command == "info":
             sys.stdout.write(_info(args))

@@ -164,3 +164,29 @@ def test_mean_usage_inverts_the_fairshare_curve(u: float, ustar: float) -> None:
     f = fairshare_at(u, ustar)
     if 0 < f < 1:  # 2^(-u/u*) can round to 1 or underflow
         assert mean_usage(f, u) == pytest.approx(ustar, rel=1e-6)
+
+
+# --- Figure 1: upkeep of the padding with checks every 4 hours ---------------------------------
+
+from tui.engine.control import dampening_drift, padding_upkeep  # noqa: E402
+
+
+@pytest.mark.parametrize("model", ["exact", "slurm"])
+def test_figure1_four_hourly_upkeep_holds_the_padding_within_2_percent(model: str) -> None:
+    # w = u* (N-1) = 10,000 h x 2,500 = 90e9 core-seconds; an upkeep job adds 1.5e9; a check
+    # every 4 hours for a month (Figure 1's span), one-week half-life.
+    w = padding(10_000 * HOUR, 2501)
+    up = padding_upkeep(w, 1.5e9, 4 * HOUR, WEEK, 30 * DAY, model)
+    assert up.worst_slip(w) < 0.02
+    assert up.worst_slip(w) == pytest.approx(0.01666, abs=2e-5)  # one check's decay of w + slack
+    assert up.ran.sum() == 179 and len(up.times) == 181
+    # Checking every 6 hours is not enough: 6 h of decay (2.2e9) outruns one upkeep job.
+    assert padding_upkeep(w, 1.5e9, 6 * HOUR, WEEK, 30 * DAY, model).worst_slip(w) > 0.3
+
+
+def test_dampening_drifts_up_as_the_mean_decays() -> None:
+    d = dampening_drift(10_000, 700, [0, 7, 14], 7)
+    np.testing.assert_allclose(d, [10_000 / 700, 2 * 10_000 / 700, 4 * 10_000 / 700])
+    # With a steady mean rate the factor settles at u* lambda / c.
+    d = dampening_drift(10_000, 700, [1e6], 7, mean_rate=100)
+    assert d[0] == pytest.approx(10_000 * math.log(2) / 7 / 100)

@@ -17,6 +17,7 @@ inputs agree; times in the unit of the half-life given.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -36,6 +37,9 @@ __all__ = [
     "padding",
     "padding_decay",
     "time_to_decay",
+    "Upkeep",
+    "padding_upkeep",
+    "dampening_drift",
 ]
 
 
@@ -266,3 +270,112 @@ def time_to_decay(
     if d >= 1.0:
         return math.inf
     return keep / math.log(d)
+
+
+@dataclass(frozen=True)
+class Upkeep:
+    """A simulated upkeep of the artificial user's padding (paper Figure 1).
+
+    Attributes
+    ----------
+    times : float64 array
+        Check times (unit of the half-life given), the first at 0.
+    before, after : float64 arrays
+        Padding just before and just after each check's upkeep job.
+    ran : bool array
+        Whether an upkeep job ran at that check.
+    """
+
+    times: NDArray[np.float64]
+    before: NDArray[np.float64]
+    after: NDArray[np.float64]
+    ran: NDArray[np.bool_]
+
+    def worst_slip(self, target: float) -> float:
+        """Largest relative distance from ``target`` at any time (decay is monotone between
+        checks, so the extremes are the values just before and just after a check)."""
+        return float(max(np.max(np.abs(self.before - target)), np.max(np.abs(self.after - target))) / target)
+
+
+def padding_upkeep(
+    w: float,
+    amount: float,
+    check_every: float,
+    half_life: float,
+    horizon: float,
+    model: Literal["exact", "slurm"] = "exact",
+) -> Upkeep:
+    """Simulate the paper's upkeep rule: every ``check_every``, if the padding is below ``w``,
+    run one upkeep job that adds ``amount``.
+
+    The paper's numbers (section 2.1.2): ``w = 90e9`` core-seconds, ``amount = 1.5e9``, a check
+    every 4 hours, a one-week half-life. A 4-hour decay (1.47e9) is a little less than one
+    upkeep, so the padding settles in a band about ``w`` of width ``amount`` plus one check's
+    decay, which keeps it within 2 % (:meth:`Upkeep.worst_slip`).
+
+    Parameters
+    ----------
+    w : float
+        Target padding (usage), also the padding at time 0.
+    amount : float
+        Usage one upkeep job adds.
+    check_every, half_life, horizon : float
+        Same time unit (seconds for ``model="slurm"``).
+    model : {"exact", "slurm"}
+        ``exact``: ``2**(-t/HL)``; ``slurm``: Slurm's ``(1 - 0.693/HL)**t``, the same
+        whatever the ``PriorityCalcPeriod`` (cycles multiply to ``d**t``).
+
+    Returns
+    -------
+    Upkeep
+    """
+    if check_every <= 0 or horizon < 0:
+        raise ValueError("check_every must be > 0 and horizon >= 0")
+    keep = float(exact_decay_factor(half_life, check_every) if model == "exact"
+                 else decay_factor(half_life, check_every))
+    n = int(math.floor(horizon / check_every + 1e-9)) + 1
+    before = np.empty(n)
+    after = np.empty(n)
+    ran = np.zeros(n, dtype=bool)
+    u = float(w)
+    for i in range(n):
+        if i:
+            u *= keep
+        before[i] = u
+        if u < w:
+            u += amount
+            ran[i] = True
+        after[i] = u
+    return Upkeep(np.arange(n) * float(check_every), before, after, ran)
+
+
+def dampening_drift(target: float, mean: float, times: ArrayLike, half_life: float,
+                    mean_rate: float = 0.0) -> NDArray[np.float64]:
+    """The real-valued dampening ``u*/ubar(t)`` over time (paper eq. 7) as the mean usage decays.
+
+    ``ubar(t) = c/lambda + (ubar - c/lambda) exp(-lambda t)`` with ``c = mean_rate``, the mean
+    usage added per unit time (0: the population stops; the factor then doubles every
+    half-life).
+
+    Parameters
+    ----------
+    target, mean : float
+        ``u*`` and today's ``ubar`` (same usage unit).
+    times : array_like
+        Times from now (unit of ``half_life``).
+    half_life : float
+    mean_rate : float
+        Mean usage added per user per unit time.
+
+    Returns
+    -------
+    ndarray
+        The dampening factor ``d`` to set at each time.
+    """
+    t = np.asarray(times, dtype=np.float64)
+    lam = 0.0 if half_life <= 0 else math.log(2.0) / half_life
+    if lam == 0.0:
+        ubar = mean + mean_rate * t
+    else:
+        ubar = mean_rate / lam + (mean - mean_rate / lam) * np.exp(-lam * t)
+    return float(target) / ubar

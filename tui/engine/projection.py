@@ -18,6 +18,8 @@ others' hold steady. Pure functions; times in seconds, usage in billing TRES-sec
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -25,14 +27,24 @@ from numpy.typing import ArrayLike, NDArray
 from tui.engine import compute
 from tui.engine._numeric import scalar_or_array
 from tui.engine.decay import decay_factor, decay_per_second
-from tui.model import AssocTree, path_to
+from tui.model import AssocTree, PbsTree, path_to, rows_by_depth
 
 __all__ = [
     "add_usage",
     "cycle_accrual",
     "decay_rate",
     "job_usage_over_cycles",
+    "FairshareSeries",
+    "PbsSeries",
+    "UsageProjection",
+    "charge_series",
+    "decay_series",
+    "project_fairshare",
+    "project_pbs",
+    "observed_rate",
+    "project_usage",
     "recovery_curve",
+    "steady_rate",
     "usage_after_cycles",
     "usage_ode",
     "usage_ode_breaks",
@@ -324,3 +336,657 @@ def recovery_curve(tree: AssocTree, row: int, seconds: ArrayLike, half_life_s: f
         changed = tree if usage[i] == u0 else add_usage(tree, row, -(u0 - usage[i]))
         fairshare[i] = compute(changed, algorithm, dampening).fairshare[row]
     return usage, fairshare
+
+
+# --------------------------------------------------------------------------------------------
+# Projection of a whole tree over time (what-if planning, issue 9)
+# --------------------------------------------------------------------------------------------
+#
+# Every association's usage is linear in its starting usage and in the charges, and decay
+# multiplies every association by the same factor. So the projected usage of the tree at step
+# ``k`` is low-rank::
+#
+#     usage[k] = usage0 * decay[k] + rate_total * rate_series[k] + sum_j charges[j, k] * path_j
+#
+# with scalar series shared by all associations (``decay``, ``rate_series``), one series per
+# job (``charges``) and ``path_j`` the job's association and its ancestors. Nothing of size
+# steps x associations is ever formed: a step of the whole tree is one multiply-add, a
+# charged association's whole series is a handful of vector operations.
+
+Law = Literal["slurm", "continuous"]
+
+
+def _epochs(times_s: NDArray[np.float64], resets_s: NDArray[np.float64], law: Law,
+            calc_period_s: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """For every time, when its charges begin (0, or the reset epoch's start) and the reset cycle.
+
+    Slurm zeroes usage at the first decay cycle at or after a reset time, before that cycle's
+    decay and charges; the charges of that cycle cover ``[previous cycle, cycle]``, so the
+    epoch's charges start at the previous cycle. In the continuous model the reset is at its
+    own time.
+    """
+    begin = np.zeros(times_s.shape)  # charges start at the last cycle (now) or at the epoch
+    cut = np.full(times_s.shape, -np.inf)
+    for r in np.sort(resets_s):
+        if law == "slurm":
+            cycle = math.ceil(r / calc_period_s - 1e-12) * calc_period_s  # first cycle >= r
+            after, start = cycle, cycle - calc_period_s
+        else:
+            after, start = r, r
+        hit = times_s >= after
+        begin[hit] = start
+        cut[hit] = after
+    return begin, cut
+
+
+def charge_series(
+    times_s: ArrayLike,
+    start_s: ArrayLike,
+    end_s: ArrayLike,
+    billing: ArrayLike,
+    half_life_s: float,
+    calc_period_s: float = 300.0,
+    law: Law = "slurm",
+    resets_s: ArrayLike = (),
+) -> NDArray[np.float64]:
+    """Raw usage each job has added (and left after decay) at each time, vectorised.
+
+    Parameters
+    ----------
+    times_s : array_like, shape (m,)
+        Times from now in seconds, ``>= 0``. Under the Slurm law, the value at ``t`` is the
+        usage right after the last decay cycle at or before ``t``; cycles run at multiples of
+        ``calc_period_s`` from now (now is the last cycle).
+    start_s, end_s : array_like, shape (J,)
+        Job start and end in seconds from now (``end_s`` may be ``inf``).
+    billing : array_like, shape (J,)
+        Billable TRES per second (times copies and the QOS UsageFactor).
+    half_life_s : float
+        ``PriorityDecayHalfLife`` in seconds (0: no decay).
+    calc_period_s : float
+        ``PriorityCalcPeriod`` in seconds (Slurm law only).
+    law : {"slurm", "continuous"}
+        ``slurm``: Slurm's discrete law (spec 4.2-4.3), each cycle decays by ``d**P`` with
+        ``d = 1 - 0.693/HL`` and a running job adds ``B * dt * d**dt``; a job ending between
+        cycles is charged at its end and that charge decays with the next cycle. Agrees with
+        :func:`job_usage_over_cycles` to rounding. ``continuous``: the exact solution of
+        ``du/dt = B - lambda u`` on the job's interval (``lambda = ln 2 / HL``, Yalim 2020).
+    resets_s : array_like
+        ``PriorityUsageResetPeriod`` reset times in seconds from now.
+
+    Returns
+    -------
+    ndarray, shape (J, m)
+        Billing TRES-seconds of each job at each time.
+    """
+    t = np.asarray(times_s, dtype=np.float64)
+    s = np.asarray(start_s, dtype=np.float64).reshape(-1, 1)
+    e = np.asarray(end_s, dtype=np.float64).reshape(-1, 1)
+    b = np.asarray(billing, dtype=np.float64).reshape(-1, 1)
+    if np.any(e < s):
+        raise ValueError("a job ends before it starts")
+    begin, cut = _epochs(t, np.asarray(resets_s, dtype=np.float64), law, calc_period_s)
+    s_eff = np.maximum(s, begin)  # (J, m): charges before the epoch were wiped by its reset
+    wiped = e <= cut  # ended (and charged) before the reset cycle
+    if law == "continuous":
+        lam = decay_rate(half_life_s)
+        run_end = np.minimum(t, e)
+        ran = np.maximum(run_end - s_eff, 0.0)
+        if lam == 0.0:
+            out = b * ran
+        else:
+            out = -(b / lam) * np.expm1(-lam * ran) * np.exp(-lam * np.maximum(t - np.maximum(run_end, s_eff), 0.0))
+    else:
+        out = _slurm_charge(t, s_eff, e, b, half_life_s, calc_period_s)
+    return np.where(wiped, 0.0, out)
+
+
+def _slurm_charge(t: NDArray[np.float64], s: NDArray[np.float64], e: NDArray[np.float64],
+                  b: NDArray[np.float64], half_life_s: float, period: float) -> NDArray[np.float64]:
+    """Closed form of Slurm's per-cycle recursion for jobs (rows) at times (columns).
+
+    Cycles are at ``c * period`` (cycle 0 is now). With ``q = d**period`` and
+    ``acc(x) = B x d**x``: ``ks``, the first cycle after the start, adds ``acc(t_ks - s)``; each
+    later cycle while the job still runs decays by ``q`` and adds ``acc(period)``; ``ke``, the
+    first cycle at or after the end, gets the end charge ``acc(e - max(t_ke-1, s))`` (made at
+    the end, before that cycle's decay); afterwards the usage only decays.
+    """
+    d = decay_per_second(half_life_s)
+    q = float(decay_factor(half_life_s, period))
+    log_q = math.log(q)
+
+    def acc(x: NDArray[np.float64]) -> NDArray[np.float64]:
+        x = np.maximum(x, 0.0)
+        return b * x * np.power(d, x)
+
+    def qpow(n: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.exp(n * log_q) if q < 1.0 else np.ones_like(n)
+
+    def geo(n: NDArray[np.float64]) -> NDArray[np.float64]:
+        return n if q == 1.0 else -np.expm1(n * log_q) / (1.0 - q)
+
+    with np.errstate(invalid="ignore", over="ignore"):
+        k = np.floor(t / period + 1e-9)                   # last cycle at or before t
+        ks = np.floor(s / period + 1e-9) + 1.0            # first cycle strictly after the start
+        ke = np.where(np.isfinite(e), np.ceil(e / period - 1e-9), np.inf)  # first cycle >= end
+        first = acc(ks * period - s)
+        full = acc(np.full_like(s, period))
+
+        def running(c: NDArray[np.float64]) -> NDArray[np.float64]:
+            n = c - ks  # cycles after the first running one
+            return np.where(n >= 0, first * qpow(n) + full * geo(n), 0.0)
+
+        end_charge = acc(e - np.maximum((ke - 1.0) * period, s))
+        ended = k >= ke
+        after = (running(np.where(ended, ke - 1.0, -1.0)) + end_charge) * qpow(np.where(ended, k - ke + 1.0, 0.0))
+        out = np.where(ended, after, running(np.minimum(k, ke - 1.0)))
+    return np.where(k < ks, 0.0, out)
+
+
+def decay_series(times_s: ArrayLike, half_life_s: float, calc_period_s: float = 300.0,
+                 law: Law = "slurm", resets_s: ArrayLike = ()) -> NDArray[np.float64]:
+    """Factor by which usage held now is multiplied at each time (0 after a reset).
+
+    Slurm: ``(d**P)**k`` after ``k`` whole cycles; continuous: ``exp(-lambda t)``.
+    """
+    t = np.asarray(times_s, dtype=np.float64)
+    _, cut = _epochs(t, np.asarray(resets_s, dtype=np.float64), law, calc_period_s)
+    if law == "continuous":
+        out = np.exp(-decay_rate(half_life_s) * t)
+    else:
+        q = float(decay_factor(half_life_s, calc_period_s))
+        out = np.exp(np.floor(t / calc_period_s + 1e-9) * math.log(q))
+    return np.where(np.isfinite(cut), 0.0, out)
+
+
+@dataclass(frozen=True, eq=False)
+class UsageProjection:
+    """Raw usage of every association at every time, kept in low-rank form.
+
+    ``usage(k) = usage0 * decay[k] + rate * rate_series[k] + sum_j charges[j, k] * path(j)``.
+
+    Attributes
+    ----------
+    times_s : float64 array (m,)
+        Seconds from now.
+    usage0 : longdouble array (n,)
+        Raw usage now (billing TRES-seconds), accounts including their descendants.
+    decay : float64 array (m,)
+        :func:`decay_series`.
+    rate : float64 array (n,)
+        Usage rate kept by every association (billing TRES per second, propagated to
+        ancestors); zeros when others only decay.
+    rate_series : float64 array (m,)
+        What a rate of 1 from now has added at each time.
+    rows : int64 array (J,)
+        Association each job charges.
+    charges : float64 array (J, m)
+        :func:`charge_series`.
+    paths : list of int64 arrays
+        ``paths[j]``: the job's association and every direct ancestor (spec 1.2).
+    """
+
+    times_s: NDArray[np.float64]
+    usage0: np.ndarray
+    decay: NDArray[np.float64]
+    rate: NDArray[np.float64]
+    rate_series: NDArray[np.float64]
+    rows: NDArray[np.int64]
+    charges: NDArray[np.float64]
+    paths: list[NDArray[np.int64]]
+
+    def at(self, k: int) -> np.ndarray:
+        """Usage of every association at step ``k`` (longdouble, shape (n,))."""
+        u = self.usage0 * np.longdouble(self.decay[k])
+        if self.rate_series[k]:
+            u = u + (self.rate * self.rate_series[k]).astype(np.longdouble)
+        for j, path in enumerate(self.paths):
+            if self.charges[j, k]:
+                u[path] += np.longdouble(self.charges[j, k])
+        return u
+
+    def of(self, rows: ArrayLike) -> NDArray[np.float64]:
+        """Usage of ``rows`` at every step, shape (m, len(rows)), longdouble."""
+        r = np.asarray(rows, dtype=np.int64)
+        out = np.outer(self.decay.astype(np.longdouble), self.usage0[r])
+        if np.any(self.rate[r]):
+            out += np.outer(self.rate_series, self.rate[r]).astype(np.longdouble)
+        for j, path in enumerate(self.paths):
+            hit = np.isin(r, path)
+            if hit.any():
+                out[:, hit] += self.charges[j][:, None]
+        return out
+
+
+def project_usage(
+    tree: AssocTree,
+    rows: ArrayLike,
+    start_s: ArrayLike,
+    end_s: ArrayLike,
+    billing: ArrayLike,
+    times_s: ArrayLike,
+    half_life_s: float,
+    calc_period_s: float = 300.0,
+    law: Law = "slurm",
+    resets_s: ArrayLike = (),
+    rate: ArrayLike | None = None,
+) -> UsageProjection:
+    """Project every association's raw usage while jobs run and everything decays.
+
+    Parameters
+    ----------
+    tree : AssocTree
+        Usage now (``usage_raw``).
+    rows, start_s, end_s, billing : array_like, shape (J,)
+        One charge per job: association row, start and end in seconds from now, billable TRES
+        per second (times the copies running at once).
+    times_s : array_like, shape (m,)
+        Increasing times from now in seconds, the first normally 0.
+    half_life_s, calc_period_s, law, resets_s
+        See :func:`charge_series`.
+    rate : array_like, shape (n,), optional
+        Usage rate each association keeps on its own (billing TRES per second, not including
+        descendants: it is summed up the tree here), e.g. from two snapshots. None: zero.
+
+    Returns
+    -------
+    UsageProjection
+    """
+    t = np.asarray(times_s, dtype=np.float64)
+    r = np.asarray(rows, dtype=np.int64).reshape(-1)
+    if np.any((r < 0) | (r >= tree.size)):
+        raise ValueError("a charged row is outside the association tree")
+    charges = (charge_series(t, start_s, end_s, billing, half_life_s, calc_period_s, law, resets_s)
+               if r.size else np.zeros((0, t.size)))
+    own = np.zeros(tree.size) if rate is None else np.asarray(rate, dtype=np.float64).copy()
+    if own.shape != (tree.size,):
+        raise ValueError("rate must have one value per association")
+    total = own.copy()
+    if own.any():  # an account's rate includes its descendants', as its usage does
+        for level in reversed(rows_by_depth(tree.depth())[1:]):
+            total += np.bincount(tree.parent[level], weights=total[level], minlength=tree.size)
+    if own.any():
+        rate_series = charge_series(t, [0.0], [np.inf], [1.0], half_life_s, calc_period_s, law, resets_s)[0]
+    else:
+        rate_series = np.zeros(t.size)
+    paths = [np.asarray(path_to(tree, int(x)), dtype=np.int64) for x in r]
+    return UsageProjection(t, tree.usage_raw.astype(np.longdouble), decay_series(t, half_life_s, calc_period_s,
+                           law, resets_s), total, rate_series, r, charges, paths)
+
+
+@dataclass(frozen=True, eq=False)
+class FairshareSeries:
+    """Fairshare of some associations at every step of a :class:`UsageProjection`.
+
+    Attributes
+    ----------
+    rows : int64 array (r,)
+    usage : longdouble array (m, r)
+        Raw usage, billing TRES-seconds.
+    fairshare : float64 array (m, r)
+        Classic: the factor at every step. Fair Tree: ``rank / users`` at the steps in
+        ``ranked``, held until the next one; NaN for accounts.
+    level_fs : longdouble array (m, r) or None
+        Fair Tree LevelFS at every step (it needs only the row and its fairshare parent).
+    rank : int64 array (m, r) or None
+        Fair Tree rank (users = best), held between ranked steps; 0 for accounts.
+    ahead : int64 array (m, r) or None
+        Users ranked strictly above (a better rank), held between ranked steps.
+    ranked : bool array (m,)
+        Steps at which the whole tree was recomputed (Fair Tree), or all True (classic).
+    users : int
+        User associations in the tree.
+    """
+
+    rows: NDArray[np.int64]
+    usage: np.ndarray
+    fairshare: NDArray[np.float64]
+    level_fs: np.ndarray | None
+    rank: NDArray[np.int64] | None
+    ahead: NDArray[np.int64] | None
+    ranked: NDArray[np.bool_]
+    users: int
+
+
+def project_fairshare(
+    tree: AssocTree,
+    projection: UsageProjection,
+    rows: ArrayLike,
+    algorithm: str = "fair_tree",
+    dampening: float = 1,
+    rank_every: int = 1,
+) -> FairshareSeries:
+    """Fairshare of ``rows`` at every step of ``projection``.
+
+    Classic depends only on an association's own path (its usage, its fairshare parents'
+    effective usage and the root's usage), so it is computed at every step for those rows
+    alone, in long double as :func:`tui.engine.classic.classic` does. Fair Tree's rank is a
+    global order: the whole tree is recomputed (:func:`tui.engine.fair_tree.fair_tree`, the
+    structure shared) every ``rank_every`` steps and at the last one, and held in between;
+    LevelFS is exact at every step.
+
+    Parameters
+    ----------
+    tree : AssocTree
+        The tree the projection started from (shares and structure).
+    projection : UsageProjection
+        From :func:`project_usage`.
+    rows : array_like
+        Associations to report.
+    algorithm : {"fair_tree", "classic"}
+    dampening : float
+        FairShareDampeningFactor (classic).
+    rank_every : int
+        Steps between full Fair Tree recomputations (1: every step).
+
+    Returns
+    -------
+    FairshareSeries
+    """
+    from tui.engine.classic import classic_norm_shares, fairshare_factor
+    from tui.engine.fair_tree import fair_tree_norm_shares, level_fairshare, rank_users
+    from tui.engine.tree import structure
+
+    r = np.asarray(rows, dtype=np.int64).reshape(-1)
+    m = projection.times_s.size
+    st = structure(tree)
+    users = tree.user_count
+    if algorithm == "classic":
+        # Every fairshare parent on the rows' paths, top-down, and the root.
+        need = sorted({int(x) for row in r for x in path_to(tree, int(row))} | {0}, key=lambda x: st.fs_depth[x])
+        col = {x: i for i, x in enumerate(need)}
+        u = projection.of(need)
+        root = u[:, col[0]]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            norm = np.where(root[:, None] > 0, np.minimum(u / np.where(root > 0, root, 1)[:, None],
+                                                           np.longdouble(1)), np.longdouble(0))
+        eff = np.empty_like(u)
+        eff[:, col[0]] = 1
+        for x in need[1:]:
+            i, fp = col[x], int(st.fs_parent[x])
+            n = norm[:, i]
+            if fp == 0:
+                eff[:, i] = n
+            elif st.use_parent[x] or st.level_shares[x] == 0:
+                eff[:, i] = eff[:, col[fp]]
+            else:
+                frac = np.longdouble(tree.shares_raw[x]) / np.longdouble(st.level_shares[x])
+                eff[:, i] = n + (eff[:, col[fp]] - n) * frac
+        shares = classic_norm_shares(tree, st)
+        idx = [col[int(x)] for x in r]
+        fs = np.stack([fairshare_factor(eff[:, i], shares[x], dampening) for i, x in zip(idx, r)], axis=1) \
+            if r.size else np.zeros((m, 0))
+        return FairshareSeries(r, u[:, idx], fs.reshape(m, r.size), None, None, None, np.ones(m, dtype=bool), users)
+    if algorithm != "fair_tree":
+        raise ValueError(f"unknown algorithm {algorithm!r} (use fair_tree or classic)")
+    # LevelFS at every step: S / (u / u(F(a))), with level_fairshare's special cases.
+    shares = fair_tree_norm_shares(tree, st)
+    fsp = np.maximum(st.fs_parent[r], 0)
+    u_all = projection.of(np.concatenate([r, fsp]))
+    u = u_all[:, : r.size]
+    lf = _level_fs(u, u_all[:, r.size:], shares[r], st.use_parent[r], tree.is_user[r], r == 0)
+    every = max(1, int(rank_every))
+    ranked = np.zeros(m, dtype=bool)
+    ranked[::every] = True
+    ranked[-1] = True
+    rank = np.zeros((m, r.size), dtype=np.int64)
+    ahead = np.zeros((m, r.size), dtype=np.int64)
+    fs = np.full((m, r.size), np.nan)
+    user_rows = tree.is_user[r]
+    # Only rows whose usage is charged, and their fairshare children, can change LevelFS when
+    # every other usage decays by the same factor: update those, re-rank only when they move.
+    n = tree.size
+    _, lf_all = level_fairshare(tree, st, shares)
+    charged = np.zeros(n, dtype=bool)
+    for path in projection.paths:
+        charged[path] = True
+    uniform = not np.any(projection.rate)
+    aff = np.flatnonzero(charged | charged[np.maximum(st.fs_parent, 0)]) if uniform else np.arange(n)
+    aff = aff[aff > 0]
+    # Usage of the affected rows and their fairshare parents from an incidence matrix of the
+    # jobs' paths: one small product per step instead of a pass over the whole tree.
+    idx = np.concatenate([aff, np.maximum(st.fs_parent[aff], 0)])
+    incidence = np.zeros((len(projection.paths), idx.size))
+    for j, path in enumerate(projection.paths):
+        incidence[j] = np.isin(idx, path)
+    last_lf: np.ndarray | None = None
+    lf_k = lf_all.copy()
+    rk = np.zeros(n, dtype=np.int64)
+    sorted_ranks = np.zeros(0, dtype=np.int64)
+    for k in np.flatnonzero(ranked):
+        if uniform and projection.decay[k] > 0:
+            rows_k = aff
+            u_idx = projection.usage0[idx] * np.longdouble(projection.decay[k]) \
+                + (projection.charges[:, k] @ incidence).astype(np.longdouble)
+            u_rows, u_par = u_idx[: aff.size], u_idx[aff.size:]
+        else:  # constant rates, or a reset (every usage restarts): the whole tree
+            rows_k = np.arange(1, n)
+            usage = projection.at(int(k))
+            u_rows, u_par = usage[rows_k], usage[np.maximum(st.fs_parent[rows_k], 0)]
+        new_lf = _level_fs(u_rows, u_par, shares[rows_k], st.use_parent[rows_k], tree.is_user[rows_k],
+                           np.zeros(rows_k.size, dtype=bool))
+        # Unchanged to 1e-12 (e.g. once every job has ended, all usage decays alike): same ranks.
+        if last_lf is None or last_lf.size != new_lf.size or not np.allclose(new_lf, last_lf, rtol=1e-12, atol=0.0):
+            lf_k[rows_k] = new_lf
+            rk = rank_users(tree, st, lf_k)
+            sorted_ranks = np.sort(rk[tree.is_user])
+            last_lf = new_lf
+        rank[k] = rk[r]
+        ahead[k] = np.where(user_rows, sorted_ranks.size - np.searchsorted(sorted_ranks, rk[r], side="right"), 0)
+    # Hold the last ranked step's values until the next one.
+    last = np.maximum.accumulate(np.where(ranked, np.arange(m), 0))
+    rank, ahead = rank[last], ahead[last]
+    if users:
+        fs[:, user_rows] = rank[:, user_rows] / float(users)
+    return FairshareSeries(r, u, fs, lf, rank, ahead, ranked, users)
+
+
+def _level_fs(u: np.ndarray, u_parent: np.ndarray, shares: np.ndarray, use_parent: np.ndarray,
+              is_user: np.ndarray, root: np.ndarray) -> np.ndarray:
+    """LevelFS of some rows from their usage and their fairshare parents' (long double), with
+    :func:`tui.engine.fair_tree.level_fairshare`'s special cases (last axis = rows)."""
+    from tui.engine.fair_tree import NO_VAL_LD
+
+    s = shares.astype(np.longdouble)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        eff = np.where(u_parent > 0, u / np.where(u_parent > 0, u_parent, 1), np.longdouble(0))
+        lf = np.where(eff > 0, s / np.where(eff > 0, eff, 1), np.longdouble(np.inf))
+    lf = np.where(s == 0, np.longdouble(0), lf)
+    lf = np.where(use_parent & is_user, np.longdouble(np.inf), lf)
+    return np.where((use_parent & ~is_user) | root, NO_VAL_LD, lf)
+
+
+def steady_rate(tree: AssocTree, half_life_s: float, calc_period_s: float = 300.0,
+                law: Law = "slurm") -> NDArray[np.float64]:
+    """Own usage rate of every association that would hold its usage where it is now.
+
+    Pass it as ``rate`` to :func:`project_usage` to model "everyone else keeps running as they
+    do", the assumption under which a fairshare recovers at all (if everyone only decays, every
+    ratio stays frozen). Slurm law: ``u (1 - q) / (P d**P)`` with ``q = d**P``, so each cycle
+    adds exactly what it decays; continuous: ``lambda u``. An association's own usage is its
+    raw usage minus its children's (an account's is normally 0).
+
+    Returns
+    -------
+    float64 array (n,)
+        Billing TRES per second.
+    """
+    usage = tree.usage_raw.astype(np.float64)
+    own = usage - np.bincount(tree.parent[1:], weights=usage[1:], minlength=tree.size)
+    own = np.maximum(own, 0.0)
+    if half_life_s <= 0:
+        return np.zeros(tree.size)
+    if law == "continuous":
+        return own * decay_rate(half_life_s)
+    q = float(decay_factor(half_life_s, calc_period_s))
+    return own * (1.0 - q) / float(cycle_accrual(calc_period_s, 1.0, half_life_s))
+
+
+# --------------------------------------------------------------------------------------------
+# PBS Professional: usage halves (by fairshare_decay_factor) every fairshare_decay_time
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class PbsSeries:
+    """PBS usage, ``fairshare_tree_usage`` and ``fairshare_factor`` of some entities per step.
+
+    Attributes
+    ----------
+    rows : int64 array (r,)
+    usage : float64 array (m, r)
+        Usage in ``fairshare_usage_res`` units (1 means zero).
+    tree_usage : float32 array (m, r)
+    factor : float64 array (m, r)
+        ``2**(-tree_usage / tree_percentage)`` (0 where the percentage is 0).
+    """
+
+    rows: NDArray[np.int64]
+    usage: NDArray[np.float64]
+    tree_usage: NDArray[np.float32]
+    factor: NDArray[np.float64]
+
+
+def project_pbs(
+    tree: PbsTree,
+    rows: ArrayLike,
+    start_s: ArrayLike,
+    end_s: ArrayLike,
+    rate: ArrayLike,
+    times_s: ArrayLike,
+    watch: ArrayLike,
+    decay_factor_pbs: float = 0.5,
+    decay_time_s: float = 86400.0,
+    first_decay_s: float | None = None,
+) -> PbsSeries:
+    """Project a PBS fairshare tree: jobs accrue usage, every node decays at each decay time.
+
+    OpenPBS (spec 7.3) adds a running job's usage to every node from ``TREEROOT`` to its
+    entity, and every ``fairshare_decay_time`` multiplies every node by the (float)
+    ``fairshare_decay_factor``, flooring at 1. Accrual is modelled continuously (the scheduler
+    adds it each cycle; the part after a job's last cycle, which PBS loses, is counted), so a
+    job's usage at ``t`` is ``rate * f**n(t) * (W(min(e, t)) - W(s))`` with ``n`` the decays done
+    and ``W(x) = integral of f**-n`` up to ``x``. The factor follows ``calc_usage_factor`` along
+    the path of each watched entity, in float as :func:`tui.engine.pbs.fairshare_tree_usage`.
+
+    Parameters
+    ----------
+    tree : PbsTree
+    rows, start_s, end_s, rate : array_like (J,)
+        Entity charged, start and end in seconds from now, usage units per second.
+    times_s : array_like (m,)
+        Seconds from now.
+    watch : array_like (r,)
+        Entities to report.
+    decay_factor_pbs : float
+        ``fairshare_decay_factor`` (0 < f < 1).
+    decay_time_s : float
+        ``fairshare_decay_time`` in seconds.
+    first_decay_s : float, optional
+        Seconds from now to the next decay (default: a whole ``decay_time``).
+
+    Returns
+    -------
+    PbsSeries
+    """
+    from tui.engine.pbs import decay_multiplier, percentages
+    from tui.engine.pbs_tree import MIN_USAGE, depth_levels, path_rows
+
+    t = np.asarray(times_s, dtype=np.float64)
+    f = decay_multiplier(decay_factor_pbs)
+    first = decay_time_s if first_decay_s is None else float(first_decay_s)
+    n_dec = int(max(0.0, math.floor((t.max(initial=0.0) - first) / decay_time_s)) + 2)
+    events = first + np.arange(n_dec) * decay_time_s           # decay times
+
+    def n_at(x: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.searchsorted(events, x, side="right").astype(np.float64)
+
+    # W at every event, then W(x) = W(start of its piece) + (x - piece start) f**-n.
+    bounds = np.concatenate([[0.0], events])
+    w_b = np.concatenate([[0.0], np.cumsum(np.diff(bounds) * f ** -np.arange(n_dec, dtype=np.float64))])
+
+    def big_w(x: NDArray[np.float64]) -> NDArray[np.float64]:
+        x = np.maximum(x, 0.0)
+        n = n_at(x).astype(np.int64)
+        return w_b[n] + (x - bounds[n]) * f ** -n.astype(np.float64)
+
+    parent = np.asarray(tree.parent, dtype=np.int64)
+    r = np.asarray(rows, dtype=np.int64).reshape(-1)
+    s = np.asarray(start_s, dtype=np.float64).reshape(-1, 1)
+    e = np.asarray(end_s, dtype=np.float64).reshape(-1, 1)
+    c = np.asarray(rate, dtype=np.float64).reshape(-1, 1)
+    decayed = f ** n_at(t)
+    charges = c * decayed * np.maximum(big_w(np.minimum(e, t)) - big_w(s), 0.0)  # (J, m)
+    w = np.asarray(watch, dtype=np.int64).reshape(-1)
+    # Watched entities, their ancestors and TREEROOT.
+    need: list[int] = []
+    for x in w:
+        node = int(x)
+        while node >= 0 and node not in need:
+            need.append(node)
+            node = int(parent[node])
+    col = {x: i for i, x in enumerate(need)}
+    usage0 = np.asarray(tree.usage, dtype=np.float64)
+    u = np.outer(decayed, usage0[need])
+    for j, row in enumerate(r):
+        node = int(row)
+        while node >= 0:
+            if node in col:
+                u[:, col[node]] += charges[j]
+            node = int(parent[node])
+    u = np.maximum(u, MIN_USAGE)
+    group, perc = percentages(tree, depth_levels(parent))
+    v = (u / u[:, [col[0]]]).astype(np.float32)
+    uf = np.zeros_like(v)
+    for x in sorted(need, key=lambda x: len(path_rows(parent, x))):
+        if x == 0:
+            continue
+        i = col[x]
+        if parent[x] == 0:
+            uf[:, i] = v[:, i]
+        else:
+            uf[:, i] = v[:, i] + (uf[:, col[int(parent[x])]] - v[:, i]) * group[x]
+    idx = [col[int(x)] for x in w]
+    p = perc[w].astype(np.float32)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        factor = np.where(p > 0, np.power(2.0, -(uf[:, idx] / np.where(p > 0, p, 1)).astype(np.float64)), 0.0)
+    return PbsSeries(w, u[:, idx], uf[:, idx], factor)
+
+
+
+def observed_rate(usage_then: ArrayLike, usage_now: ArrayLike, parent: ArrayLike, dt_s: float,
+                  half_life_s: float, calc_period_s: float = 300.0) -> NDArray[np.float64]:
+    """Own usage rate of every association between two snapshots, under Slurm's law.
+
+    Solves ``u_now = u_then * D(dt) + r * A(dt)`` per association, with ``D`` the decay over
+    ``dt`` and ``A`` what a rate of 1 adds (:func:`decay_series`, :func:`charge_series`), then
+    removes the children's rates (an account's usage includes theirs) and clips at 0.
+
+    Parameters
+    ----------
+    usage_then, usage_now : array_like (n,)
+        Raw usage of the same associations, ``dt_s`` apart (billing TRES-seconds).
+    parent : array_like (n,)
+        Parent rows (pre-order, -1 for the root).
+    dt_s : float
+        Seconds between the snapshots (> 0).
+    half_life_s, calc_period_s : float
+
+    Returns
+    -------
+    float64 array (n,)
+        Billing TRES per second each association adds on its own; pass as ``rate`` to
+        :func:`project_usage` to keep everyone's recent pace.
+    """
+    if dt_s <= 0:
+        raise ValueError("the earlier snapshot must be older than the current one")
+    then = np.asarray(usage_then, dtype=np.float64)
+    now = np.asarray(usage_now, dtype=np.float64)
+    par = np.asarray(parent, dtype=np.int64)
+    d = float(decay_series([dt_s], half_life_s, calc_period_s)[0])
+    unit = float(charge_series([dt_s], [0.0], [np.inf], [1.0], half_life_s, calc_period_s)[0, 0])
+    if unit <= 0:  # shorter than one calc period: no cycle ran, no rate can be seen
+        return np.zeros(now.size)
+    inclusive = np.maximum((now - then * d) / unit, 0.0)
+    own = inclusive - np.bincount(par[1:], weights=inclusive[1:], minlength=now.size)
+    return np.maximum(own, 0.0)
