@@ -1,4 +1,5 @@
-"""Command line: ``fairtop`` (the app), ``fairtop report``, ``fairtop info``, ``fairtop capture``.
+"""Command line: ``fairtop`` (the app), ``fairtop report``, ``fairtop info``, ``fairtop capture``,
+``fairtop balance``, ``fairtop serve-allocations``.
 
 Bad input never shows a traceback: one line naming the file (and line), exit status 2.
 """
@@ -77,7 +78,95 @@ def build_parser() -> argparse.ArgumentParser:
     cap.add_argument("dir", metavar="DIR")
     cap.add_argument("--pbs", action="store_true",
                      help="a PBS Professional server: resource_group, pbsfs output and sched_config")
+    _allocation_parsers(sub)
     return parser
+
+
+def _listen(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {text!r}")
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def _allocation_parsers(sub: argparse._SubParsersAction) -> None:
+    bal = sub.add_parser("balance", help="allocation balances, without the UI (like sproject)",
+                         description="Allocation balances from the embedded ledger (--db) or the service (--url).")
+    where = bal.add_mutually_exclusive_group()
+    where.add_argument("--db", metavar="PATH|URL", help="the ledger: an SQLite file or postgresql://... "
+                       "(default: $FAIRTOP_ALLOC_DB)")
+    where.add_argument("--url", help="the allocation service (default: $FAIRTOP_ALLOC_URL)")
+    bal.add_argument("--auth", choices=("token", "munge"), default="token",
+                     help="with --url: a bearer token from $FAIRTOP_ALLOC_TOKEN, or a MUNGE credential")
+    bal.add_argument("--project", metavar="P", help="only this project (name, account or id)")
+    bal.add_argument("--format", choices=("table", "json"), default="table")
+
+    srv = sub.add_parser("serve-allocations", help="run the allocation ledger service (HTTP)",
+                         description="Serve the allocation ledger over HTTP (FastAPI + uvicorn).")
+    srv.add_argument("--db", metavar="PATH|URL", required=True, help="an SQLite file or postgresql://...")
+    srv.add_argument("--listen", type=_listen, default=("127.0.0.1", 8642), metavar="HOST:PORT",
+                     help="address to listen on (default 127.0.0.1:8642; port 0 picks a free one)")
+    srv.add_argument("--auth", choices=("munge", "token"), default="munge")
+    srv.add_argument("--tokens", metavar="FILE", help="with --auth token: the TOML tokens file")
+    srv.add_argument("--superuser", action="append", default=[], metavar="USER",
+                     help="with --auth munge: a user (name or uid) with the superuser role (repeatable)")
+    srv.add_argument("--admin", action="append", default=[], metavar="USER",
+                     help="with --auth munge: a user (name or uid) with the admin role (repeatable)")
+    srv.add_argument("--munge-socket", metavar="PATH", help="munged's socket (default: munge's own)")
+    srv.add_argument("--migrate", action="store_true",
+                     help="create or upgrade the ledger's schema first (otherwise it must be current)")
+    srv.add_argument("--migrate-only", action="store_true", help="upgrade the schema and exit")
+    srv.add_argument("--pool", type=int, default=8, metavar="N", help="PostgreSQL connections (default 8)")
+
+
+def _balance(args: argparse.Namespace) -> str:
+    import os
+
+    from tui.allocations import balance
+
+    url = args.url or (None if args.db else os.environ.get("FAIRTOP_ALLOC_URL"))
+    db = args.db or (None if url else os.environ.get("FAIRTOP_ALLOC_DB"))
+    if url:
+        rows = balance.from_service(url, args.project, token=os.environ.get("FAIRTOP_ALLOC_TOKEN"),
+                                    munge=args.auth == "munge")
+    elif db:
+        rows = balance.from_ledger(db, args.project)
+    else:
+        raise InputError("fairtop balance", "give --db PATH|URL or --url URL (or set FAIRTOP_ALLOC_DB / "
+                         "FAIRTOP_ALLOC_URL)")
+    return balance.format_balances(rows, args.format)
+
+
+def _serve_allocations(args: argparse.Namespace) -> int:
+    from tui.allocations.auth import MungeAuth, TokenAuth, load_tokens
+    from tui.allocations.ledger import open_ledger
+
+    if args.auth == "token":
+        if not args.tokens:
+            raise InputError("fairtop serve-allocations", "--auth token needs --tokens FILE")
+        try:
+            auth: TokenAuth | MungeAuth = TokenAuth(load_tokens(args.tokens))
+        except ValueError as exc:
+            raise InputError(args.tokens, str(exc).removeprefix(f"{args.tokens}: ")) from None
+    else:
+        try:
+            auth = MungeAuth(args.superuser, args.admin, socket=args.munge_socket)
+        except ValueError as exc:
+            raise InputError("fairtop serve-allocations", str(exc)) from None
+    ledger = open_ledger(args.db, migrate=args.migrate or args.migrate_only, pool_size=args.pool)
+    if args.migrate_only:
+        print(f"fairtop: ledger schema at version {ledger.schema_version()}")
+        return 0
+    from tui.allocations.service import serve
+
+    host, port = args.listen
+
+    def ready(bound: int) -> None:
+        print(f"fairtop: allocation service on http://{host}:{bound} ({ledger.dialect}, auth {args.auth})",
+              flush=True)
+
+    serve(ledger, auth, host, port, ready=ready)
+    return 0
 
 
 def _slurm_report(tree: AssocTree, fmt: str, algorithm: str, damping: float, title: str) -> str:
@@ -167,6 +256,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "info":
             sys.stdout.write(_info(args))
             return 0
+        if args.command == "balance":
+            sys.stdout.write(_balance(args))
+            return 0
+        if args.command == "serve-allocations":
+            return _serve_allocations(args)
         if args.command == "capture":
             if args.pbs:
                 from tui.sources.pbs_folder import capture as capture_pbs
@@ -186,8 +280,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SourceUnavailable as exc:
         print(f"fairtop: {exc}", file=sys.stderr)
         return 1
+    except Exception as exc:
+        if type(exc).__module__ != "tui.allocations.ledger" and not _is_api_error(exc):
+            raise
+        print(f"fairtop: {exc}", file=sys.stderr)
+        return 1
     except BrokenPipeError:
         return 0
+
+
+def _is_api_error(exc: BaseException) -> bool:
+    return type(exc).__module__ == "tui.allocations.client"
 
 
 if __name__ == "__main__":
