@@ -186,7 +186,7 @@ def test_migration_from_version_1_keeps_the_data(db: str) -> None:
     with pytest.raises(Unavailable, match="--migrate"):
         open_ledger(db)
     assert old.migrate() == (1, len(schema_sections()))
-    assert old.migrate() == (2, 2)  # idempotent
+    assert old.migrate() == (3, 3)  # idempotent
     new = open_ledger(db)
     assert new.allocation(1)["balance"] == 50
     new.predebit("1", 5001, 7001, "cpu", 20, today=TODAY)
@@ -201,7 +201,7 @@ def test_cli_migrate_only(tmp_path: Path) -> None:
     run = subprocess.run([sys.executable, "-m", "tui.cli", "serve-allocations", "--db", str(path), "--auth",
                           "munge", "--migrate-only"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
-    assert "version 2" in run.stdout
+    assert "version 3" in run.stdout
     not_migrated = tmp_path / "new.db"
     run = subprocess.run([sys.executable, "-m", "tui.cli", "balance", "--db", str(not_migrated)], cwd=ROOT,
                          capture_output=True, text=True, timeout=60)

@@ -104,12 +104,13 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
 
-def schema_sections() -> list[tuple[int, str]]:
-    """``schema.sql`` split into ``(version, sql)`` in order."""
+def schema_sections() -> list[tuple[int, str | None, str]]:
+    """``schema.sql`` split into ``(version, dialect, sql)`` in order; ``dialect`` is None for a
+    section of both stores, else the only store it applies to (the others just record it)."""
     text = resources.files("tui.allocations").joinpath("schema.sql").read_text(encoding="utf-8")
-    parts = re.split(r"^-- version (\d+)\s*$", text, flags=re.M)
-    sections = [(int(parts[i]), parts[i + 1]) for i in range(1, len(parts), 2)]
-    assert [v for v, _ in sections] == list(range(1, len(sections) + 1)), "schema versions out of order"
+    parts = re.split(r"^-- version (\d+)(?: (sqlite|postgresql))?\s*$", text, flags=re.M)
+    sections = [(int(parts[i]), parts[i + 1], parts[i + 2]) for i in range(1, len(parts), 3)]
+    assert [v for v, _, _ in sections] == list(range(1, len(sections) + 1)), "schema versions out of order"
     return sections
 
 
@@ -134,7 +135,7 @@ class _Tx:
         return sql if self._ph == "?" else sql.replace("?", self._ph)
 
     def run(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        self._cur.execute(self._sql(sql), tuple(params))
+        self._cur.execute(self._sql(sql), tuple(params) if params or self._ph == "?" else None)
         return self._cur
 
     def one(self, sql: str, params: Sequence[Any] = ()) -> tuple | None:
@@ -252,6 +253,26 @@ class _PostgresStore:
                 else:
                     conn.close()
 
+    def single(self, sql: str, params: Sequence[Any]) -> tuple | None:
+        """One statement in its own (implicit) transaction: one round trip."""
+        psycopg = self._psycopg
+        with self._slots:
+            try:
+                conn = self._pool.get_nowait()
+            except queue.Empty:
+                conn = self._connect()
+            healthy = True
+            try:
+                return conn.execute(sql.replace("?", "%s"), tuple(params)).fetchone()
+            except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+                healthy = False
+                raise Unavailable(f"PostgreSQL: {str(exc).strip().splitlines()[0] if str(exc) else exc!r}") from None
+            finally:
+                if healthy and not conn.closed:
+                    self._pool.put(conn)
+                else:
+                    conn.close()
+
     def is_integrity_error(self, exc: BaseException) -> bool:
         return isinstance(exc, self._psycopg.IntegrityError)
 
@@ -339,15 +360,18 @@ class Ledger:
             tx.lock(_LOCK_PROJECT, 0)
             tx.run("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, applied TEXT NOT NULL)")
         before = self.schema_version()
-        for version, sql in sections:
+        for version, dialect, sql in sections:
             if before < version <= target:
                 with self._store.transaction(write=True) as tx:
                     tx.lock(_LOCK_PROJECT, 0)
                     row = tx.one("SELECT MAX(version) FROM schema_version")
                     if row and row[0] is not None and row[0] >= version:
                         continue  # another process migrated meanwhile
-                    for stmt in _statements(sql.replace("{id}", self._store.id_type)):
-                        tx.run(stmt)
+                    if dialect is None:
+                        for stmt in _statements(sql.replace("{id}", self._store.id_type)):
+                            tx.run(stmt)
+                    elif dialect == self.dialect:  # one statement (a function body has ';' in it)
+                        tx.run("\n".join(ln for ln in sql.strip().splitlines() if not ln.startswith("--")))
                     tx.run("INSERT INTO schema_version (version, applied) VALUES (?, ?)", (version, _now()))
         return before, self.schema_version()
 
@@ -469,7 +493,10 @@ class Ledger:
             raise Invalid(f"minutes must be in 0..{MAX_MINUTES}, got {minutes}")
         day = str(today or date.today())
         try:
-            outcome = self._predebit(job_id, uid, gid, resource, minutes, day)
+            if isinstance(self._store, _PostgresStore):
+                outcome = self._predebit_pg(job_id, uid, gid, resource, minutes, day)
+            else:
+                outcome = self._predebit(job_id, uid, gid, resource, minutes, day)
         except Exception as exc:
             if self._store.is_integrity_error(exc):
                 raise Conflict(f"job {job_id} was already pre-debited") from None
@@ -477,6 +504,25 @@ class Ledger:
         if isinstance(outcome, _Refusal):
             raise outcome.error
         return outcome
+
+    def _predebit_pg(self, job_id: str, uid: int, gid: int, resource: str, minutes: int,
+                     day: str) -> dict[str, Any] | _Refusal:
+        """The same steps as :meth:`_predebit` in the stored function ``fairtop_predebit``."""
+        now = _now()
+        row = self._store.single("SELECT outcome, alloc, remaining FROM fairtop_predebit(?, ?, ?, ?, ?, ?, ?)",
+                                 (job_id, uid, gid, resource, minutes, day, now))
+        outcome, alloc_id, remaining = row if row else ("none", None, None)
+        if outcome == "none":
+            raise NotFound(f"no {resource} allocation of gid {gid} covers {day}")
+        if outcome == "duplicate":
+            raise Conflict(f"job {job_id} was already pre-debited")
+        if outcome == "overdraft":
+            return _Refusal(Overdraft(
+                f"job {job_id} needs {minutes} {resource}-minutes; allocation {alloc_id} has {remaining} left",
+                allocation=alloc_id, balance=remaining, minutes=minutes))
+        return {"job_id": job_id, "alloc_id": alloc_id, "uid": uid, "gid": gid, "minutes": minutes,
+                "status": "executing", "actual": None, "billed": None, "created": now, "resolved": None,
+                "balance": remaining}
 
     def _predebit(self, job_id: str, uid: int, gid: int, resource: str, minutes: int,
                   day: str) -> dict[str, Any] | _Refusal:

@@ -80,3 +80,40 @@ SELECT a.id AS alloc_id,
        COALESCE((SELECT SUM(p.billed) FROM predebit p
                  WHERE p.alloc_id = a.id AND p.status <> 'executing'), 0) AS billed
 FROM allocation a;
+
+-- version 3 postgresql
+-- The pre-debit in one round trip (HADM's stored procedures): the advisory lock is held only for
+-- the statements below instead of across client round trips. SQLite runs the same steps in
+-- Python (tui.allocations.ledger.Ledger._predebit); the tests run both.
+CREATE OR REPLACE FUNCTION fairtop_predebit(p_job TEXT, p_uid BIGINT, p_gid BIGINT, p_resource TEXT,
+                                            p_minutes BIGINT, p_day TEXT, p_now TEXT)
+RETURNS TABLE (outcome TEXT, alloc BIGINT, remaining BIGINT)
+LANGUAGE plpgsql AS $$
+DECLARE
+    a_id BIGINT;
+    bal BIGINT;
+BEGIN
+    SELECT a.id INTO a_id FROM allocation a JOIN project p ON p.id = a.project_id
+     WHERE p.gid = p_gid AND a.resource = p_resource AND a.start_date <= p_day AND a.end_date >= p_day;
+    IF a_id IS NULL THEN
+        RETURN QUERY SELECT 'none'::TEXT, NULL::BIGINT, NULL::BIGINT;
+        RETURN;
+    END IF;
+    PERFORM pg_advisory_xact_lock(1179910145, (a_id % 2147483648)::INT);
+    IF EXISTS (SELECT 1 FROM predebit WHERE job_id = p_job) THEN
+        RETURN QUERY SELECT 'duplicate'::TEXT, a_id, NULL::BIGINT;
+        RETURN;
+    END IF;
+    SELECT credited - held - debited INTO bal FROM allocation WHERE id = a_id;
+    IF p_minutes > bal THEN
+        INSERT INTO failure (job_id, alloc_id, uid, gid, minutes, balance, created)
+        VALUES (p_job, a_id, p_uid, p_gid, p_minutes, bal, p_now);
+        RETURN QUERY SELECT 'overdraft'::TEXT, a_id, bal;
+        RETURN;
+    END IF;
+    INSERT INTO predebit (job_id, alloc_id, uid, gid, minutes, status, created)
+    VALUES (p_job, a_id, p_uid, p_gid, p_minutes, 'executing', p_now);
+    UPDATE allocation SET held = held + p_minutes WHERE id = a_id;
+    RETURN QUERY SELECT 'ok'::TEXT, a_id, bal - p_minutes;
+END
+$$;

@@ -22,9 +22,12 @@ validator's ``detail``. A store that does not answer is 503.
 """
 
 
+import functools
 import logging
 from datetime import date
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Callable, Literal
+
+import anyio
 
 from fastapi import Depends, FastAPI, Header, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -206,7 +209,7 @@ def _safe(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def create_app(ledger: Ledger, auth: TokenAuth | MungeAuth) -> FastAPI:
+def create_app(ledger: Ledger, auth: TokenAuth | MungeAuth, threads: int = 16) -> FastAPI:
     """The service's ASGI app over ``ledger`` with ``auth``."""
     app = FastAPI(title="fairtop allocations", version=str(schema_sections()[-1][0]),
                   description=__doc__.split("\n\n")[0], responses=_ERRORS)
@@ -239,13 +242,21 @@ def create_app(ledger: Ledger, auth: TokenAuth | MungeAuth) -> FastAPI:
         log.exception("unexpected error on %s %s", request.method, request.url.path)
         return _error(500, f"internal error: {type(exc).__name__}")
 
-    def principal(authorization: Annotated[str | None, Header()] = None,
-                  x_munge_cred: Annotated[str | None, Header()] = None) -> Principal:
-        return auth.authenticate(authorization, x_munge_cred)
+    limiter = anyio.CapacityLimiter(threads)
+
+    async def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """One hop to a worker thread per request (the ledger blocks on its store)."""
+        return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs), limiter=limiter)
+
+    async def principal(authorization: Annotated[str | None, Header()] = None,
+                        x_munge_cred: Annotated[str | None, Header()] = None) -> Principal:
+        if isinstance(auth, TokenAuth):  # a dict lookup: no thread needed
+            return auth.authenticate(authorization, x_munge_cred)
+        return await call(auth.authenticate, authorization, x_munge_cred)
 
     Who = Annotated[Principal, Depends(principal)]
 
-    def superuser(who: Who) -> Principal:
+    async def superuser(who: Who) -> Principal:
         if who.role != "superuser":
             raise _Denied(403, f"uid {who.uid} ({who.role}) may not change the ledger")
         return who
@@ -257,28 +268,28 @@ def create_app(ledger: Ledger, auth: TokenAuth | MungeAuth) -> FastAPI:
             raise _Denied(403, f"uid {who.uid} is not in gid {gid}")
 
     @app.get("/health")
-    def health() -> dict[str, Any]:
-        return {"status": "ok", "schema": ledger.schema_version(), "store": ledger.dialect}
+    async def health() -> dict[str, Any]:
+        return {"status": "ok", "schema": await call(ledger.schema_version), "store": ledger.dialect}
 
     @app.post("/project", status_code=201, response_model=Project)
-    def create_project(body: ProjectIn, who: Super) -> dict[str, Any]:
-        return ledger.create_project(body.name, body.gid, body.account)
+    async def create_project(body: ProjectIn, who: Super) -> dict[str, Any]:
+        return await call(ledger.create_project, body.name, body.gid, body.account)
 
     @app.get("/project", response_model=list[Project])
-    def list_projects(who: Who, gid: Annotated[UnixId | None, Query()] = None) -> list[dict[str, Any]]:
+    async def list_projects(who: Who, gid: Annotated[UnixId | None, Query()] = None) -> list[dict[str, Any]]:
         own_gid(who, gid)
-        return ledger.projects(who.visible_gids, gid=gid)
+        return await call(ledger.projects, who.visible_gids, gid=gid)
 
     @app.get("/project/{project_id}", response_model=Project)
-    def get_project(project_id: Annotated[Id, Path()], who: Who) -> dict[str, Any]:
-        return ledger.project(project_id, who.visible_gids)
+    async def get_project(project_id: Annotated[Id, Path()], who: Who) -> dict[str, Any]:
+        return await call(ledger.project, project_id, who.visible_gids)
 
     @app.post("/alloc", status_code=201, response_model=Allocation)
-    def create_alloc(body: AllocIn, who: Super) -> dict[str, Any]:
-        return ledger.create_allocation(body.project, body.resource, body.category, body.start, body.end)
+    async def create_alloc(body: AllocIn, who: Super) -> dict[str, Any]:
+        return await call(ledger.create_allocation, body.project, body.resource, body.category, body.start, body.end)
 
     @app.get("/alloc", response_model=list[Allocation])
-    def list_allocs(who: Who, project: Annotated[Id | None, Query()] = None,
+    async def list_allocs(who: Who, project: Annotated[Id | None, Query()] = None,
                     gid: Annotated[UnixId | None, Query()] = None,
                     active: Annotated[DateText | None, Query()] = None) -> list[dict[str, Any]]:
         own_gid(who, gid)
@@ -287,41 +298,41 @@ def create_app(ledger: Ledger, auth: TokenAuth | MungeAuth) -> FastAPI:
                 date.fromisoformat(active)
             except ValueError:
                 raise Invalid(f"active is not a date: {active!r}") from None
-        return ledger.allocations(who.visible_gids, project=project, gid=gid, active_on=active)
+        return await call(ledger.allocations, who.visible_gids, project=project, gid=gid, active_on=active)
 
     @app.get("/alloc/{alloc_id}", response_model=Allocation)
-    def get_alloc(alloc_id: Annotated[Id, Path()], who: Who) -> dict[str, Any]:
-        return ledger.allocation(alloc_id, who.visible_gids)
+    async def get_alloc(alloc_id: Annotated[Id, Path()], who: Who) -> dict[str, Any]:
+        return await call(ledger.allocation, alloc_id, who.visible_gids)
 
     @app.post("/alloc/{alloc_id}/credit", status_code=201, response_model=Allocation)
-    def credit(alloc_id: Annotated[Id, Path()], body: CreditIn, who: Super) -> dict[str, Any]:
-        return ledger.credit(alloc_id, body.total())
+    async def credit(alloc_id: Annotated[Id, Path()], body: CreditIn, who: Super) -> dict[str, Any]:
+        return await call(ledger.credit, alloc_id, body.total())
 
     @app.post("/job", status_code=201, response_model=Job)
-    def predebit(body: JobIn, who: Super) -> dict[str, Any]:
-        return ledger.predebit(body.job_id, body.uid, body.gid, body.resource,
+    async def predebit(body: JobIn, who: Super) -> dict[str, Any]:
+        return await call(ledger.predebit, body.job_id, body.uid, body.gid, body.resource,
                                _one_amount(body.minutes, body.seconds))
 
     @app.put("/job/{job_id}", response_model=Job)
-    def complete(job_id: Annotated[JobId, Path()], body: JobEnd, who: Super) -> dict[str, Any]:
-        return ledger.complete(job_id, body.state, _one_amount(body.minutes, body.seconds))
+    async def complete(job_id: Annotated[JobId, Path()], body: JobEnd, who: Super) -> dict[str, Any]:
+        return await call(ledger.complete, job_id, body.state, _one_amount(body.minutes, body.seconds))
 
     @app.get("/job", response_model=list[Job])
-    def list_jobs(who: Who, gid: Annotated[UnixId | None, Query()] = None,
+    async def list_jobs(who: Who, gid: Annotated[UnixId | None, Query()] = None,
                   uid: Annotated[UnixId | None, Query()] = None,
                   status: Annotated[Literal["executing", "completed", "failed", "node_fail", "cancelled"] | None,
                                     Query()] = None) -> list[dict[str, Any]]:
         own_gid(who, gid)
-        return ledger.jobs(who.visible_gids, gid=gid, uid=uid, status=status)
+        return await call(ledger.jobs, who.visible_gids, gid=gid, uid=uid, status=status)
 
     @app.get("/job/{job_id}", response_model=Job)
-    def get_job(job_id: Annotated[JobId, Path()], who: Who) -> dict[str, Any]:
-        return ledger.job(job_id, who.visible_gids)
+    async def get_job(job_id: Annotated[JobId, Path()], who: Who) -> dict[str, Any]:
+        return await call(ledger.job, job_id, who.visible_gids)
 
     @app.get("/failure", response_model=list[Failure])
-    def list_failures(who: Who, gid: Annotated[UnixId | None, Query()] = None) -> list[dict[str, Any]]:
+    async def list_failures(who: Who, gid: Annotated[UnixId | None, Query()] = None) -> list[dict[str, Any]]:
         own_gid(who, gid)
-        return ledger.failures(who.visible_gids, gid=gid)
+        return await call(ledger.failures, who.visible_gids, gid=gid)
 
     return app
 
@@ -347,6 +358,9 @@ def serve(ledger: Ledger, auth: TokenAuth | MungeAuth, host: str, port: int, *, 
                 ready(sock.getsockname()[1])
             await task
 
-        asyncio.run(main())
+        try:
+            asyncio.run(main())
+        except KeyboardInterrupt:
+            pass
     else:
         server.run()
