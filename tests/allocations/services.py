@@ -181,10 +181,7 @@ class Munged:
         raise RuntimeError("munged did not create its socket")
 
     def credential(self, user: str | None = None) -> str:
-        argv = ["munge", "--no-input", "--socket", self.socket]
-        if user:
-            argv = ["runuser", "-u", user, "--", *argv]
-        return subprocess.run(argv, check=True, capture_output=True, text=True).stdout.strip()
+        return munge_credential(self.socket, user)
 
     def stop(self) -> None:
         if self.proc and self.proc.poll() is None:
