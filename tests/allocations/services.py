@@ -150,6 +150,14 @@ def create_database(server_url: str) -> str:
 
 # -- munge --------------------------------------------------------------------------------
 
+def munge_credential(socket: str, user: str | None = None) -> str:
+    """A fresh credential from munged at ``socket``, minted as ``user`` (via runuser) or as us."""
+    argv = ["munge", "--no-input", "--socket", socket]
+    if user:
+        argv = ["runuser", "-u", user, "--", *argv]
+    return subprocess.run(argv, check=True, capture_output=True, text=True).stdout.strip()
+
+
 class Munged:
     """munged with a generated key, its socket in a temp dir (``--force`` as root)."""
 
