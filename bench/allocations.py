@@ -83,13 +83,22 @@ def _worker(url: str, clients: range, per_client: int, gids: list[int], tag: str
 
 
 def _cpu_seconds(pid: int) -> float:
-    """User + system CPU of a process so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """User + system CPU so far of a process and its live children (the worker processes)."""
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if stat.parent.name == str(pid) or fields[1] == str(pid):
+            total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def run(store: str, target: str, args: argparse.Namespace, tokens: Path) -> dict:
-    server = Server(target, ["--auth", "token", "--tokens", str(tokens), "--pool", str(args.pool)]).start()
+    workers = args.workers if store == "postgresql" else 1
+    server = Server(target, ["--auth", "token", "--tokens", str(tokens), "--pool", str(args.pool),
+                             "--workers", str(workers)]).start()
     try:
         year = date.today().year
         gids = [9000 + k for k in range(args.allocations)]
@@ -126,7 +135,7 @@ def run(store: str, target: str, args: argparse.Namespace, tokens: Path) -> dict
         audit = ledger.audit()
         ledger.close()
         n = len(lat)
-        return {"store": store, "requests": n, "seconds": wall, "rate": n / wall,
+        return {"store": f"{store} ({workers} worker{'s' if workers > 1 else ''})", "requests": n, "seconds": wall, "rate": n / wall,
                 "p50_ms": 1000 * lat[n // 2], "p99_ms": 1000 * lat[min(n - 1, int(n * 0.99))],
                 "max_ms": 1000 * lat[-1], "codes": codes, "server_cpu_ms": 1000 * server_cpu / n, "consistent": got == held and not audit}
     finally:
@@ -140,7 +149,8 @@ def main() -> int:
     ap.add_argument("--per-client", type=int, default=1000)
     ap.add_argument("--allocations", type=int, default=8, help="projects the clients spread over (default 8)")
     ap.add_argument("--procs", type=int, default=2, help="client processes (default 2)")
-    ap.add_argument("--pool", type=int, default=8, help="the service's PostgreSQL connections")
+    ap.add_argument("--pool", type=int, default=8, help="the service's PostgreSQL connections per worker")
+    ap.add_argument("--workers", type=int, default=1, help="service worker processes on PostgreSQL (default 1)")
     ap.add_argument("--pg", help="PostgreSQL server URL (default $FAIRTOP_TEST_PG or a throwaway cluster)")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="fairtop-bench-"))

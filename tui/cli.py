@@ -116,7 +116,10 @@ def _allocation_parsers(sub: argparse._SubParsersAction) -> None:
     srv.add_argument("--migrate", action="store_true",
                      help="create or upgrade the ledger's schema first (otherwise it must be current)")
     srv.add_argument("--migrate-only", action="store_true", help="upgrade the schema and exit")
-    srv.add_argument("--pool", type=int, default=8, metavar="N", help="PostgreSQL connections (default 8)")
+    srv.add_argument("--pool", type=int, default=8, metavar="N",
+                     help="PostgreSQL connections per worker (default 8)")
+    srv.add_argument("--workers", type=int, default=1, metavar="N",
+                     help="worker processes on one socket (default 1; more pay off on PostgreSQL only)")
 
 
 def _balance(args: argparse.Namespace) -> str:
@@ -138,34 +141,31 @@ def _balance(args: argparse.Namespace) -> str:
 
 
 def _serve_allocations(args: argparse.Namespace) -> int:
-    from tui.allocations.auth import MungeAuth, TokenAuth, load_tokens
     from tui.allocations.ledger import open_ledger
+    from tui.allocations.service import ServeOptions, serve
 
-    if args.auth == "token":
-        if not args.tokens:
-            raise InputError("fairtop serve-allocations", "--auth token needs --tokens FILE")
-        try:
-            auth: TokenAuth | MungeAuth = TokenAuth(load_tokens(args.tokens))
-        except ValueError as exc:
-            raise InputError(args.tokens, str(exc).removeprefix(f"{args.tokens}: ")) from None
-    else:
-        try:
-            auth = MungeAuth(args.superuser, args.admin, socket=args.munge_socket)
-        except ValueError as exc:
-            raise InputError("fairtop serve-allocations", str(exc)) from None
-    ledger = open_ledger(args.db, migrate=args.migrate or args.migrate_only, pool_size=args.pool)
-    if args.migrate_only:
-        print(f"fairtop: ledger schema at version {ledger.schema_version()}")
-        return 0
-    from tui.allocations.service import serve
-
+    opts = ServeOptions(db=args.db, auth=args.auth, tokens=args.tokens, superusers=tuple(args.superuser),
+                        admins=tuple(args.admin), munge_socket=args.munge_socket, pool=args.pool)
+    try:
+        opts.build_auth()
+    except ValueError as exc:
+        raise InputError(args.tokens or "fairtop serve-allocations", str(exc).removeprefix(f"{args.tokens}: ")) \
+            from None
+    if args.workers < 1:
+        raise InputError("fairtop serve-allocations", f"--workers must be >= 1, got {args.workers}")
+    if args.migrate or args.migrate_only:
+        ledger = open_ledger(args.db, migrate=True)
+        version = ledger.schema_version()
+        ledger.close()
+        if args.migrate_only:
+            print(f"fairtop: ledger schema at version {version}")
+            return 0
     host, port = args.listen
 
-    def ready(bound: int) -> None:
-        print(f"fairtop: allocation service on http://{host}:{bound} ({ledger.dialect}, auth {args.auth})",
-              flush=True)
+    def ready(bound: int, dialect: str) -> None:
+        print(f"fairtop: allocation service on http://{host}:{bound} ({dialect}, auth {args.auth})", flush=True)
 
-    serve(ledger, auth, host, port, ready=ready)
+    serve(opts, host, port, workers=args.workers, ready=ready)
     return 0
 
 

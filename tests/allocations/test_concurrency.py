@@ -135,3 +135,24 @@ def test_sigkill_mid_load_loses_no_acknowledged_activity(db, tokens_file) -> Non
             ledger.close()
     finally:
         server.stop()
+
+
+def test_two_worker_processes_on_postgresql_never_overdraw(pg_url, tokens_file) -> None:
+    """``--workers 2``: two processes, two connection pools, one advisory lock per allocation."""
+    server = Server(pg_url, ["--auth", "token", "--tokens", str(tokens_file), "--workers", "2"]).start()
+    try:
+        aid = _allocation(server.url, "two", 7301, 30)
+
+        async def race() -> list[int]:
+            limits = httpx.Limits(max_keepalive_connections=0)  # new connections: both workers serve
+            async with httpx.AsyncClient(base_url=server.url, headers=HEADERS, timeout=30, limits=limits) as http:
+                answers = await asyncio.gather(*(
+                    http.post("/job", json={"job_id": f"w{n}", "uid": 1, "gid": 7301, "resource": "cpu",
+                                            "minutes": 20}) for n in range(CLIENTS)))
+            return [r.status_code for r in answers]
+
+        assert sorted(Counter(asyncio.run(race())).items()) == [(201, 1), (402, CLIENTS - 1)]
+        with httpx.Client(base_url=server.url, headers=HEADERS) as su:
+            assert su.get(f"/alloc/{aid}").json()["balance"] == 10
+    finally:
+        server.stop()

@@ -23,7 +23,10 @@ validator's ``detail``. A store that does not answer is 503.
 
 
 import functools
+import json
 import logging
+import os
+from dataclasses import asdict, dataclass
 from datetime import date
 from typing import Annotated, Any, Callable, Literal
 
@@ -35,12 +38,12 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from tui.allocations.auth import AuthError, MungeAuth, Principal, TokenAuth
+from tui.allocations.auth import AuthError, MungeAuth, Principal, TokenAuth, load_tokens
 from tui.allocations.ledger import (
-    MAX_MINUTES, Invalid, Ledger, LedgerError, minutes_from_seconds, schema_sections,
+    MAX_MINUTES, Invalid, Ledger, LedgerError, minutes_from_seconds, open_ledger, schema_sections,
 )
 
-__all__ = ["create_app"]
+__all__ = ["create_app", "serve", "ServeOptions", "app_from_env"]
 
 log = logging.getLogger("fairtop.allocations")
 
@@ -337,30 +340,71 @@ def create_app(ledger: Ledger, auth: TokenAuth | MungeAuth, threads: int = 16) -
     return app
 
 
-def serve(ledger: Ledger, auth: TokenAuth | MungeAuth, host: str, port: int, *, log_level: str = "warning",
-          ready: Any = None) -> None:
-    """Run the service until interrupted (uvicorn, one process; the ledger's calls run in its
-    thread pool). ``ready``, if given, is called with the bound port once listening."""
+@dataclass(frozen=True)
+class ServeOptions:
+    """What ``fairtop serve-allocations`` was told (JSON-able: worker processes rebuild from it)."""
+
+    db: str
+    auth: str = "munge"
+    tokens: str | None = None
+    superusers: tuple[str, ...] = ()
+    admins: tuple[str, ...] = ()
+    munge_socket: str | None = None
+    pool: int = 8
+
+    def build_auth(self) -> TokenAuth | MungeAuth:
+        """Raises ``ValueError`` with a readable message on a bad tokens file or user."""
+        if self.auth == "token":
+            if not self.tokens:
+                raise ValueError("--auth token needs --tokens FILE")
+            return TokenAuth(load_tokens(self.tokens))
+        return MungeAuth(self.superusers, self.admins, socket=self.munge_socket)
+
+
+_ENV = "FAIRTOP_ALLOC_SERVE"
+
+
+def app_from_env() -> FastAPI:
+    """The app of one worker process (``--workers N``), from the options in ``$FAIRTOP_ALLOC_SERVE``."""
+    data = json.loads(os.environ[_ENV])
+    opts = ServeOptions(**{**data, "superusers": tuple(data["superusers"]), "admins": tuple(data["admins"])})
+    return create_app(open_ledger(opts.db, pool_size=opts.pool), opts.build_auth())
+
+
+def serve(opts: ServeOptions, host: str, port: int, *, workers: int = 1, log_level: str = "warning",
+          ready: Callable[[int, str], None] | None = None) -> None:
+    """Run the service until interrupted. One process by default (the ledger's calls run in its
+    thread pool); ``workers`` > 1 starts that many uvicorn worker processes on one socket (for
+    PostgreSQL; SQLite allows one writer at a time anyway). ``ready`` is called with the bound
+    port and the store's dialect once listening."""
+    import socket
+
     import uvicorn
 
-    config = uvicorn.Config(create_app(ledger, auth), host=host, port=port, log_level=log_level,
-                            access_log=False, timeout_graceful_shutdown=5)
-    server = uvicorn.Server(config)
+    ledger = open_ledger(opts.db, pool_size=opts.pool)
+    auth = opts.build_auth()
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    common = dict(log_level=log_level, access_log=False, timeout_graceful_shutdown=5, fd=sock.fileno())
     if ready is not None:
-        import asyncio
-
-        async def main() -> None:
-            task = asyncio.create_task(server.serve())
-            while not server.started and not task.done():
-                await asyncio.sleep(0.02)
-            if server.started:
-                sock = server.servers[0].sockets[0]
-                ready(sock.getsockname()[1])
-            await task
+        ready(sock.getsockname()[1], ledger.dialect)
+    if workers > 1:
+        ledger.close()
+        os.environ[_ENV] = json.dumps(asdict(opts))
+        config = uvicorn.Config("tui.allocations.service:app_from_env", factory=True, workers=workers, **common)
+        from uvicorn.supervisors import Multiprocess
 
         try:
-            asyncio.run(main())
+            Multiprocess(config, sockets=[sock]).run()
         except KeyboardInterrupt:
             pass
-    else:
-        server.run()
+        return
+    server = uvicorn.Server(uvicorn.Config(create_app(ledger, auth), **common))
+    try:
+        server.run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass
