@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Sequence
 
 from tui import __version__
+from tui.allocations.errors import AllocationError
 from tui.model import AssocTree, PbsTree
 from tui.sources import registry
 from tui.sources.errors import InputError, SourceUnavailable
@@ -280,17 +281,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SourceUnavailable as exc:
         print(f"fairtop: {exc}", file=sys.stderr)
         return 1
-    except Exception as exc:
-        if type(exc).__module__ != "tui.allocations.ledger" and not _is_api_error(exc):
-            raise
+    except AllocationError as exc:
         print(f"fairtop: {exc}", file=sys.stderr)
         return 1
     except BrokenPipeError:
         return 0
-
-
-def _is_api_error(exc: BaseException) -> bool:
-    return type(exc).__module__ == "tui.allocations.client"
 
 
 if __name__ == "__main__":

@@ -4,7 +4,6 @@ bodies, parameters and paths) against the real server: every answer is JSON and 
 from __future__ import annotations
 
 from datetime import date
-from pathlib import Path
 from typing import Iterator
 
 import httpx

@@ -11,8 +11,15 @@ from pathlib import Path
 import pytest
 
 from tui.allocations.ledger import (
-    Conflict, Invalid, NotFound, Overdraft, Unavailable, minutes_from_seconds, minutes_from_su_hours,
-    open_ledger, schema_sections,
+    Conflict,
+    Invalid,
+    NotFound,
+    Overdraft,
+    Unavailable,
+    minutes_from_seconds,
+    minutes_from_su_hours,
+    open_ledger,
+    schema_sections,
 )
 
 from .services import ROOT

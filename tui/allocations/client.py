@@ -13,12 +13,19 @@ from __future__ import annotations
 
 import asyncio
 import random
-from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from typing import Any, Mapping
 
 import httpx
 
+from tui.allocations.errors import AllocationError
+from tui.allocations.records import (
+    AllocationRecord,
+    FailureRecord,
+    JobRecord,
+    ProjectRecord,
+)
+from tui.allocations.records import build as _build
 from tui.model import Allocation
 
 __all__ = ["AllocationClient", "ApiError", "ApiUnavailable", "ProjectRecord", "AllocationRecord", "JobRecord",
@@ -28,75 +35,16 @@ DEFAULT_TIMEOUT = httpx.Timeout(10.0, connect=3.0)
 RETRY_STATUS = frozenset({408, 429, 502, 503, 504})
 
 
-class ApiUnavailable(RuntimeError):
+class ApiUnavailable(AllocationError):
     """The service did not answer (refused, timed out, dropped) after the retries allowed."""
 
 
-class ApiError(RuntimeError):
+class ApiError(AllocationError):
     """The service answered with an error status."""
 
     def __init__(self, status: int, message: str, body: Any = None) -> None:
         super().__init__(f"{status}: {message}")
         self.status, self.message, self.body = status, message, body
-
-
-def _build(cls: type, data: Mapping[str, Any]) -> Any:
-    names = {f.name for f in fields(cls)}
-    return cls(**{k: v for k, v in data.items() if k in names})
-
-
-@dataclass(frozen=True)
-class ProjectRecord:
-    id: int
-    name: str
-    gid: int
-    account: str
-
-
-@dataclass(frozen=True)
-class AllocationRecord:
-    id: int
-    project: int
-    project_name: str
-    gid: int
-    account: str
-    resource: str
-    category: str
-    start: str
-    end: str
-    credits: int
-    predebits: int
-    debits: int
-    balance: int
-    failures: int = 0
-    debits_by_uid: Mapping[str, int] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class JobRecord:
-    job_id: str
-    alloc_id: int
-    uid: int
-    gid: int
-    minutes: int
-    status: str
-    actual: int | None = None
-    billed: int | None = None
-    created: str = ""
-    resolved: str | None = None
-    balance: int | None = None
-
-
-@dataclass(frozen=True)
-class FailureRecord:
-    id: int
-    job_id: str
-    alloc_id: int
-    uid: int
-    gid: int
-    minutes: int
-    balance: int
-    created: str
 
 
 def _user_name(uid: str) -> str:

@@ -38,6 +38,8 @@ from datetime import date, datetime, timezone
 from importlib import resources
 from typing import Any, Callable, Iterator, Sequence
 
+from tui.allocations.errors import AllocationError
+
 __all__ = [
     "Ledger", "LedgerError", "NotFound", "Conflict", "Overdraft", "Invalid", "Unavailable",
     "JOB_STATES", "RESOURCES", "MAX_MINUTES", "minutes_from_seconds", "minutes_from_su_hours",
@@ -53,7 +55,7 @@ _MAX_TOTAL = 2**62
 _LOCK_ALLOC, _LOCK_PROJECT = 0x46540001, 0x46540002
 
 
-class LedgerError(Exception):
+class LedgerError(AllocationError):
     """A refused change or a missing record; ``status`` is the HTTP status the service answers."""
 
     status = 400
@@ -228,7 +230,8 @@ class _PostgresStore:
             raise Unavailable(f"PostgreSQL: {str(exc).strip().splitlines()[0]}") from None
 
     @contextmanager
-    def transaction(self, write: bool) -> Iterator[_Tx]:
+    def _connection(self) -> Iterator[Any]:
+        """A pooled connection; one that failed is closed instead of returned."""
         psycopg = self._psycopg
         with self._slots:
             try:
@@ -237,13 +240,7 @@ class _PostgresStore:
                 conn = self._connect()
             healthy = True
             try:
-                with conn.transaction():
-                    cur = conn.cursor()
-
-                    def lock(cls: int, key: int) -> None:
-                        cur.execute("SELECT pg_advisory_xact_lock(%s, %s)", (cls, key))
-
-                    yield _Tx(cur, "%s", lock)
+                yield conn
             except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
                 healthy = False
                 raise Unavailable(f"PostgreSQL: {str(exc).strip().splitlines()[0] if str(exc) else exc!r}") from None
@@ -252,26 +249,21 @@ class _PostgresStore:
                     self._pool.put(conn)
                 else:
                     conn.close()
+
+    @contextmanager
+    def transaction(self, write: bool) -> Iterator[_Tx]:
+        with self._connection() as conn, conn.transaction():
+            cur = conn.cursor()
+
+            def lock(cls: int, key: int) -> None:
+                cur.execute("SELECT pg_advisory_xact_lock(%s, %s)", (cls, key))
+
+            yield _Tx(cur, "%s", lock)
 
     def single(self, sql: str, params: Sequence[Any]) -> tuple | None:
         """One statement in its own (implicit) transaction: one round trip."""
-        psycopg = self._psycopg
-        with self._slots:
-            try:
-                conn = self._pool.get_nowait()
-            except queue.Empty:
-                conn = self._connect()
-            healthy = True
-            try:
-                return conn.execute(sql.replace("?", "%s"), tuple(params)).fetchone()
-            except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
-                healthy = False
-                raise Unavailable(f"PostgreSQL: {str(exc).strip().splitlines()[0] if str(exc) else exc!r}") from None
-            finally:
-                if healthy and not conn.closed:
-                    self._pool.put(conn)
-                else:
-                    conn.close()
+        with self._connection() as conn:
+            return conn.execute(sql.replace("?", "%s"), tuple(params)).fetchone()
 
     def is_integrity_error(self, exc: BaseException) -> bool:
         return isinstance(exc, self._psycopg.IntegrityError)

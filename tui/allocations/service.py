@@ -31,7 +31,6 @@ from datetime import date
 from typing import Annotated, Any, Callable, Literal
 
 import anyio
-
 from fastapi import Depends, FastAPI, Header, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -40,7 +39,19 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from tui.allocations.auth import AuthError, MungeAuth, Principal, TokenAuth, load_tokens
 from tui.allocations.ledger import (
-    MAX_MINUTES, Invalid, Ledger, LedgerError, minutes_from_seconds, open_ledger, schema_sections,
+    MAX_MINUTES,
+    Invalid,
+    Ledger,
+    LedgerError,
+    minutes_from_seconds,
+    open_ledger,
+    schema_sections,
+)
+from tui.allocations.records import (
+    AllocationRecord,
+    FailureRecord,
+    JobRecord,
+    ProjectRecord,
 )
 
 __all__ = ["create_app", "serve", "ServeOptions", "app_from_env"]
@@ -131,56 +142,6 @@ class JobEnd(_Body):
     def _amount(self) -> "JobEnd":
         _one_amount(self.minutes, self.seconds)
         return self
-
-
-class Project(BaseModel):
-    id: int
-    name: str
-    gid: int
-    account: str
-
-
-class Allocation(BaseModel):
-    id: int
-    project: int
-    project_name: str
-    gid: int
-    account: str
-    resource: str
-    category: str
-    start: str
-    end: str
-    credits: int
-    predebits: int
-    debits: int
-    balance: int
-    failures: int
-    debits_by_uid: dict[str, int] = {}
-
-
-class Job(BaseModel):
-    job_id: str
-    alloc_id: int
-    uid: int
-    gid: int
-    minutes: int
-    status: str
-    actual: int | None = None
-    billed: int | None = None
-    created: str
-    resolved: str | None = None
-    balance: int | None = None
-
-
-class Failure(BaseModel):
-    id: int
-    job_id: str
-    alloc_id: int
-    uid: int
-    gid: int
-    minutes: int
-    balance: int
-    created: str
 
 
 class Error(BaseModel):
@@ -274,24 +235,24 @@ def create_app(ledger: Ledger, auth: TokenAuth | MungeAuth, threads: int = 16) -
     async def health() -> dict[str, Any]:
         return {"status": "ok", "schema": await call(ledger.schema_version), "store": ledger.dialect}
 
-    @app.post("/project", status_code=201, response_model=Project)
+    @app.post("/project", status_code=201, response_model=ProjectRecord)
     async def create_project(body: ProjectIn, who: Super) -> dict[str, Any]:
         return await call(ledger.create_project, body.name, body.gid, body.account)
 
-    @app.get("/project", response_model=list[Project])
+    @app.get("/project", response_model=list[ProjectRecord])
     async def list_projects(who: Who, gid: Annotated[UnixId | None, Query()] = None) -> list[dict[str, Any]]:
         own_gid(who, gid)
         return await call(ledger.projects, who.visible_gids, gid=gid)
 
-    @app.get("/project/{project_id}", response_model=Project)
+    @app.get("/project/{project_id}", response_model=ProjectRecord)
     async def get_project(project_id: Annotated[Id, Path()], who: Who) -> dict[str, Any]:
         return await call(ledger.project, project_id, who.visible_gids)
 
-    @app.post("/alloc", status_code=201, response_model=Allocation)
+    @app.post("/alloc", status_code=201, response_model=AllocationRecord)
     async def create_alloc(body: AllocIn, who: Super) -> dict[str, Any]:
         return await call(ledger.create_allocation, body.project, body.resource, body.category, body.start, body.end)
 
-    @app.get("/alloc", response_model=list[Allocation])
+    @app.get("/alloc", response_model=list[AllocationRecord])
     async def list_allocs(who: Who, project: Annotated[Id | None, Query()] = None,
                     gid: Annotated[UnixId | None, Query()] = None,
                     active: Annotated[DateText | None, Query()] = None) -> list[dict[str, Any]]:
@@ -303,24 +264,24 @@ def create_app(ledger: Ledger, auth: TokenAuth | MungeAuth, threads: int = 16) -
                 raise Invalid(f"active is not a date: {active!r}") from None
         return await call(ledger.allocations, who.visible_gids, project=project, gid=gid, active_on=active)
 
-    @app.get("/alloc/{alloc_id}", response_model=Allocation)
+    @app.get("/alloc/{alloc_id}", response_model=AllocationRecord)
     async def get_alloc(alloc_id: Annotated[Id, Path()], who: Who) -> dict[str, Any]:
         return await call(ledger.allocation, alloc_id, who.visible_gids)
 
-    @app.post("/alloc/{alloc_id}/credit", status_code=201, response_model=Allocation)
+    @app.post("/alloc/{alloc_id}/credit", status_code=201, response_model=AllocationRecord)
     async def credit(alloc_id: Annotated[Id, Path()], body: CreditIn, who: Super) -> dict[str, Any]:
         return await call(ledger.credit, alloc_id, body.total())
 
-    @app.post("/job", status_code=201, response_model=Job)
+    @app.post("/job", status_code=201, response_model=JobRecord)
     async def predebit(body: JobIn, who: Super) -> dict[str, Any]:
         return await call(ledger.predebit, body.job_id, body.uid, body.gid, body.resource,
                                _one_amount(body.minutes, body.seconds))
 
-    @app.put("/job/{job_id}", response_model=Job)
+    @app.put("/job/{job_id}", response_model=JobRecord)
     async def complete(job_id: Annotated[JobId, Path()], body: JobEnd, who: Super) -> dict[str, Any]:
         return await call(ledger.complete, job_id, body.state, _one_amount(body.minutes, body.seconds))
 
-    @app.get("/job", response_model=list[Job])
+    @app.get("/job", response_model=list[JobRecord])
     async def list_jobs(who: Who, gid: Annotated[UnixId | None, Query()] = None,
                   uid: Annotated[UnixId | None, Query()] = None,
                   status: Annotated[Literal["executing", "completed", "failed", "node_fail", "cancelled"] | None,
@@ -328,11 +289,11 @@ def create_app(ledger: Ledger, auth: TokenAuth | MungeAuth, threads: int = 16) -
         own_gid(who, gid)
         return await call(ledger.jobs, who.visible_gids, gid=gid, uid=uid, status=status)
 
-    @app.get("/job/{job_id}", response_model=Job)
+    @app.get("/job/{job_id}", response_model=JobRecord)
     async def get_job(job_id: Annotated[JobId, Path()], who: Who) -> dict[str, Any]:
         return await call(ledger.job, job_id, who.visible_gids)
 
-    @app.get("/failure", response_model=list[Failure])
+    @app.get("/failure", response_model=list[FailureRecord])
     async def list_failures(who: Who, gid: Annotated[UnixId | None, Query()] = None) -> list[dict[str, Any]]:
         own_gid(who, gid)
         return await call(ledger.failures, who.visible_gids, gid=gid)
