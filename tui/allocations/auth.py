@@ -13,11 +13,11 @@ Either way a missing or unknown credential is an :class:`AuthError` (401).
 
 from __future__ import annotations
 
-import grp
 import os
 import pwd
 import re
 import subprocess
+import time
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,15 +113,24 @@ def _ids(names: Iterable[str | int]) -> frozenset[int]:
     return frozenset(out)
 
 
+_GID_CACHE: dict[int, tuple[float, frozenset[int]]] = {}
+_GID_TTL = 60.0
+
+
 def system_gids(uid: int, primary: int | None = None) -> frozenset[int]:
-    """The uid's groups from the system (passwd + group databases)."""
+    """The uid's groups from the system (passwd + group databases, through NSS, so LDAP/SSSD
+    too), cached for a minute per uid."""
+    now = time.monotonic()
+    hit = _GID_CACHE.get(uid)
+    if hit and now - hit[0] < _GID_TTL:
+        return hit[1]
     try:
         pw = pwd.getpwuid(uid)
     except KeyError:
         return frozenset([primary] if primary is not None else [])
-    gids = set(os.getgrouplist(pw.pw_name, pw.pw_gid))
-    gids.update(g.gr_gid for g in grp.getgrall() if pw.pw_name in g.gr_mem)
-    return frozenset(gids)
+    gids = frozenset(os.getgrouplist(pw.pw_name, pw.pw_gid))
+    _GID_CACHE[uid] = (now, gids)
+    return gids
 
 
 class MungeAuth:
