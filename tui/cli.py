@@ -1,4 +1,5 @@
-"""Command line: ``fairtop`` (the app), ``report``, ``whatif``, ``info``, ``capture``, ``history``, ``serve``.
+"""Command line: ``fairtop`` (the app), ``report``, ``whatif``, ``info``, ``capture``, ``history``, ``serve``,
+``balance``, ``serve-allocations``.
 
 Bad input never shows a traceback: one line naming the file (and line), exit status 2.
 """
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Sequence
 
 from tui import __version__
+from tui.allocations.errors import AllocationError
 from tui.model import AssocTree, PbsTree
 from tui.sources import registry
 from tui.sources.errors import InputError, SourceUnavailable
@@ -125,6 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     serve.add_argument("--port", default="8000", metavar="P", help="port (default 8000; 0: any free port)")
     _app_options(serve, again=True)
+    _allocation_parsers(sub)
     return parser
 
 
@@ -148,6 +151,93 @@ def _app_options(parser: argparse.ArgumentParser, again: bool = False) -> None:
     parser.add_argument("--user", help="the user to highlight and jump to (default: the Unix user)", **kw)
     parser.add_argument("--theme", help="theme name (see themes/)", **kw)
     parser.add_argument("--config", metavar="FILE", help="config file (default: see 'fairtop info')", **kw)
+
+
+def _listen(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {text!r}")
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def _allocation_parsers(sub: argparse._SubParsersAction) -> None:
+    bal = sub.add_parser("balance", help="allocation balances, without the UI (like sproject)",
+                         description="Allocation balances from the embedded ledger (--db) or the service (--url).")
+    where = bal.add_mutually_exclusive_group()
+    where.add_argument("--db", metavar="PATH|URL", help="the ledger: an SQLite file or postgresql://... "
+                       "(default: $FAIRTOP_ALLOC_DB)")
+    where.add_argument("--url", help="the allocation service (default: $FAIRTOP_ALLOC_URL)")
+    bal.add_argument("--auth", choices=("token", "munge"), default="token",
+                     help="with --url: a bearer token from $FAIRTOP_ALLOC_TOKEN, or a MUNGE credential")
+    bal.add_argument("--project", metavar="P", help="only this project (name, account or id)")
+    bal.add_argument("--format", choices=("table", "json"), default="table")
+
+    srv = sub.add_parser("serve-allocations", help="run the allocation ledger service (HTTP)",
+                         description="Serve the allocation ledger over HTTP (FastAPI + uvicorn).")
+    srv.add_argument("--db", metavar="PATH|URL", required=True, help="an SQLite file or postgresql://...")
+    srv.add_argument("--listen", type=_listen, default=("127.0.0.1", 8642), metavar="HOST:PORT",
+                     help="address to listen on (default 127.0.0.1:8642; port 0 picks a free one)")
+    srv.add_argument("--auth", choices=("munge", "token"), default="munge")
+    srv.add_argument("--tokens", metavar="FILE", help="with --auth token: the TOML tokens file")
+    srv.add_argument("--superuser", action="append", default=[], metavar="USER",
+                     help="with --auth munge: a user (name or uid) with the superuser role (repeatable)")
+    srv.add_argument("--admin", action="append", default=[], metavar="USER",
+                     help="with --auth munge: a user (name or uid) with the admin role (repeatable)")
+    srv.add_argument("--munge-socket", metavar="PATH", help="munged's socket (default: munge's own)")
+    srv.add_argument("--migrate", action="store_true",
+                     help="create or upgrade the ledger's schema first (otherwise it must be current)")
+    srv.add_argument("--migrate-only", action="store_true", help="upgrade the schema and exit")
+    srv.add_argument("--pool", type=int, default=8, metavar="N",
+                     help="PostgreSQL connections per worker (default 8)")
+    srv.add_argument("--workers", type=int, default=1, metavar="N",
+                     help="worker processes on one socket (default 1; more pay off on PostgreSQL only)")
+
+
+def _balance(args: argparse.Namespace) -> str:
+    import os
+
+    from tui.allocations import balance
+
+    url = args.url or (None if args.db else os.environ.get("FAIRTOP_ALLOC_URL"))
+    db = args.db or (None if url else os.environ.get("FAIRTOP_ALLOC_DB"))
+    if url:
+        rows = balance.from_service(url, args.project, token=os.environ.get("FAIRTOP_ALLOC_TOKEN"),
+                                    munge=args.auth == "munge")
+    elif db:
+        rows = balance.from_ledger(db, args.project)
+    else:
+        raise InputError("fairtop balance", "give --db PATH|URL or --url URL (or set FAIRTOP_ALLOC_DB / "
+                         "FAIRTOP_ALLOC_URL)")
+    return balance.format_balances(rows, args.format)
+
+
+def _serve_allocations(args: argparse.Namespace) -> int:
+    from tui.allocations.ledger import open_ledger
+    from tui.allocations.service import ServeOptions, serve
+
+    opts = ServeOptions(db=args.db, auth=args.auth, tokens=args.tokens, superusers=tuple(args.superuser),
+                        admins=tuple(args.admin), munge_socket=args.munge_socket, pool=args.pool)
+    try:
+        opts.build_auth()
+    except ValueError as exc:
+        raise InputError(args.tokens or "fairtop serve-allocations", str(exc).removeprefix(f"{args.tokens}: ")) \
+            from None
+    if args.workers < 1:
+        raise InputError("fairtop serve-allocations", f"--workers must be >= 1, got {args.workers}")
+    if args.migrate or args.migrate_only:
+        ledger = open_ledger(args.db, migrate=True)
+        version = ledger.schema_version()
+        ledger.close()
+        if args.migrate_only:
+            print(f"fairtop: ledger schema at version {version}")
+            return 0
+    host, port = args.listen
+
+    def ready(bound: int, dialect: str) -> None:
+        print(f"fairtop: allocation service on http://{host}:{bound} ({dialect}, auth {args.auth})", flush=True)
+
+    serve(opts, host, port, workers=args.workers, ready=ready)
+    return 0
 
 
 def _slurm_report(tree: AssocTree, fmt: str, algorithm: str, damping: float, title: str) -> str:
@@ -362,6 +452,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if args.command == "serve":
             return _serve(args)
+        if args.command == "balance":
+            sys.stdout.write(_balance(args))
+            return 0
+        if args.command == "serve-allocations":
+            return _serve_allocations(args)
         if args.command == "capture":
             if args.pbs:
                 from tui.sources.pbs_folder import capture as capture_pbs
@@ -384,6 +479,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"fairtop: {exc}", file=sys.stderr)
         return EXIT_INPUT
     except SourceUnavailable as exc:
+        print(f"fairtop: {exc}", file=sys.stderr)
+        return 1
+    except AllocationError as exc:
         print(f"fairtop: {exc}", file=sys.stderr)
         return 1
     except BrokenPipeError:

@@ -1,0 +1,184 @@
+"""Allocation service throughput: pre-debits per second and latency with concurrent clients.
+
+Starts ``fairtop serve-allocations`` (token auth) on 127.0.0.1 over SQLite (a temp file) and/or
+PostgreSQL (``--pg URL`` of a server where a database may be created, ``$FAIRTOP_TEST_PG``, or a
+throwaway cluster started here as root), credits enough for every job, then runs ``--clients``
+clients (spread over ``--procs`` processes, each an asyncio loop of raw HTTP/1.1 keep-alive
+connections, so that the client's own cost stays small)
+that each send ``--per-client`` pre-debits one after the other, spread over ``--allocations``
+projects. Afterwards it checks the invariants: no 5xx, every answer 201, the ledger's running
+totals equal its activity, and the held minutes equal the sum acknowledged.
+
+    .venv/bin/python bench/allocations.py                      # both stores, 32 x 1000
+    .venv/bin/python bench/allocations.py --store postgresql --per-client 200
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import multiprocessing as mp
+import os
+import sys
+import tempfile
+import time
+from datetime import date
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from allocations.services import SUPER, PgCluster, Server, create_database, write_tokens  # noqa: E402
+
+from tui.allocations.ledger import open_ledger  # noqa: E402
+
+HEADERS = {"Authorization": f"Bearer {SUPER}"}
+
+
+async def _post(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, host: str, path: str,
+                body: bytes) -> int:
+    """One HTTP/1.1 keep-alive POST with a JSON body; returns the status (the body is read and
+    dropped). A raw client, so that the bench measures the service rather than the client."""
+    writer.write(b"POST %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"
+                 b"Content-Length: %d\r\n\r\n%s" % (path.encode(), host.encode(), SUPER.encode(), len(body), body))
+    head = await reader.readuntil(b"\r\n\r\n")
+    status = int(head.split(b" ", 2)[1])
+    length = 0
+    for line in head.split(b"\r\n"):
+        if line[:15].lower() == b"content-length:":
+            length = int(line[15:])
+    await reader.readexactly(length)
+    return status
+
+
+def _worker(url: str, clients: range, per_client: int, gids: list[int], tag: str, out: mp.Queue) -> None:
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+
+    async def client(n: int) -> tuple[list[float], dict[int, int], int]:
+        lat: list[float] = []
+        codes: dict[int, int] = {}
+        held = 0
+        gid = gids[n % len(gids)]
+        reader, writer = await asyncio.open_connection(host, int(port))
+        for i in range(per_client):
+            minutes = 1 + (i % 7)
+            body = (b'{"job_id": "%s-%d-%d", "uid": %d, "gid": %d, "resource": "cpu", "minutes": %d}'
+                    % (tag.encode(), n, i, 6000 + n, gid, minutes))
+            t0 = time.perf_counter()
+            status = await _post(reader, writer, f"{host}:{port}", "/job", body)
+            lat.append(time.perf_counter() - t0)
+            codes[status] = codes.get(status, 0) + 1
+            if status == 201:
+                held += minutes
+        writer.close()
+        return lat, codes, held
+
+    async def main() -> list:
+        return await asyncio.gather(*(client(n) for n in clients))
+
+    out.put(asyncio.run(main()))
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU so far of a process and its live children (the worker processes)."""
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if stat.parent.name == str(pid) or fields[1] == str(pid):
+            total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def run(store: str, target: str, args: argparse.Namespace, tokens: Path) -> dict:
+    workers = args.workers if store == "postgresql" else 1
+    server = Server(target, ["--auth", "token", "--tokens", str(tokens), "--pool", str(args.pool),
+                             "--workers", str(workers)]).start()
+    try:
+        year = date.today().year
+        gids = [9000 + k for k in range(args.allocations)]
+        aids = []
+        with httpx.Client(base_url=server.url, headers=HEADERS, timeout=30) as su:
+            for gid in gids:
+                pid = su.post("/project", json={"name": f"b{gid}", "gid": gid, "account": f"b{gid}"}).json()["id"]
+                aid = su.post("/alloc", json={"project": pid, "resource": "cpu", "category": "bench",
+                                              "start": f"{year}-01-01", "end": f"{year}-12-31"}).json()["id"]
+                su.post(f"/alloc/{aid}/credit", json={"minutes": 10**9})
+                aids.append(aid)
+        queue: mp.Queue = mp.Queue()
+        chunks = [range(p, args.clients, args.procs) for p in range(args.procs)]
+        procs = [mp.Process(target=_worker, args=(server.url, c, args.per_client, gids, store, queue))
+                 for c in chunks]
+        cpu0 = _cpu_seconds(server.proc.pid)
+        t0 = time.perf_counter()
+        for p in procs:
+            p.start()
+        results = [r for _ in procs for r in queue.get()]
+        wall = time.perf_counter() - t0
+        for p in procs:
+            p.join()
+        lat = sorted(x for r in results for x in r[0])
+        codes: dict[int, int] = {}
+        for r in results:
+            for k, v in r[1].items():
+                codes[k] = codes.get(k, 0) + v
+        held = sum(r[2] for r in results)
+        with httpx.Client(base_url=server.url, headers=HEADERS, timeout=30) as su:
+            got = sum(su.get(f"/alloc/{aid}").json()["predebits"] for aid in aids)
+        server_cpu = _cpu_seconds(server.proc.pid) - cpu0
+        ledger = open_ledger(target)
+        audit = ledger.audit()
+        ledger.close()
+        n = len(lat)
+        return {"store": f"{store} ({workers} worker{'s' if workers > 1 else ''})", "requests": n, "seconds": wall, "rate": n / wall,
+                "p50_ms": 1000 * lat[n // 2], "p99_ms": 1000 * lat[min(n - 1, int(n * 0.99))],
+                "max_ms": 1000 * lat[-1], "codes": codes, "server_cpu_ms": 1000 * server_cpu / n, "consistent": got == held and not audit}
+    finally:
+        server.stop()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--store", choices=("sqlite", "postgresql", "both"), default="both")
+    ap.add_argument("--clients", type=int, default=32)
+    ap.add_argument("--per-client", type=int, default=1000)
+    ap.add_argument("--allocations", type=int, default=8, help="projects the clients spread over (default 8)")
+    ap.add_argument("--procs", type=int, default=2, help="client processes (default 2)")
+    ap.add_argument("--pool", type=int, default=8, help="the service's PostgreSQL connections per worker")
+    ap.add_argument("--workers", type=int, default=1, help="service worker processes on PostgreSQL (default 1)")
+    ap.add_argument("--pg", help="PostgreSQL server URL (default $FAIRTOP_TEST_PG or a throwaway cluster)")
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="fairtop-bench-"))
+    tokens = write_tokens(tmp / "tokens.toml")
+    cluster = None
+    rows = []
+    try:
+        if args.store in ("sqlite", "both"):
+            rows.append(run("sqlite", str(tmp / "ledger.db"), args, tokens))
+        if args.store in ("postgresql", "both"):
+            pg = args.pg or os.environ.get("FAIRTOP_TEST_PG")
+            if not pg:
+                cluster = PgCluster().start()
+                pg = cluster.url
+            rows.append(run("postgresql", create_database(pg), args, tokens))
+    finally:
+        if cluster:
+            cluster.stop()
+    print(f"{args.clients} clients x {args.per_client} pre-debits over {args.allocations} allocation(s), "
+          f"{args.procs} client processes, {os.cpu_count()} CPUs")
+    print("| store | pre-debits | seconds | pre-debits/s | p50 ms | p99 ms | max ms | service CPU ms/req | answers |"
+          " consistent |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---|:---:|")
+    for r in rows:
+        print(f"| {r['store']} | {r['requests']:,} | {r['seconds']:.1f} | {r['rate']:,.0f} | {r['p50_ms']:.1f} | "
+              f"{r['p99_ms']:.1f} | {r['max_ms']:.1f} | {r['server_cpu_ms']:.2f} | {r['codes']} | {'yes' if r['consistent'] else 'NO'} |")
+    return 0 if all(r["consistent"] and set(r["codes"]) == {201} for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,222 @@
+"""An async client of the allocation service (httpx), for the app's workers and ``fairtop balance``.
+
+* Timeouts on every request (``httpx.Timeout(10, connect=3)`` unless given).
+* Reads (GET) are retried with backoff (0.5 s * 2**n, capped at 8 s, 25 % jitter; ``Retry-After``
+  honoured up to 60 s) on transport errors and 408/429/502/503/504.
+* Writes are sent once. A pre-debit whose answer was lost is never sent again: the client asks
+  ``GET /job/{job_id}`` (a read) whether it landed, and otherwise raises :class:`ApiUnavailable`.
+* Answers become frozen dataclasses at the boundary; failures are :class:`ApiUnavailable` (no
+  answer) or :class:`ApiError` (an answer with status and message).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from datetime import datetime, timezone
+from typing import Any, Mapping
+
+import httpx
+
+from tui.allocations.errors import AllocationError
+from tui.allocations.records import (
+    AllocationRecord,
+    FailureRecord,
+    JobRecord,
+    ProjectRecord,
+)
+from tui.allocations.records import build as _build
+from tui.model import Allocation
+
+__all__ = ["AllocationClient", "ApiError", "ApiUnavailable", "ProjectRecord", "AllocationRecord", "JobRecord",
+           "FailureRecord", "to_model"]
+
+DEFAULT_TIMEOUT = httpx.Timeout(10.0, connect=3.0)
+RETRY_STATUS = frozenset({408, 429, 502, 503, 504})
+
+
+class ApiUnavailable(AllocationError):
+    """The service did not answer (refused, timed out, dropped) after the retries allowed."""
+
+
+class ApiError(AllocationError):
+    """The service answered with an error status."""
+
+    def __init__(self, status: int, message: str, body: Any = None) -> None:
+        super().__init__(f"{status}: {message}")
+        self.status, self.message, self.body = status, message, body
+
+
+def _user_name(uid: str) -> str:
+    import pwd
+
+    try:
+        return pwd.getpwuid(int(uid)).pw_name
+    except (KeyError, ValueError):
+        return uid
+
+
+def to_model(rec: AllocationRecord | Mapping[str, Any], *, user_names: bool = True) -> Allocation:
+    """An allocation of the ledger as the snapshot's :class:`tui.model.Allocation` (SU-hours)."""
+    if isinstance(rec, Mapping):
+        rec = _build(AllocationRecord, rec)
+    day = lambda s: datetime.fromisoformat(s).replace(tzinfo=timezone.utc)  # noqa: E731
+    return Allocation(
+        allocation_id=str(rec.id), project=rec.account or rec.project_name,
+        granted_su=rec.credits / 60, used_su=rec.debits / 60, pre_debited_su=rec.predebits / 60,
+        start=day(rec.start), end=day(rec.end),
+        use_by_user={(_user_name(u) if user_names else u): m / 60 for u, m in rec.debits_by_uid.items()},
+        failures=rec.failures,
+    )
+
+
+async def munge_credential(socket: str | None = None, munge: str = "munge") -> str:
+    """A fresh MUNGE credential from the local munged (``munge -n``)."""
+    argv = [munge, "--no-input"] + (["--socket", socket] if socket else [])
+    proc = await asyncio.create_subprocess_exec(*argv, stdout=asyncio.subprocess.PIPE,
+                                                stderr=asyncio.subprocess.PIPE)
+    out, err = await proc.communicate()
+    if proc.returncode != 0:
+        raise ApiUnavailable(f"munge: {err.decode(errors='replace').strip() or 'failed'}")
+    return out.decode().strip()
+
+
+class AllocationClient:
+    """``async with AllocationClient(url, token=T) as api: await api.allocations()``."""
+
+    def __init__(self, base_url: str, *, token: str | None = None, munge: bool = False,
+                 munge_socket: str | None = None, timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
+                 max_retries: int = 3, transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self._token, self._munge, self._munge_socket = token, munge, munge_socket
+        self.max_retries = max_retries
+        self._http = httpx.AsyncClient(base_url=base_url.rstrip("/"), timeout=timeout, transport=transport)
+
+    async def __aenter__(self) -> "AllocationClient":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def _headers(self) -> dict[str, str]:
+        if self._munge:
+            return {"X-Munge-Cred": await munge_credential(self._munge_socket)}
+        return {"Authorization": f"Bearer {self._token}"} if self._token else {}
+
+    @staticmethod
+    def _raise_for(resp: httpx.Response) -> Any:
+        try:
+            body = resp.json()
+        except ValueError:
+            body = None
+        if resp.status_code >= 400:
+            message = body.get("error") or body.get("detail") if isinstance(body, dict) else None
+            raise ApiError(resp.status_code, str(message or resp.reason_phrase), body)
+        return body
+
+    @staticmethod
+    def retry_delay(attempt: int, resp: httpx.Response | None = None) -> float:
+        """Seconds before retry ``attempt`` (0-based): Retry-After if given, else backoff."""
+        if resp is not None:
+            try:
+                after = float(resp.headers.get("retry-after", ""))
+                if 0 <= after <= 60:
+                    return after
+            except ValueError:
+                pass
+        return min(0.5 * 2**attempt, 8.0) * (1 - 0.25 * random.random())
+
+    async def _get(self, path: str, params: Mapping[str, Any] | None = None) -> Any:
+        params = {k: v for k, v in (params or {}).items() if v is not None}
+        last: Exception | None = None
+        for attempt in range(self.max_retries + 1):
+            resp = None
+            try:
+                resp = await self._http.get(path, params=params, headers=await self._headers())
+                if resp.status_code not in RETRY_STATUS:
+                    return self._raise_for(resp)
+                last = ApiError(resp.status_code, resp.reason_phrase)
+            except httpx.TransportError as exc:
+                last = exc
+            if attempt < self.max_retries:
+                await asyncio.sleep(self.retry_delay(attempt, resp))
+        if isinstance(last, ApiError):
+            raise ApiUnavailable(f"GET {path}: {last}")
+        raise ApiUnavailable(f"GET {path}: {type(last).__name__}: {last}") from last
+
+    async def _send(self, method: str, path: str, body: Mapping[str, Any]) -> Any:
+        try:
+            resp = await self._http.request(method, path, json=dict(body), headers=await self._headers())
+        except httpx.TransportError as exc:
+            raise ApiUnavailable(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
+        return self._raise_for(resp)
+
+    # -- reads ----------------------------------------------------------------------------
+
+    async def health(self) -> dict[str, Any]:
+        return await self._get("/health")
+
+    async def projects(self, gid: int | None = None) -> list[ProjectRecord]:
+        return [_build(ProjectRecord, p) for p in await self._get("/project", {"gid": gid})]
+
+    async def project(self, project_id: int) -> ProjectRecord:
+        return _build(ProjectRecord, await self._get(f"/project/{project_id}"))
+
+    async def allocations(self, *, project: int | None = None, gid: int | None = None,
+                          active: str | None = None) -> list[AllocationRecord]:
+        rows = await self._get("/alloc", {"project": project, "gid": gid, "active": active})
+        return [_build(AllocationRecord, a) for a in rows]
+
+    async def allocation(self, alloc_id: int) -> AllocationRecord:
+        return _build(AllocationRecord, await self._get(f"/alloc/{alloc_id}"))
+
+    async def job(self, job_id: str) -> JobRecord:
+        return _build(JobRecord, await self._get(f"/job/{job_id}"))
+
+    async def jobs(self, *, gid: int | None = None, uid: int | None = None,
+                   status: str | None = None) -> list[JobRecord]:
+        return [_build(JobRecord, j) for j in await self._get("/job", {"gid": gid, "uid": uid, "status": status})]
+
+    async def failures(self, gid: int | None = None) -> list[FailureRecord]:
+        return [_build(FailureRecord, f) for f in await self._get("/failure", {"gid": gid})]
+
+    # -- writes (sent once) ---------------------------------------------------------------
+
+    async def create_project(self, name: str, gid: int, account: str | None = None) -> ProjectRecord:
+        return _build(ProjectRecord, await self._send("POST", "/project",
+                                                      {"name": name, "gid": gid, "account": account or name}))
+
+    async def create_allocation(self, project: int, resource: str, category: str, start: str,
+                                end: str) -> AllocationRecord:
+        body = {"project": project, "resource": resource, "category": category, "start": start, "end": end}
+        return _build(AllocationRecord, await self._send("POST", "/alloc", body))
+
+    async def credit(self, alloc_id: int, minutes: int) -> AllocationRecord:
+        return _build(AllocationRecord, await self._send("POST", f"/alloc/{alloc_id}/credit", {"minutes": minutes}))
+
+    async def predebit(self, job_id: str, uid: int, gid: int, resource: str, minutes: int) -> JobRecord:
+        """Pre-debit a starting job. Raises :class:`ApiError` 402 (would overdraw), 404 (no
+        allocation) or 409 (job id seen before). If the answer is lost, asks whether the job id
+        landed (a read) and never sends the pre-debit again."""
+        body = {"job_id": job_id, "uid": uid, "gid": gid, "resource": resource, "minutes": minutes}
+        try:
+            resp = await self._http.post("/job", json=body, headers=await self._headers())
+        except httpx.ConnectError as exc:  # nothing was sent
+            raise ApiUnavailable(f"POST /job: {exc}") from exc
+        except httpx.TransportError as exc:
+            try:
+                rec = await self.job(job_id)
+            except (ApiError, ApiUnavailable):
+                raise ApiUnavailable(f"pre-debit of job {job_id} not acknowledged ({type(exc).__name__}); "
+                                     "not repeated: check GET /job/" + job_id) from exc
+            if (rec.uid, rec.gid, rec.minutes) != (uid, gid, minutes):
+                raise ApiError(409, f"job {job_id} was pre-debited with other values") from exc
+            return rec
+        return _build(JobRecord, self._raise_for(resp))
+
+    async def complete(self, job_id: str, state: str, minutes: int) -> JobRecord:
+        """Debit a finished job (safe to repeat with the same values: the service answers the
+        stored record)."""
+        return _build(JobRecord, await self._send("PUT", f"/job/{job_id}", {"state": state, "minutes": minutes}))
