@@ -3,6 +3,8 @@ round trips and errors, and a Slurm scenario on a real capture."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import math
 from datetime import datetime, timedelta, timezone
 
@@ -185,14 +187,17 @@ def deep4():
 
 
 def test_slurm_scenario_on_a_real_capture(deep4) -> None:
-    # d4 runs 20 copies of a 2-CPU job on the sandbox's partition (CPU=1000000; the capture has
-    # no partition listing, so billing is given) for 6 hours from tomorrow; usage in sshare's
-    # units (billing TRES-seconds).
+    # d4 runs 20 copies of a 2-CPU job on the sandbox's partition (CPU=1000000, given as billing)
+    # for 6 hours from tomorrow; usage in sshare's units (billing TRES-seconds).
     sc = parse_scenario({"horizon": "3-0", "step": "1:00:00", "jobs": [
         {"user": "d4", "billing": 2e6, "cpus": 2, "start": "1-0", "walltime": "6:00:00", "count": 20}]})
     res = run_scenario(sc, deep4, NOW)
+    # The capture has no partition listing: its slurm.conf gives burn's weights (1,000,000 a CPU).
+    burn = parse_scenario({"horizon": "1-0", "jobs": [{"user": "d4", "cpus": 2, "partition": "burn"}]})
+    assert run_scenario(burn, deep4, NOW).costs[0].billing_per_s == 2e6
     unpriced = parse_scenario({"horizon": "1-0", "jobs": [{"user": "d4", "cpus": 2}]})
-    assert "jobs[0] billed their CPU count" in "\n".join(run_scenario(unpriced, deep4, NOW).sentences())
+    no_partitions = replace(deep4, partitions=())
+    assert "jobs[0] billed their CPU count" in "\n".join(run_scenario(unpriced, no_partitions, NOW).sentences())
     assert res.costs[0].billing_per_s == 2e6 and res.total_billing_seconds == 2e6 * 20 * 6 * HOUR
     s = res.series[0]
     tree, st = deep4.tree, deep4.settings
