@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
-def paths(isolated_paths: Path) -> Path:
+def paths(isolated_paths: Path) -> Path:  # noqa: F811 - the fixture imported above
     """A temporary home: XDG config and state dirs, no /etc file, no $FAIRTOP_CONFIG."""
     return isolated_paths
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import pytest
 from textual.pilot import Pilot

@@ -147,7 +147,8 @@ def halving_usage_classic(effective_usage: float, norm_shares: float, root_usage
     ``x = S d R / (1 - u/R - S d)``, about ``S d R`` when both are small: the user's
     share of the cluster's decayed usage. That limit, with ``R`` held fixed, is
     :func:`tui.engine.control.halving_usage` (``u* = d * ubar`` for one share per user); here
-    the job's own usage also grows ``R``, so the exact figure is larger. Each further halving costs more (``E`` cannot pass 1);
+    the job's own usage also grows ``R``, so the exact figure is larger. Each further halving costs
+    more (``E`` cannot pass 1);
     when ``1 - E0 <= S d`` no usage halves it. Decay during the job is ignored (immediate
     charge), ``parent`` accounts on the path change nothing (they are not on the fairshare path
     and their ``r`` is 1).

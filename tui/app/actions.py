@@ -25,7 +25,7 @@ else:
 class TreeActions(_Base):
     """Filter, sort, expand, jump, and the prompt that types them."""
 
-    # --- prompt (k9s-style ":" and "/") --------------------------------------------------------------------------------
+    # --- prompt (k9s-style ":" and "/") -------------------------------------------------------------------------------
 
     def action_command_mode(self) -> None:
         self._prompt.open("command")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from textual import on
 from textual.app import App, ComposeResult, InvalidThemeError
@@ -111,7 +111,9 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
             self.notify(message, title="Theme file skipped", severity="warning", timeout=10)
         for spec in specs:
             self.register_theme(themes.to_textual_theme(spec))
-        self.fairtop_themes = sorted((s.name for s in specs), key=lambda n: (themes.ORDER.index(n) if n in themes.ORDER else len(themes.ORDER), n))
+        order = themes.ORDER
+        self.fairtop_themes = sorted((s.name for s in specs),
+                                     key=lambda n: (order.index(n) if n in order else len(order), n))
 
     def _apply_keymap(self) -> None:
         keymap = self.settings.keymap
@@ -189,7 +191,8 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
         if row is not None and self.standing is not None and self.standing.snapshot.tree is not None:
             parts.append(self.standing.snapshot.tree.label(row))
         if self.me:
-            parts.append(f"me: {self.me}" + ("" if len(self.standing.my_rows if self.standing else ()) else " (not found)"))
+            found = len(self.standing.my_rows if self.standing else ())
+            parts.append(f"me: {self.me}" + ("" if found else " (not found)"))
         self._status.update(" · ".join(parts))
 
     # --- actions (declared in tui.app.commands; tree and prompt ones in tui.app.actions) -----

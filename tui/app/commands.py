@@ -12,7 +12,8 @@ import difflib
 import shlex
 from dataclasses import dataclass
 from functools import partial
-from typing import Iterator, Literal
+from typing import Literal
+from collections.abc import Iterator
 
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider

@@ -368,7 +368,7 @@ def parse_sacctmgr_assoc(data: bytes | str, source: str = "sacctmgr show assoc")
         if not f[col["Account"]]:
             raise InputError(source, "empty Account", no)
 
-        def opt(name: str) -> str:
+        def opt(name: str, f: list[str] = f) -> str:
             return f[col[name]] if name in col else ""
 
         out.append(AssocRecord(
