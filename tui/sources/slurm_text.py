@@ -443,8 +443,7 @@ def parse_assoc_mgr(data: bytes | str, source: str = "scontrol show assoc_mgr") 
         user = kv["UserName"]
         m = _USER_UID.fullmatch(user)
         usage = kv["UsageRaw/Norm/Efctv"].split("/")[0]
-        value = _float(usage, "UsageRaw", source, no)
-        if value < 0:
+        if _float(usage, "UsageRaw", source, no) < 0:
             raise InputError(source, f"UsageRaw must be >= 0, got {usage!r}", no)
         out.append(AssocMgrRecord(
             account=kv["Account"], user=m.group(1) if m else user, partition=kv.get("Partition", ""),
