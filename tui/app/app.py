@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from textual import on
 from textual.app import App, ComposeResult, InvalidThemeError
@@ -26,6 +27,9 @@ from tui.app.widgets.tree_rows import COLUMNS
 from tui.config import Settings, State
 from tui.model import Snapshot
 from tui.analysis.standing import Standing
+
+if TYPE_CHECKING:
+    from tui.app.host import AppHost
 
 BREAKDOWN_DELAY_S = 0.15
 """How long the selection must rest before the breakdown pane recomputes."""
@@ -228,3 +232,7 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
 
     def action_reload(self) -> None:
         self.load()
+
+
+if TYPE_CHECKING:
+    _host: type[AppHost] = FairtopApp  # mypy checks the app provides what its mixins use

@@ -125,6 +125,7 @@ class BreakdownPane(PaneFrame):
         steps.update("\n".join(_step_markup(s) for s in ex.steps))
         factor.update(f"FairShare: {ex.factor_formula}")
         jobs.update(_jobs_markup(ex))
+        assert row is not None and standing.snapshot.tree is not None  # else ex is None
         if standing.snapshot.tree.size <= INLINE_RECOVERY_ROWS:
             self._show_recovery(recovery(standing, row))
         else:
