@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Sequence
+from collections.abc import Sequence
 
 from tui import __version__
 from tui.allocations.errors import AllocationError
@@ -459,7 +459,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _serve_allocations(args)
         if args.command == "capture":
             if args.pbs:
-                from tui.sources.pbs_folder import capture as capture_pbs
+                # capture() comes with the `pbs` branch; drop this ignore when it lands (mypy will say)
+                from tui.sources.pbs_folder import capture as capture_pbs  # type: ignore[attr-defined]
 
                 sys.stdout.write(capture_pbs(args.dir))
                 return 0

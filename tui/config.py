@@ -69,8 +69,8 @@ class Settings:
 
 
 _TYPES: dict[str, tuple[type, ...]] = {
-    "theme": (str,), "source": (str,), "demo": (str,), "folder": (str,), "slurmrestd": (str,), "refresh_rate": (int, float),
-    "user": (str,), "read_only": (bool,), "keymap": (dict,),
+    "theme": (str,), "source": (str,), "demo": (str,), "folder": (str,), "slurmrestd": (str,),
+    "refresh_rate": (int, float), "user": (str,), "read_only": (bool,), "keymap": (dict,),
 }
 
 
@@ -137,7 +137,8 @@ def validate(table: dict[str, Any], source: str) -> dict[str, Any]:
         hint = f"; did you mean {close[0]!r}?" if close else ""
         raise ConfigError(source, f"source must be one of {', '.join(names)}, got {table['source']!r}{hint}")
     if "demo" in table and table["demo"] not in registry.DemoSource.choices:
-        raise ConfigError(source, f"demo must be one of {', '.join(registry.DemoSource.choices)}, got {table['demo']!r}")
+        choices = ", ".join(registry.DemoSource.choices)
+        raise ConfigError(source, f"demo must be one of {choices}, got {table['demo']!r}")
     if "refresh_rate" in table and not table["refresh_rate"] >= MIN_REFRESH_S:
         raise ConfigError(source, f"refresh_rate must be >= {MIN_REFRESH_S:g} seconds, got {table['refresh_rate']!r}")
     for binding, keys in table.get("keymap", {}).items():

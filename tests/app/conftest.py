@@ -6,7 +6,8 @@ import asyncio
 from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import pytest
 from textual.pilot import Pilot

@@ -17,7 +17,8 @@ def table() -> tr.TreeTable:
     return tr.TreeTable.from_standing(build_standing(small_demo()(), "alice"))
 
 
-@pytest.mark.parametrize("pattern", ["a", "ch", "CHEM", "Chem", "lab", "al-", "_lab", "zzz", "", "a.b", "^chem", "lab$"])
+@pytest.mark.parametrize("pattern",
+                         ["a", "ch", "CHEM", "Chem", "lab", "al-", "_lab", "zzz", "", "a.b", "^chem", "lab$"])
 def test_plain_text_path_matches_regex_path(table: tr.TreeTable, pattern: str) -> None:
     assert table.names_lower is not None
     slow = replace(table, names_lower=None)  # forces re.search on every name

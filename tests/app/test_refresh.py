@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from textual.pilot import Pilot
 
@@ -125,7 +126,8 @@ async def test_refresh_keeps_expansion_and_cursor(make_app) -> None:
         await pilot.press("j", "j")
         tree.set_expanded(int(tree.table.parent[tree.table.parent[lab]]), False)  # close alice's department
         tree.set_expanded(1, True)
-        expanded, shown, cursor_row, old_table = tree.expanded.copy(), tree.rows_shown.copy(), tree.selected_row, tree.table
+        expanded, shown = tree.expanded.copy(), tree.rows_shown.copy()
+        cursor_row, old_table = tree.selected_row, tree.table
         await pilot.press("r")
         await ready(pilot)
         assert tree.table is not old_table and tree.selected_row == cursor_row

@@ -298,7 +298,7 @@ def _rk4(breaks: np.ndarray, rates: list[float], lam: float, t_end: float, h: fl
         step = (b - a) / n
         c = rates[i]
 
-        def f(x: float) -> float:
+        def f(x: float, c: float = c) -> float:
             return c - lam * x
 
         for _ in range(n):

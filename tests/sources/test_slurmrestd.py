@@ -443,7 +443,8 @@ def test_fuzzed_records_raise_only_input_errors() -> None:
 
 
 @pytest.mark.sandbox
-@pytest.mark.skipif(not os.environ.get("FAIRTOP_SANDBOX"), reason="needs the running Slurm sandbox: set FAIRTOP_SANDBOX=1")
+@pytest.mark.skipif(not os.environ.get("FAIRTOP_SANDBOX"),
+                    reason="needs the running Slurm sandbox: set FAIRTOP_SANDBOX=1")
 def test_live_socket_equals_live_sshare() -> None:
     env = dict(os.environ, SLURM_CONF="/tmp/slurm-sandbox/etc/slurm.conf")
     sshare = subprocess.run(["sshare", "-a", "-l", "-P"], env=env, capture_output=True, timeout=30, check=True).stdout

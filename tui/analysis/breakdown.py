@@ -118,6 +118,7 @@ def sibling_position(tree: AssocTree, result: FairshareResult, row: int) -> tupl
     """
     st = result.structure
     lf = result.level_fs
+    assert lf is not None, "sibling_position needs Fair Tree results (LevelFS)"
     sibs = np.flatnonzero(st.fs_parent == st.fs_parent[row])
     sibs = sibs[sibs != 0]
     key = tree.sibling_order[sibs] if tree.sibling_order is not None else sibs
@@ -147,7 +148,8 @@ def halving_usage_classic(effective_usage: float, norm_shares: float, root_usage
     ``x = S d R / (1 - u/R - S d)``, about ``S d R`` when both are small: the user's
     share of the cluster's decayed usage. That limit, with ``R`` held fixed, is
     :func:`tui.engine.control.halving_usage` (``u* = d * ubar`` for one share per user); here
-    the job's own usage also grows ``R``, so the exact figure is larger. Each further halving costs more (``E`` cannot pass 1);
+    the job's own usage also grows ``R``, so the exact figure is larger. Each further halving costs
+    more (``E`` cannot pass 1);
     when ``1 - E0 <= S d`` no usage halves it. Decay during the job is ignored (immediate
     charge), ``parent`` accounts on the path change nothing (they are not on the fairshare path
     and their ``r`` is 1).
@@ -232,6 +234,7 @@ def _root_step(tree: AssocTree, cells: dict[str, list[str]], algorithm: str) -> 
 def _classic_steps(standing: Standing, path: list[int], cells: dict[str, list[str]]) -> list[Step]:
     tree = standing.snapshot.tree
     res = standing.fairshare
+    assert tree is not None and res is not None  # checked by explain()
     st = res.structure
     steps: list[Step] = []
     ratios: list[str] = []  # "(own/level)" of the non-parent levels so far, root first
@@ -268,6 +271,7 @@ def _classic_steps(standing: Standing, path: list[int], cells: dict[str, list[st
 def _fair_tree_steps(standing: Standing, path: list[int], cells: dict[str, list[str]]) -> list[Step]:
     tree = standing.snapshot.tree
     res = standing.fairshare
+    assert tree is not None and res is not None and res.level_fs is not None  # checked by explain()
     st = res.structure
     steps: list[Step] = []
     for depth, r in enumerate(path[1:], start=1):
@@ -310,6 +314,7 @@ def _fair_tree_steps(standing: Standing, path: list[int], cells: dict[str, list[
 def _jobs_of(standing: Standing, row: int) -> tuple[JobParts, ...]:
     """Pending jobs of the row's user (or account), highest priority first."""
     tree = standing.snapshot.tree
+    assert tree is not None  # checked by explain()
     acct, user = str(tree.account[row]), str(tree.user[row])
     jobs = [j for j in standing.snapshot.jobs
             if j.state == "PENDING" and (row == 0 or j.account == acct) and (not user or j.user == user)]
@@ -369,6 +374,7 @@ def explain_slurm(standing: Standing, row: int) -> Explanation:
                 summary += f" It halves after {_hours(halving)} more SU (billing-hours)."
     else:
         steps = [_root_step(tree, cells, "fair_tree"), *_fair_tree_steps(standing, path, cells)]
+        assert res.level_fs is not None and res.rank is not None  # Fair Tree results carry both
         lf = float(res.level_fs[row])
         ratio = (1.0 / lf) if lf > 0 and math.isfinite(lf) and row and not res.structure.use_parent[row] else None
         fp = int(res.structure.fs_parent[row])

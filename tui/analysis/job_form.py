@@ -99,4 +99,5 @@ def parse_job_form(fields: Mapping[str, str],
         errors["gpus"] = f"{part} has no GPUs"
     if errors:
         return None, errors
+    assert wall is not None  # else errors["walltime"] is set
     return JobRequest(part, nodes, cpus, gpus, fields.get("gpu_type", "").strip(), mem, int(wall)), {}

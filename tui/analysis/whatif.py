@@ -81,10 +81,10 @@ def whatif(standing: Standing, row: int, cost: JobCost) -> WhatIf:
     incs = tuple(UsageIncrement(r, tree.label(r), float(tree.usage_raw[r]), float(changed.usage_raw[r]))
                  for r in reversed(path_to(tree, row)))
     lf_b = lf_a = None
-    if res.level_fs is not None:
+    if res.level_fs is not None and after.level_fs is not None:  # same algorithm: both or neither
         lf_b, lf_a = float(res.level_fs[row]), float(after.level_fs[row])
     rank_b = rank_a = None
-    if res.rank is not None and tree.is_user[row]:
+    if res.rank is not None and after.rank is not None and tree.is_user[row]:
         rank_b, rank_a = int(res.rank[row]), int(after.rank[row])
     f_b, f_a = float(res.fairshare[row]), float(after.fairshare[row])
     delta = settings.weight_fairshare * (f_a - f_b) if not (math.isnan(f_a) or math.isnan(f_b)) else 0.0

@@ -15,25 +15,23 @@ from tui.app.widgets.prompt import PromptBar
 from tui.app.widgets.tree_rows import column_id, column_names
 
 if TYPE_CHECKING:
-    from tui.app.app import FairtopApp
-
-    _Base = FairtopApp
-else:
-    _Base = object
+    from tui.app.host import AppHost
 
 
-class TreeActions(_Base):
+class TreeActions:
     """Filter, sort, expand, jump, and the prompt that types them."""
 
-    # --- prompt (k9s-style ":" and "/") --------------------------------------------------------------------------------
+    _me_next: int  # assigned here, initialised by FairtopApp
 
-    def action_command_mode(self) -> None:
+    # --- prompt (k9s-style ":" and "/") -------------------------------------------------------------------------------
+
+    def action_command_mode(self: AppHost) -> None:
         self._prompt.open("command")
 
-    def action_filter_mode(self) -> None:
+    def action_filter_mode(self: AppHost) -> None:
         self._prompt.open("filter", self._assoc.filter_text)
 
-    def on_prompt_bar_changed(self, message: PromptBar.Changed) -> None:
+    def on_prompt_bar_changed(self: AppHost, message: PromptBar.Changed) -> None:
         if message.mode == "filter":  # live filter; an unfinished regex only marks the input
             try:
                 self._assoc.set_filter(message.value)
@@ -42,7 +40,7 @@ class TreeActions(_Base):
             except re.error:
                 message.bar.set_invalid(True)
 
-    async def on_prompt_bar_submitted(self, message: PromptBar.Submitted) -> None:
+    async def on_prompt_bar_submitted(self: AppHost, message: PromptBar.Submitted) -> None:
         message.bar.close()
         if message.mode == "filter":
             self.action_set_filter(message.value)
@@ -53,13 +51,13 @@ class TreeActions(_Base):
                 self.notify(str(exc), severity="warning")
         self._focus_tab()
 
-    def on_prompt_bar_cancelled(self, message: PromptBar.Cancelled) -> None:
+    def on_prompt_bar_cancelled(self: AppHost, message: PromptBar.Cancelled) -> None:
         message.bar.close()
         if message.mode == "filter":
             self.action_clear_filter()
         self._focus_tab()
 
-    def _focus_tab(self) -> None:
+    def _focus_tab(self: AppHost) -> None:
         """Give focus back to the active tab (focusing a hidden tab's widget would switch to it)."""
         tab_id = self._tabs.active
         if tab_id == "tree":
@@ -69,17 +67,17 @@ class TreeActions(_Base):
             focusable = [w for w in pane.query("*") if w.focusable]
             self.set_focus(focusable[0] if focusable else None)
 
-    def action_set_filter(self, pattern: str) -> None:
+    def action_set_filter(self: AppHost, pattern: str) -> None:
         try:
             self._assoc.set_filter(pattern)
         except re.error as exc:
             self.notify(f"invalid regex {pattern!r}: {exc}", title="Filter not changed", severity="warning")
         self._update_status()
 
-    def action_clear_filter(self) -> None:
+    def action_clear_filter(self: AppHost) -> None:
         self.action_set_filter("")
 
-    def action_jump_me(self) -> None:
+    def action_jump_me(self: AppHost) -> None:
         if not self.me:
             self.notify("no user: set --user or user = \"NAME\" in the config", severity="warning")
         elif self.standing is not None:
@@ -92,7 +90,7 @@ class TreeActions(_Base):
             self._me_next += 1
             self._update_status()
 
-    def action_goto_user(self, name: str) -> None:
+    def action_goto_user(self: AppHost, name: str) -> None:
         tree = self._assoc
         if tree.table is None:
             return
@@ -107,7 +105,7 @@ class TreeActions(_Base):
         tree.go_to_row(int(hits.argmax()))
         self._update_status()
 
-    def action_sort(self, column: str) -> None:
+    def action_sort(self: AppHost, column: str) -> None:
         columns = self._assoc.columns
         key = column.strip().lower()
         found = column_id(columns, key) if key else None  # ":sort fair" is unambiguous
@@ -119,16 +117,16 @@ class TreeActions(_Base):
         self._assoc.sort_by(found)
         self._update_status()
 
-    def action_cycle_sort(self) -> None:
+    def action_cycle_sort(self: AppHost) -> None:
         tree = self._assoc
         cycle = (None, *(c.id for c in tree.columns))
         tree.sort_by(cycle[(cycle.index(tree.sort_column) + 1) % len(cycle)])
         self._update_status()
 
-    def action_expand_all(self) -> None:
+    def action_expand_all(self: AppHost) -> None:
         self._assoc.set_expanded(None, True)
         self._update_status()
 
-    def action_collapse_all(self) -> None:
+    def action_collapse_all(self: AppHost) -> None:
         self._assoc.set_expanded(None, False)
         self._update_status()

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import difflib
 import time
-from typing import Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from textual import on
 from textual.app import App, ComposeResult, InvalidThemeError
@@ -26,6 +27,9 @@ from tui.app.widgets.prompt import PromptBar
 from tui.config import Settings, State
 from tui.model import Snapshot
 from tui.analysis.standing import Standing
+
+if TYPE_CHECKING:
+    from tui.app.host import AppHost
 
 BREAKDOWN_DELAY_S = 0.15
 """How long the selection must rest before the breakdown pane recomputes."""
@@ -111,7 +115,9 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
             self.notify(message, title="Theme file skipped", severity="warning", timeout=10)
         for spec in specs:
             self.register_theme(themes.to_textual_theme(spec))
-        self.fairtop_themes = sorted((s.name for s in specs), key=lambda n: (themes.ORDER.index(n) if n in themes.ORDER else len(themes.ORDER), n))
+        order = themes.ORDER
+        self.fairtop_themes = sorted((s.name for s in specs),
+                                     key=lambda n: (order.index(n) if n in order else len(order), n))
 
     def _apply_keymap(self) -> None:
         keymap = self.settings.keymap
@@ -192,7 +198,8 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
         elif row is not None and self.standing is not None and self.standing.snapshot.pbs is not None:
             parts.append(str(self.standing.snapshot.pbs.name[row]))
         if self.me:
-            parts.append(f"me: {self.me}" + ("" if len(self.standing.my_rows if self.standing else ()) else " (not found)"))
+            found = len(self.standing.my_rows if self.standing else ())
+            parts.append(f"me: {self.me}" + ("" if found else " (not found)"))
         self._status.update(" · ".join(parts))
 
     # --- actions (declared in tui.app.commands; tree and prompt ones in tui.app.actions) -----
@@ -228,3 +235,7 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
 
     def action_reload(self) -> None:
         self.load()
+
+
+if TYPE_CHECKING:
+    _host: type[AppHost] = FairtopApp  # mypy checks the app provides what its mixins use

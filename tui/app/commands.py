@@ -12,9 +12,10 @@ import difflib
 import shlex
 from dataclasses import dataclass
 from functools import partial
-from typing import Iterator, Literal
+from typing import Literal
+from collections.abc import Iterator
 
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from tui.app.widgets.tree_rows import COLUMNS
@@ -109,9 +110,9 @@ class CommandError(ValueError):
     """A ``:`` line that names no command or lacks an argument."""
 
 
-def bindings(scope: str) -> list[Binding]:
+def bindings(scope: str) -> list[BindingType]:
     """Textual bindings for ``scope`` (``app`` or ``tree``), with ids and tooltips."""
-    out = []
+    out: list[BindingType] = []
     for c in COMMANDS:
         if c.scope != scope or not c.keys:
             continue

@@ -20,18 +20,16 @@ from tui.app.widgets.tree_rows import TreeTable
 from tui.analysis.standing import build_standing
 
 if TYPE_CHECKING:
-    from tui.app.app import FairtopApp
-
-    _Base = FairtopApp
-else:
-    _Base = object
+    from tui.app.host import AppHost
 
 
-class LoadActions(_Base):
+class LoadActions:
     """The load worker, the refresh timer's callback, every worker's failure, and the data's age."""
 
+    _refresh_error: str | None  # assigned here, initialised by FairtopApp
+
     @work(thread=True, exclusive=True, exit_on_error=False, group="load", name="load")
-    def load(self) -> None:
+    def load(self: AppHost) -> None:
         """Read the source and run the engine off the UI thread; the result comes as a message.
 
         Exclusive: a manual reload cancels a running one, whose result is then dropped.
@@ -42,22 +40,22 @@ class LoadActions(_Base):
         if not worker.is_cancelled:
             self.post_message(StandingLoaded(standing, table))
 
-    def _refresh_live_source(self) -> None:
+    def _refresh_live_source(self: AppHost) -> None:
         """Re-read a live source, unless the last read is still running (a slow sshare is left
         to finish rather than cancelled and restarted every period)."""
         if not any(w.group == "load" and w.is_running for w in self.workers):
             self.load()
 
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+    def on_worker_state_changed(self: AppHost, event: Worker.StateChanged) -> None:
         """Failures of the app's own workers (the load)."""
         if event.state is WorkerState.ERROR:
             self._worker_failed(event.worker, event.worker.error)
 
-    def on_pane_worker_failed(self, message: PaneWorkerFailed) -> None:
+    def on_pane_worker_failed(self: AppHost, message: PaneWorkerFailed) -> None:
         """Failures of the panes' workers (their ``StateChanged`` stops at the pane)."""
         self._worker_failed(message.worker, message.error)
 
-    def _worker_failed(self, worker: Worker, error: BaseException | None) -> None:
+    def _worker_failed(self: AppHost, worker: Worker, error: BaseException | None) -> None:
         """The one place worker failures surface: a notification with the error's text."""
         text = error_text(error)
         if worker.group == "load":
@@ -71,7 +69,7 @@ class LoadActions(_Base):
                 self._status.update(f"could not load: {error}")
         self.notify(text, title=f"{worker.name or worker.group} failed", severity="error", timeout=15)
 
-    def _data_age(self) -> str:
+    def _data_age(self: AppHost) -> str:
         """How fresh the data is: "updated N s ago" for a live source, else the snapshot time."""
         if self.standing is None or self._loaded_at is None:
             return "loading…"

@@ -1,7 +1,8 @@
 """Usage decay: Slurm's per-second factor, half-lives and PriorityUsageResetPeriod.
 
 Usage over time (accrual per cycle, the continuous ODE, recovery) is in
-:mod:`tui.engine.projection`. Slurm (``priority/multifactor``, 22.05 ``_decay_thread``) decays usage with a per-second factor
+:mod:`tui.engine.projection`. Slurm (``priority/multifactor``, 22.05 ``_decay_thread``) decays usage
+with a per-second factor
 ``d = 1 - 0.693 / HL``, a first-order stand-in for ``2**(-1/HL)``; each cycle multiplies every
 association's raw usage by ``d**dt`` with ``dt`` the whole seconds since the previous cycle, and
 adds ``dt_j * d**dt_j * billing * qos_usage_factor`` for every running job (spec section 4).

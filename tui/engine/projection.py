@@ -282,13 +282,13 @@ def usage_ode(
 
 def _ode_piece(u0: ArrayLike, c: ArrayLike, lam: float, tau: ArrayLike) -> NDArray[np.float64]:
     """Closed form over one constant-rate piece; expm1 keeps small ``lambda*tau`` accurate."""
-    u0 = np.asarray(u0, dtype=np.float64)
-    c = np.asarray(c, dtype=np.float64)
-    tau = np.asarray(tau, dtype=np.float64)
+    u: NDArray[np.float64] = np.asarray(u0, dtype=np.float64)
+    rate: NDArray[np.float64] = np.asarray(c, dtype=np.float64)
+    t: NDArray[np.float64] = np.asarray(tau, dtype=np.float64)
     if lam == 0.0:
-        return u0 + c * tau
-    em1 = np.expm1(-lam * tau)  # exp(-lambda tau) - 1
-    return u0 * (1.0 + em1) - (c / lam) * em1
+        return u + rate * t
+    em1 = np.expm1(-lam * t)  # exp(-lambda tau) - 1
+    return u * (1.0 + em1) - (rate / lam) * em1
 
 
 # --------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from tui.model import NO_VAL, USE_PARENT, AssocTree
+from tui.model import NO_VAL, USE_PARENT, AssocTree, PbsTree
 
 LD = np.longdouble
 
@@ -21,7 +21,7 @@ class Node:
     __slots__ = ("row", "parent", "user", "shares", "usage", "key", "children", "fs_parent",
                  "level_shares", "s", "e", "n", "lf", "fs", "rank")
 
-    def __init__(self, row: int, parent: Node | None, user: bool, shares: int, usage, key: int) -> None:
+    def __init__(self, row: int, parent: Node | None, user: bool, shares: int, usage: np.longdouble, key: int) -> None:
         self.row, self.parent, self.user, self.shares, self.usage, self.key = row, parent, user, shares, usage, key
         self.children: list[Node] = []  # fairshare children (children_list)
         self.fs_parent: Node | None = None
@@ -42,6 +42,7 @@ def _build(tree: AssocTree) -> list[Node]:
         nodes.append(Node(i, p, bool(tree.is_user[i]), int(tree.shares_raw[i]), tree.usage_raw[i], int(keys[i])))
     for node in nodes[1:]:
         f = node.parent
+        assert f is not None  # nodes[0] is the only root
         while f.parent is not None and f.shares == USE_PARENT:
             f = f.parent
         node.fs_parent = f
@@ -64,6 +65,7 @@ def classic_reference(tree: AssocTree, dampening: float = 1) -> list[tuple[float
 
     def norm_shares(a: Node) -> float:
         if a.shares == USE_PARENT:
+            assert a.fs_parent is not None  # set by _build for every row but the root
             return norm_shares(a.fs_parent)
         s, x = 1.0, a
         while x.parent is not None:
@@ -84,7 +86,7 @@ def classic_reference(tree: AssocTree, dampening: float = 1) -> list[tuple[float
 
     root.e = LD(1)
     visit(root)
-    out = []
+    out: list[tuple[float, object, float]] = []
     for a in nodes:
         s = norm_shares(a)
         fs = 0.0 if s <= 0 else float(2.0 ** float(-(a.e / LD(s)) / LD(dampening)))
@@ -99,6 +101,7 @@ def fair_tree_reference(tree: AssocTree) -> list[tuple[float, object, object, fl
     state = {"rank": total, "rnt": total}
 
     def calc(a: Node) -> None:
+        assert a.fs_parent is not None  # only children of the root and below are visited
         f = a.fs_parent if a.shares == USE_PARENT else a
         if f.parent is None:  # the root: shares_raw (taken as 1) / NO_VAL
             a.s = 1.0 / NO_VAL
@@ -136,7 +139,7 @@ def fair_tree_reference(tree: AssocTree) -> list[tuple[float, object, object, fl
     return [(a.s, a.e, a.lf, a.fs, a.rank) for a in nodes]
 
 
-def pbs_reference(tree) -> list[tuple[float, float, float]]:
+def pbs_reference(tree: PbsTree) -> list[tuple[np.float32, np.float32, float]]:
     """``(tree_percentage, fairshare_tree_usage, fairshare_factor)`` per row of a PbsTree,
     walking children recursively as OpenPBS ``calc_fair_share_perc``/``calc_usage_factor`` do
     (float32 percentages and usage factors, double usage)."""
@@ -164,7 +167,7 @@ def pbs_reference(tree) -> list[tuple[float, float, float]]:
             visit(c, depth + 1)
 
     visit(0, 0)
-    out = []
+    out: list[tuple[np.float32, np.float32, float]] = []
     for i in range(n):
         factor = 0.0 if perc[i] == 0 else 2.0 ** float(-(uf[i] / perc[i]))
         out.append((perc[i], uf[i], factor))

@@ -110,6 +110,7 @@ def format_table(tree: AssocTree, result: FairshareResult, dampening: float = 1)
     ]
     if "LevelFS" in cells:
         columns.append(("LevelFS", cells["LevelFS"], 10))
+        assert result.rank is not None  # Fair Tree results carry LevelFS and Rank
         ranks = ["" if not tree.is_user[i] else str(int(result.rank[i])) for i in range(tree.size)]
         columns.append(("Rank", ranks, 6))
     widths = [max(abs(w), *(len(v) for v in vals)) if vals else abs(w) for _, vals, w in columns]

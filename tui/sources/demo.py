@@ -41,6 +41,7 @@ import numpy as np
 
 from tui.engine import compute
 from tui.engine.billing import (
+    BillingMode,
     billable_tres,
     billing_mode,
     job_billing,
@@ -432,7 +433,7 @@ def _decayed_capacity(half_life_s: int, utilisation: float = 0.75) -> float:
             for hw in spec.hardware:
                 whole_node = {"cpu": hw.cores, "mem": hw.mem_gb * 1024, f"gres/gpu:{hw.gpu}": hw.gpus}
                 weights = parse_tres_billing_weights(_node_weights_text(hw))
-                rate += hw.nodes * billable_tres(whole_node, weights)
+                rate += hw.nodes * float(billable_tres(whole_node, weights))
     return rate * utilisation * half_life_s / math.log(2)
 
 
@@ -514,7 +515,7 @@ def _job_shapes(rng: np.random.Generator, part: np.ndarray) -> dict[str, np.ndar
 
 
 def _billing_units(part: np.ndarray, shape: dict[str, np.ndarray], partitions: dict[str, Partition],
-                   mode: str) -> np.ndarray:
+                   mode: BillingMode) -> np.ndarray:
     """Billing TRES of every job as Slurm stores it: (uint64) of the weighted sum."""
     out = np.zeros(len(part))
     for k, spec in enumerate(_PARTS):

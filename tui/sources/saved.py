@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tui.model import AssocTree, Budget, Job, Partition, PrioritySettings, Snapshot
+from tui.model import Algorithm, AssocTree, Budget, Job, Partition, PrioritySettings, Snapshot
 from tui.sources import slurm_text
 from tui.sources.errors import InputError
 from tui.sources.sshare import SshareTable, parse_sshare
@@ -372,6 +372,6 @@ def load_folder(path: str | Path) -> Snapshot:
     return snapshot_from_files(_read_folder(folder), table, str(folder), folder.name, mtime)
 
 
-def _algorithm_from_header(table: SshareTable) -> str:
+def _algorithm_from_header(table: SshareTable) -> Algorithm:
     """Without the config: sshare -l prints LevelFS only under Fair Tree (decided client-side)."""
     return "classic" if "LevelFS" not in table.header and "NormUsage" in table.header else "fair_tree"

@@ -429,7 +429,7 @@ def parse_sacctmgr_assoc(data: bytes | str, source: str = "sacctmgr show assoc")
         if not f[col["Account"]]:
             raise InputError(source, "empty Account", no)
 
-        def opt(name: str) -> str:
+        def opt(name: str, f: list[str] = f) -> str:
             return f[col[name]] if name in col else ""
 
         out.append(AssocRecord(
@@ -520,8 +520,7 @@ def parse_assoc_mgr(data: bytes | str, source: str = "scontrol show assoc_mgr") 
         user = kv["UserName"]
         m = _USER_UID.fullmatch(user)
         usage = kv["UsageRaw/Norm/Efctv"].split("/")[0]
-        value = _float(usage, "UsageRaw", source, no)
-        if value < 0:
+        if _float(usage, "UsageRaw", source, no) < 0:
             raise InputError(source, f"UsageRaw must be >= 0, got {usage!r}", no)
         out.append(AssocMgrRecord(
             account=kv["Account"], user=m.group(1) if m else user, partition=kv.get("Partition", ""),

@@ -10,6 +10,7 @@ from datetime import datetime
 
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
+from textual.widget import Widget
 from textual.markup import escape
 from textual.widgets import DataTable, Static
 
@@ -99,7 +100,7 @@ class AllocationsPane(PaneFrame):
         for user, su in s.by_user:
             name = f"{user} (you)" if me and user == me else user
             table.add_row(name, f"{su:,.0f}", f"{su / total:.1%}")
-        parts = [Static(status_markup(s), classes="al-status")]
+        parts: list[Widget] = [Static(status_markup(s), classes="al-status")]
         if s.by_user:
             parts.append(table)
         return Vertical(*parts, classes="al-block")

@@ -171,7 +171,7 @@ class WhatIfPane(PaneFrame):
             return None
         if self._row is not None and tree.is_user[self._row]:
             return self._row
-        return int(standing.my_rows[0]) if len(standing.my_rows) else None
+        return int(standing.my_rows[0]) if standing is not None and len(standing.my_rows) else None
 
     def _gpu_types(self) -> None:
         """GPU types the chosen partition has (``gres/gpu:<type>`` TRES); preselect a sole one."""

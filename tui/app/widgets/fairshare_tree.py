@@ -232,7 +232,7 @@ class FairshareTree(ScrollView, can_focus=True):
     def action_edge(self, end: int) -> None:
         self.cursor = max(0, len(self.rows_shown) - 1) if end else 0
 
-    def action_toggle(self) -> None:
+    def action_toggle(self) -> None:  # type: ignore[override]  # shadows DOMNode's toggle(attribute)
         row = self.selected_row
         if row is not None and self.table is not None and self.table.has_children[row]:
             self.set_expanded(row, not self.expanded[row])
