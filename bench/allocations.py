@@ -135,9 +135,11 @@ def run(store: str, target: str, args: argparse.Namespace, tokens: Path) -> dict
         audit = ledger.audit()
         ledger.close()
         n = len(lat)
-        return {"store": f"{store} ({workers} worker{'s' if workers > 1 else ''})", "requests": n, "seconds": wall, "rate": n / wall,
+        return {"store": f"{store} ({workers} worker{'s' if workers > 1 else ''})", "requests": n, "seconds": wall,
+                "rate": n / wall,
                 "p50_ms": 1000 * lat[n // 2], "p99_ms": 1000 * lat[min(n - 1, int(n * 0.99))],
-                "max_ms": 1000 * lat[-1], "codes": codes, "server_cpu_ms": 1000 * server_cpu / n, "consistent": got == held and not audit}
+                "max_ms": 1000 * lat[-1], "codes": codes, "server_cpu_ms": 1000 * server_cpu / n,
+                "consistent": got == held and not audit}
     finally:
         server.stop()
 
@@ -176,7 +178,8 @@ def main() -> int:
     print("|---|---:|---:|---:|---:|---:|---:|---:|---|:---:|")
     for r in rows:
         print(f"| {r['store']} | {r['requests']:,} | {r['seconds']:.1f} | {r['rate']:,.0f} | {r['p50_ms']:.1f} | "
-              f"{r['p99_ms']:.1f} | {r['max_ms']:.1f} | {r['server_cpu_ms']:.2f} | {r['codes']} | {'yes' if r['consistent'] else 'NO'} |")
+              f"{r['p99_ms']:.1f} | {r['max_ms']:.1f} | {r['server_cpu_ms']:.2f} | {r['codes']} | "
+              f"{'yes' if r['consistent'] else 'NO'} |")
     return 0 if all(r["consistent"] and set(r["codes"]) == {201} for r in rows) else 1
 
 

@@ -103,7 +103,8 @@ async def _ws(url: str) -> tuple[int | None, bytes]:
 
     async with aiohttp.ClientSession() as session:
         try:
-            async with session.ws_connect(url + "?width=100&height=30", timeout=aiohttp.ClientWSTimeout(ws_close=2)) as ws:
+            timeout = aiohttp.ClientWSTimeout(ws_close=2)
+            async with session.ws_connect(url + "?width=100&height=30", timeout=timeout) as ws:
                 got = b""
                 deadline = time.monotonic() + 30
                 while b"fairtop" not in got and time.monotonic() < deadline:
@@ -152,7 +153,10 @@ window.WebSocket = function (url, protocols) {
   ws.addEventListener('close', () => { window.__closed = true; });
   ws.addEventListener('error', () => { window.__closed = true; });
   const send = ws.send.bind(ws);
-  ws.send = (d) => { try { const m = JSON.parse(d); if (m[0] === 'resize') window.__size = m[1]; } catch (err) {} return send(d); };
+  ws.send = (d) => {
+    try { const m = JSON.parse(d); if (m[0] === 'resize') window.__size = m[1]; } catch (err) {}
+    return send(d);
+  };
   return ws;
 };
 window.WebSocket.prototype = NativeWS.prototype;
@@ -166,7 +170,8 @@ def browser():
     if missing:
         pytest.skip(f"!!!!!!!! NO BROWSER: {', '.join(missing)} missing; the real-browser test of 'fairtop serve' "
                     "did NOT run (apt-get install chromium chromium-driver; .ci/run does so as root)")
-    webdriver = pytest.importorskip("selenium.webdriver", reason="!!!!!!!! selenium not installed (pip install -e .[test])")
+    webdriver = pytest.importorskip("selenium.webdriver",
+                                    reason="!!!!!!!! selenium not installed (pip install -e .[test])")
     pytest.importorskip("pyte", reason="!!!!!!!! pyte not installed (pip install -e .[test])")
     from selenium.webdriver.chrome.service import Service
 

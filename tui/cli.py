@@ -416,7 +416,8 @@ def _serve(args: argparse.Namespace) -> int:
     port_text = str(args.port).strip()
     if not (port_text.isascii() and port_text.isdigit()) or int(port_text) > 65535:
         raise InputError("fairtop serve", f"--port takes a port number 0-65535, not {args.port!r}")
-    chosen = [cls.flag for cls in registry.SOURCES.values() if getattr(args, f"source_{cls.name}", None) not in (None, False)]
+    chosen = [cls.flag for cls in registry.SOURCES.values()
+              if getattr(args, f"source_{cls.name}", None) not in (None, False)]
     if len(chosen) > 1:
         raise InputError("fairtop serve", f"one source at a time, not {' and '.join(chosen)}")
     from tui.app.main import build_app

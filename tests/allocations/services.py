@@ -56,7 +56,7 @@ class Server:
     url: str = ""
     log: Path | None = None
 
-    def start(self, timeout: float = 20.0, migrate: bool = True) -> "Server":
+    def start(self, timeout: float = 20.0, migrate: bool = True) -> Server:
         argv = [sys.executable, "-m", "tui.cli", "serve-allocations", "--db", self.db,
                 "--listen", "127.0.0.1:0", *(["--migrate"] if migrate else []), *self.args]
         self.log = Path(tempfile.mkstemp(prefix="fairtop-alloc-", suffix=".log")[1])
@@ -120,7 +120,7 @@ class PgCluster:
     def _as_postgres(self, *argv: str) -> None:
         subprocess.run(["runuser", "-u", "postgres", "--", *argv], check=True, capture_output=True, cwd="/")
 
-    def start(self) -> "PgCluster":
+    def start(self) -> PgCluster:
         data = self.dir / "data"
         self._as_postgres(str(self.bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres",
                           "--no-sync", "-E", "UTF8", "--locale=C")
@@ -169,7 +169,7 @@ class Munged:
         self.socket = str(self.dir / "munge.socket")
         self.proc: subprocess.Popen | None = None
 
-    def start(self) -> "Munged":
+    def start(self) -> Munged:
         key = self.dir / "munge.key"
         key.write_bytes(os.urandom(1024))
         os.chmod(key, 0o600)
@@ -184,7 +184,8 @@ class Munged:
             if os.path.exists(self.socket):
                 return self
             if self.proc.poll() is not None:
-                raise RuntimeError(f"munged did not start: {self.proc.stderr.read().decode() if self.proc.stderr else ''}")
+                err = self.proc.stderr.read().decode() if self.proc.stderr else ""
+                raise RuntimeError(f"munged did not start: {err}")
             time.sleep(0.05)
         raise RuntimeError("munged did not create its socket")
 

@@ -4,7 +4,7 @@ bodies, parameters and paths) against the real server: every answer is JSON and 
 from __future__ import annotations
 
 from datetime import date
-from typing import Iterator
+from collections.abc import Iterator
 
 import httpx
 import pytest

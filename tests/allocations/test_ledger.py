@@ -50,7 +50,8 @@ def test_two_jobs_of_20_against_30_never_both_pass(ledger) -> None:
         barrier = threading.Barrier(2)
         outcomes: list[str] = []
 
-        def job(n: int) -> None:
+        def job(n: int, barrier: threading.Barrier = barrier, round_: int = round_,
+                outcomes: list[str] = outcomes) -> None:
             barrier.wait()
             try:
                 ledger.predebit(f"r{round_}-{n}", 5001, 8000 + round_, "cpu", 20, today=TODAY)

@@ -96,7 +96,8 @@ def test_missing_records_and_resets_are_named() -> None:
     bad = {r.label: r.note for r in purged.rows if not r.agrees}
     assert set(bad) == {"grp/la", "grp", "lab", "root"}
     assert "purged" in bad["grp/la"]
-    extra = replace(jobs[0], job_id="99", start=jobs[0].start - timedelta(hours=1), end=jobs[0].end - timedelta(hours=1))
+    extra = replace(jobs[0], job_id="99", start=jobs[0].start - timedelta(hours=1),
+                    end=jobs[0].end - timedelta(hours=1))
     reset = check_raw_usage(jobs + [extra], snap.tree, snap.settings, last, snap.taken_at)
     assert "usage reset" in {r.label: r.note for r in reset.rows}["grp/la"]
     daily = replace(snap.settings, usage_reset_period="DAILY")
@@ -203,7 +204,8 @@ def test_cli_live_runs_sacct_from_an_argument_list(tmp_path, monkeypatch, capsys
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     for name, body in (("sshare", f"/bin/cat '{LIVE / 'sshare_a_l_P.psv'}'"),
-                       ("scontrol", f"[ \"$1\" = show ] && [ \"$2\" = config ] && /bin/cat '{LIVE / 'scontrol_show_config.txt'}'"),
+                       ("scontrol", "[ \"$1\" = show ] && [ \"$2\" = config ] && "
+                                    f"/bin/cat '{LIVE / 'scontrol_show_config.txt'}'"),
                        ("sacct", f"for a in \"$@\"; do echo \"$a\"; done > '{tmp_path / 'args'}'; "
                                  f"/bin/cat '{LIVE / 'sacct_a_P.psv'}'")):
         path = bin_dir / name

@@ -4,7 +4,8 @@ dropped), the what-if form debounced, and every worker's failure notified by the
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import pytest
 from textual.widgets import Input, Static

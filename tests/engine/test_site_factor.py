@@ -35,11 +35,11 @@ def test_sigmoid_hand_values() -> None:
     # (2 - 1)(4 + 1) / ((4 - 1)(2 + 1)) = 5/9
     assert sigmoid(0.5, 2 * math.log(2), 0.0) == pytest.approx(5 / 9, rel=1e-12)
     # x = x0 = 1/2: (e^{l/2} - 1) e^{l/2} (e^{l/2} + 1) / ((e^l - 1) 2 e^{l/2}) = 1/2 for every l
-    for l in (0.5, 5, 50, 500):
-        assert sigmoid(0.5, l, 0.5) == pytest.approx(0.5, rel=1e-12)
+    for slope in (0.5, 5, 50, 500):
+        assert sigmoid(0.5, slope, 0.5) == pytest.approx(0.5, rel=1e-12)
     # the ends are fixed, whatever l and x0
-    for l, x0 in ((5, 0.25), (50, 0.75), (1000, 0.9)):
-        assert sigmoid([0.0, 1.0], l, x0).tolist() == pytest.approx([0.0, 1.0])
+    for slope, x0 in ((5, 0.25), (50, 0.75), (1000, 0.9)):
+        assert sigmoid([0.0, 1.0], slope, x0).tolist() == pytest.approx([0.0, 1.0])
     # l -> 0 is the identity
     x = np.linspace(0, 1, 11)
     assert sigmoid(x, 0.0, 0.3) == pytest.approx(x)

@@ -15,7 +15,12 @@ pdu2 (partition burn: 1,000,000 billing per CPU-second), then after every cycle 
 slurmctld's priority_last_decay_ran) records ``scontrol show assoc_mgr`` UsageRaw and sshare
 RawUsage; at the end the jobs' Start and End from sacct (epoch seconds). Writes record.json here.
 """
-import json, os, re, subprocess, sys, time
+import json
+import os
+import re
+import subprocess
+import sys
+import time
 
 S = "/work/shared/slurm-sandbox"
 state = "/tmp/plan-sandbox/state/ctld/priority_last_decay_ran"
@@ -42,7 +47,8 @@ def usage():
 
 def sshare():
     out = sh("sshare", "-a", "-P", "-o", "Account,User,RawUsage")
-    return {f"{l.split('|')[0].strip()}/{l.split('|')[1]}": l.split("|")[2] for l in out.splitlines()[1:]}
+    rows = [line.split("|") for line in out.splitlines()[1:]]
+    return {f"{r[0].strip()}/{r[1]}": r[2] for r in rows}
 
 samples = []
 # Wait for a cycle, then submit.

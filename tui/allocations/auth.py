@@ -21,7 +21,7 @@ import time
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from collections.abc import Iterable
 
 __all__ = ["Principal", "AuthError", "TokenAuth", "MungeAuth", "ROLES", "load_tokens"]
 

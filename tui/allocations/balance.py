@@ -10,7 +10,8 @@ import asyncio
 import json
 from dataclasses import asdict
 from datetime import date
-from typing import Any, Iterable, Mapping
+from typing import Any
+from collections.abc import Iterable, Mapping
 
 __all__ = ["from_ledger", "from_service", "format_balances"]
 

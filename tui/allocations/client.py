@@ -14,7 +14,8 @@ from __future__ import annotations
 import asyncio
 import random
 from datetime import datetime, timezone
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 import httpx
 
@@ -91,7 +92,7 @@ class AllocationClient:
         self.max_retries = max_retries
         self._http = httpx.AsyncClient(base_url=base_url.rstrip("/"), timeout=timeout, transport=transport)
 
-    async def __aenter__(self) -> "AllocationClient":
+    async def __aenter__(self) -> AllocationClient:
         return self
 
     async def __aexit__(self, *exc: object) -> None:

@@ -36,7 +36,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from importlib import resources
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
+from collections.abc import Callable, Iterator, Sequence
 
 from tui.allocations.errors import AllocationError
 

@@ -28,7 +28,8 @@ import logging
 import os
 from dataclasses import asdict, dataclass
 from datetime import date
-from typing import Annotated, Any, Callable, Literal
+from typing import Annotated, Any, Literal
+from collections.abc import Callable
 
 import anyio
 from fastapi import Depends, FastAPI, Header, Path, Query, Request

@@ -723,7 +723,7 @@ def _check_shape(job: ScenarioJob, snap: Snapshot, where: str) -> list[str]:
             raise InputError(f"{where}.{key}", f"{need:,.0f} {what} in all; partition {part.name!r} has {total:,.0f}")
     notes = []
     n = part.total_nodes
-    for key, per_node, total, what in (("cpus", job.cpus, float(part.total_cpus), "CPUs"),
+    for _key, per_node, total, what in (("cpus", job.cpus, float(part.total_cpus), "CPUs"),
                                        ("gpus", float(job.gpus), part.tres_totals.get("gres/gpu", 0.0), "GPUs"),
                                        ("mem", job.mem_mb / 1024, part.tres_totals.get("mem", 0.0) / 1024, "GB")):
         if n and total and per_node > total / n:

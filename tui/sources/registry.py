@@ -69,7 +69,7 @@ class Source(ABC):
     def read(self) -> Snapshot:
         """Read the outside data (may block: the app calls :meth:`load` in a worker thread)."""
 
-    def check(self) -> None:
+    def check(self) -> None:  # noqa: B027 - optional hook: most sources have nothing to check early
         """Fail fast, before the app starts, on what can be known without reading the data
         (a missing folder). Raises :class:`~tui.sources.errors.InputError`."""
 
@@ -78,7 +78,7 @@ class Source(ABC):
         snap = self.read()
         return snap if snap.capabilities is not None else replace(snap, capabilities=self.capabilities)
 
-    def refresh_now(self) -> None:
+    def refresh_now(self) -> None:  # noqa: B027 - optional hook: only live sources keep a cadence
         """The user asked for fresh data (``r``): a live source reads everything at its next load."""
 
     def is_live(self) -> bool:

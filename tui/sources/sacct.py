@@ -132,7 +132,7 @@ def parse_sacct(data: bytes | str, source: str = "sacct -a -P -X", tz: tzinfo | 
         if len(cells) != len(header):
             raise InputError(source, f"{len(cells)} cells, the header has {len(header)}", no)
 
-        def cell(name: str) -> str:
+        def cell(name: str, cells: list[str] = cells) -> str:
             return cells[col[name]] if name in col else ""
 
         job_id = cell("JobID").strip()

@@ -209,7 +209,8 @@ class BreakdownPane(PaneFrame):
         if worker is not self._worker:
             return  # an older request's: the pane shows a newer one
         if not self._explained:
-            self.query_one("#bd-title", Static).update(f"Why {self._label} has its fairshare: could not compute: {text}")
+            self.query_one("#bd-title", Static).update(
+                f"Why {self._label} has its fairshare: could not compute: {text}")
         self._show_recovery(None)
         self.query_one("#bd-rec-title", Static).update(f"If you run nothing more: could not compute: {text}")
 

@@ -211,7 +211,8 @@ class WhatIfPane(PaneFrame):
         fields["gpu_type"] = self._value("wi-gpu_type")
         standing, target = self._view, self._target()
         form = (tuple(fields.items()), target)
-        if form == self._form and standing is self._form_standing and (self._worker is None or self._worker.state is not WorkerState.ERROR):
+        failed = self._worker is not None and self._worker.state is WorkerState.ERROR
+        if form == self._form and standing is self._form_standing and not failed:
             return  # e.g. the partition Select's Changed after show() set it: already requested
         self._form, self._form_standing = form, standing
         self._request += 1
