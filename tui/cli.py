@@ -311,7 +311,7 @@ def _whatif(args: argparse.Namespace) -> str:
     from datetime import datetime
 
     from tui.analysis.scenario import load_scenario, run_scenario
-    from tui.formats.whatif import format_whatif_csv, format_whatif_json, format_whatif_table
+    from tui.analysis.whatif_output import format_whatif_csv, format_whatif_json, format_whatif_table
     from tui.model import PrioritySettings, Snapshot
 
     scenario = load_scenario(args.scenario)
@@ -364,7 +364,7 @@ def _history(args: argparse.Namespace) -> str:
 
     from tui import config
     from tui.analysis.history import check_raw_usage, daily_usage, select_jobs
-    from tui.formats.history import format_history_csv, format_history_json, format_history_table
+    from tui.analysis.history_output import format_history_csv, format_history_json, format_history_table
     from tui.sources import sacct
 
     days_text = str(args.days).strip()

@@ -15,7 +15,7 @@ Times are local wall-clock times without a zone, as sacct prints them; pass ``tz
 controller's zone (default: this machine's).
 
 Live: :func:`sacct_command` is the argument list (never a shell string) and
-:func:`live_history` runs it through :func:`tui.sources.slurm_cli.run` with a timeout.
+:func:`live_history` runs it through :func:`tui.sources.commands.run` with a timeout.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone, tzinfo
 from pathlib import Path
 
+from tui.sources.commands import run
 from tui.sources.errors import InputError
 from tui.sources.slurm_text import parse_tres_counts
 from tui.sources.sshare import decode
@@ -221,7 +222,5 @@ def live_history(since: datetime, timeout: float = 60.0) -> list[AccountedJob]:
     SourceUnavailable
         sacct is missing, times out or fails (slurmdbd down).
     """
-    from tui.sources.slurm_cli import run
-
     out = run(sacct_command(since), timeout=timeout)
     return parse_sacct(out.stdout, "sacct -a -P -X")

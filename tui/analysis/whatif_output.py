@@ -11,12 +11,11 @@ import csv
 import io
 import json
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-if TYPE_CHECKING:  # formats sit beside analysis: the type only, no import at run time
-    from tui.analysis.scenario import ScenarioResult
+from tui.analysis.scenario import ScenarioResult
 
 __all__ = ["whatif_dict", "format_whatif_json", "format_whatif_csv", "format_whatif_table"]
 

@@ -1,0 +1,83 @@
+"""Run one Slurm client command: from an argument list (never a shell string), with a timeout.
+
+:func:`run` and :class:`Output` live here so that :mod:`tui.sources.sacct` and
+:mod:`tui.sources.slurm_cli` can both use them without importing each other;
+``slurm_cli`` re-exports them.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+
+from tui.sources.errors import SourceUnavailable
+
+__all__ = ["DEFAULT_TIMEOUT", "Output", "run"]
+
+#: Seconds each command may take (slurmctld's own MessageTimeout default is 10 s).
+DEFAULT_TIMEOUT = 20.0
+#: stderr phrases of Slurm clients that could not reach slurmctld/slurmdbd.
+_NO_ANSWER = ("Unable to contact slurm controller", "Socket timed out", "Connection refused",
+              "Problem talking to the database", "Zero Bytes were transmitted", "Unable to establish connection")
+
+
+@dataclass(frozen=True)
+class Output:
+    """One command's result."""
+
+    args: tuple[str, ...]
+    returncode: int
+    stdout: bytes
+    stderr: str
+
+    @property
+    def first_error(self) -> str:
+        lines = self.stderr.strip().splitlines()
+        return lines[0].strip() if lines else ""
+
+
+def _cmdline(args: list[str] | tuple[str, ...]) -> str:
+    return " ".join(args)
+
+
+def run(args: list[str], timeout: float = DEFAULT_TIMEOUT, check: bool = True) -> Output:
+    """Run one Slurm client command (no shell) and return its output.
+
+    Parameters
+    ----------
+    args : list of str
+        The command and its arguments, e.g. ``["sshare", "-a", "-l", "-P"]``.
+    timeout : float
+        Seconds before the command is killed.
+    check : bool
+        Raise on a non-zero exit.
+
+    Raises
+    ------
+    SourceUnavailable
+        The command is not installed, timed out, or (with ``check``) exited non-zero; the message
+        names the command and gives stderr's first line.
+    """
+    try:
+        proc = subprocess.run(args, capture_output=True, timeout=timeout, shell=False, stdin=subprocess.DEVNULL,
+                              check=False)
+    except FileNotFoundError:
+        raise SourceUnavailable(f"{args[0]}: command not found (is the Slurm client installed and on PATH?)") from None
+    except PermissionError:
+        raise SourceUnavailable(f"{args[0]}: permission denied") from None
+    except subprocess.TimeoutExpired:
+        raise SourceUnavailable(f"{_cmdline(args)}: no answer within {timeout:g} s "
+                                "(is slurmctld up and SLURM_CONF right?)") from None
+    except OSError as exc:
+        raise SourceUnavailable(f"{args[0]}: {exc.strerror or exc}") from None
+    out = Output(tuple(args), proc.returncode, proc.stdout, proc.stderr.decode("utf-8", "replace"))
+    if check and out.returncode != 0:
+        raise SourceUnavailable(_failure(out))
+    return out
+
+
+def _failure(out: Output) -> str:
+    why = out.first_error or "no message"
+    if any(p in out.stderr for p in _NO_ANSWER):
+        return f"{_cmdline(out.args)}: the Slurm controller does not answer: {why}"
+    return f"{_cmdline(out.args)}: exit status {out.returncode}: {why}"
