@@ -123,9 +123,11 @@ def _decayed_integral(rate: np.ndarray, a: np.ndarray, b: np.ndarray, t: float, 
     """``rate * integral_a^b exp(-lam (t - s)) ds`` for b <= t (zero where b <= a)."""
     width = np.maximum(b - a, 0.0)
     if lam == 0.0:
-        return rate * width
+        flat: np.ndarray = rate * width
+        return flat
     bb = np.maximum(b, a)
-    return rate * (np.exp(-lam * (t - bb)) - np.exp(-lam * (t - a))) / lam * (width > 0)
+    out: np.ndarray = rate * (np.exp(-lam * (t - bb)) - np.exp(-lam * (t - a))) / lam * (width > 0)
+    return out
 
 
 def daily_usage(jobs: Sequence[AccountedJob], now: datetime, days: int, half_life_s: int,
@@ -211,7 +213,7 @@ def charged_usage(start: float, end: float | None, billing: float, last_cycle: f
     d = decay_per_second(half_life_s)
     P = float(period_s)
     L = float(last_cycle)
-    total = 0.0
+    total: float = 0.0
     if end is not None and end > L:  # charged at its end, after the last cycle: not decayed yet
         tail = end - max(start, L)
         total += tail * d**tail * billing
@@ -226,7 +228,8 @@ def charged_usage(start: float, end: float | None, billing: float, last_cycle: f
         k_e = math.floor((L - end) / P)
         if k_e == k_s:
             dt = end - start
-            return total + dt * d**dt * billing * r ** (k_e + 1)
+            total += dt * d**dt * billing * r ** (k_e + 1)
+            return total
     c_ks = L - k_s * P
     dt1 = c_ks - start
     total += dt1 * d**dt1 * billing * r**k_s

@@ -74,7 +74,7 @@ class PbsExplanation:
     """``pbsfs -g ENTITY``'s output for the same tree."""
 
 
-def _f(x: float) -> str:
+def _f(x: float | np.float32) -> str:
     return "%f" % x
 
 

@@ -125,12 +125,14 @@ def order_from_printed(tree: AssocTree, printed: Mapping[str, Sequence[str]],
     level = list(printed["LevelFS"])
     end = _subtree_end(tree)
     st = result.structure
+    level_fs = result.level_fs
+    assert level_fs is not None  # a fair_tree result has LevelFS
     fixes: list[OrderFix] = []
     usage = tree.usage_raw.copy()
     accounts = np.flatnonzero(~tree.is_user & ~st.use_parent)
     for group in np.unique(st.fs_parent[accounts[accounts > 0]]):
         sib = [int(a) for a in accounts if a > 0 and st.fs_parent[a] == group]
-        sib.sort(key=lambda a: -result.level_fs[a])  # the engine's order
+        sib.sort(key=lambda a: -level_fs[a])  # the engine's order
         for a, b in zip(sib, sib[1:]):
             if level[a] != level[b] or not level[a] or level[a] == "inf":
                 continue

@@ -495,9 +495,9 @@ def scenario_to_dict(sc: Scenario) -> dict[str, Any]:
         out["jobs"] = jobs
     if sc.shares:
         out["shares"] = [{"account": s.account, "user": s.user, "raw_shares": s.raw_shares} for s in sc.shares]
-    st = {k: v for k, v in (("half_life", sc.settings.half_life_s), ("calc_period", sc.settings.calc_period_s))
-          if v is not None}
-    st = {k: _time_text(v) for k, v in st.items()}
+    times = {k: v for k, v in (("half_life", sc.settings.half_life_s), ("calc_period", sc.settings.calc_period_s))
+             if v is not None}
+    st: dict[str, Any] = {k: _time_text(v) for k, v in times.items()}
     if sc.settings.pbs_decay_time_s is not None:
         st["pbs_decay_time"] = _time_text(sc.settings.pbs_decay_time_s)
     for key in ("algorithm", "dampening", "usage_reset_period", "pbs_decay_factor"):
@@ -619,7 +619,7 @@ class ScenarioResult:
             out.append(f"campaign: {sum(c.runs for c in self.costs)} job runs, {total / 3600:,.1f} {unit}"
                        + (f" = {total:,.0f} billing TRES-seconds" if self.law == "slurm" else "")
                        + f", last job ends {self.date(self.campaign_end_h):%Y-%m-%d %H:%M}")
-        end_k = int(min(np.searchsorted(self.t_hours, self.campaign_end_h), self.t_hours.size - 1))
+        end_k = min(int(np.searchsorted(self.t_hours, self.campaign_end_h)), self.t_hours.size - 1)
         for s, rec in zip(self.series, self.recovery_h or (None,) * len(self.series)):
             f = s.fairshare
             if np.all(np.isnan(f)):

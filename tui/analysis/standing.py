@@ -54,6 +54,7 @@ def build_standing(snapshot: Snapshot, me: str = "") -> Standing:
         return Standing(snapshot, None, me, mine, pbs_engine.compute(snapshot.pbs))
     settings = snapshot.settings
     result = compute(tree, settings.algorithm, settings.dampening)
+    fixes: tuple[OrderFix, ...]
     rec, fixes = None, ()
     if snapshot.printed is not None:
         rec = reconcile(tree, result, snapshot.printed, settings.dampening)

@@ -346,7 +346,7 @@ def padding_upkeep(
             u += amount
             ran[i] = True
         after[i] = u
-    return Upkeep(np.arange(n) * float(check_every), before, after, ran)
+    return Upkeep(np.arange(n, dtype=np.float64) * float(check_every), before, after, ran)
 
 
 def dampening_drift(target: float, mean: float, times: ArrayLike, half_life: float,

@@ -704,19 +704,19 @@ def project_fairshare(
         eff[:, col[0]] = 1
         for x in need[1:]:
             i, fp = col[x], int(st.fs_parent[x])
-            n = norm[:, i]
+            norm_i = norm[:, i]
             if fp == 0:
-                eff[:, i] = n
+                eff[:, i] = norm_i
             elif st.use_parent[x] or st.level_shares[x] == 0:
                 eff[:, i] = eff[:, col[fp]]
             else:
                 frac = np.longdouble(tree.shares_raw[x]) / np.longdouble(st.level_shares[x])
-                eff[:, i] = n + (eff[:, col[fp]] - n) * frac
+                eff[:, i] = norm_i + (eff[:, col[fp]] - norm_i) * frac
         shares = classic_norm_shares(tree, st)
-        idx = [col[int(x)] for x in r]
-        fs = np.stack([fairshare_factor(eff[:, i], shares[x], dampening) for i, x in zip(idx, r)], axis=1) \
+        cols = [col[int(x)] for x in r]
+        fs = np.stack([fairshare_factor(eff[:, i], shares[x], dampening) for i, x in zip(cols, r)], axis=1) \
             if r.size else np.zeros((m, 0))
-        return FairshareSeries(r, u[:, idx], fs.reshape(m, r.size), None, None, None, np.ones(m, dtype=bool), users)
+        return FairshareSeries(r, u[:, cols], fs.reshape(m, r.size), None, None, None, np.ones(m, dtype=bool), users)
     if algorithm != "fair_tree":
         raise ValueError(f"unknown algorithm {algorithm!r} (use fair_tree or classic)")
     # LevelFS at every step: S / (u / u(F(a))), with level_fairshare's special cases.
@@ -908,7 +908,8 @@ def project_pbs(
     def big_w(x: NDArray[np.float64]) -> NDArray[np.float64]:
         x = np.maximum(x, 0.0)
         n = n_at(x).astype(np.int64)
-        return w_b[n] + (x - bounds[n]) * f ** -n.astype(np.float64)
+        out: NDArray[np.float64] = w_b[n] + (x - bounds[n]) * f ** -n.astype(np.float64)
+        return out
 
     parent = np.asarray(tree.parent, dtype=np.int64)
     r = np.asarray(rows, dtype=np.int64).reshape(-1)
@@ -920,8 +921,8 @@ def project_pbs(
     w = np.asarray(watch, dtype=np.int64).reshape(-1)
     # Watched entities, their ancestors and TREEROOT.
     need: list[int] = []
-    for x in w:
-        node = int(x)
+    for watched in w:
+        node = int(watched)
         while node >= 0 and node not in need:
             need.append(node)
             node = int(parent[node])

@@ -50,11 +50,12 @@ def credit_factor(used: ArrayLike, granted: ArrayLike) -> np.ndarray:
     used, granted : array_like
         Credits consumed and granted, in one unit (e.g. resource-minutes).
     """
-    used = np.asarray(used, dtype=float)
-    granted = np.asarray(granted, dtype=float)
+    u = np.asarray(used, dtype=float)
+    g = np.asarray(granted, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
-        f = np.where(granted > 0, 1.0 - used / np.where(granted > 0, granted, 1.0), 0.0)
-    return np.clip(f, 0.0, 1.0)
+        f = np.where(g > 0, 1.0 - u / np.where(g > 0, g, 1.0), 0.0)
+    out: np.ndarray = np.clip(f, 0.0, 1.0)
+    return out
 
 
 def temporal_factor(time_to_expiry: ArrayLike) -> np.ndarray:
@@ -66,21 +67,23 @@ def temporal_factor(time_to_expiry: ArrayLike) -> np.ndarray:
         Time until each allocation expires (one unit, any); negative values count as 0. When
         every allocation expires now (max 0) every factor is 1.
     """
-    dt = np.clip(np.asarray(time_to_expiry, dtype=float), 0.0, None)
+    dt: np.ndarray = np.clip(np.asarray(time_to_expiry, dtype=float), 0.0, None)
     if dt.size == 0:
         return dt
     longest = dt.max()
     if longest <= 0:
         return np.ones_like(dt)
-    return np.clip(1.0 - dt / longest, 0.0, 1.0)
+    out: np.ndarray = np.clip(1.0 - dt / longest, 0.0, 1.0)
+    return out
 
 
 def power_rule(f_credit: ArrayLike, f_temporal: ArrayLike, n_credit: float = POWER_N_CREDIT,
                n_temporal: float = POWER_N_TEMPORAL) -> np.ndarray:
     """``f_c**n_c * f_t**n_t`` (seed 004 power rule), in [0, 1] for factors in [0, 1]."""
-    fc = np.clip(np.asarray(f_credit, dtype=float), 0.0, 1.0)
-    ft = np.clip(np.asarray(f_temporal, dtype=float), 0.0, 1.0)
-    return np.power(fc, n_credit) * np.power(ft, n_temporal)
+    fc: np.ndarray = np.clip(np.asarray(f_credit, dtype=float), 0.0, 1.0)
+    ft: np.ndarray = np.clip(np.asarray(f_temporal, dtype=float), 0.0, 1.0)
+    out: np.ndarray = np.power(fc, n_credit) * np.power(ft, n_temporal)
+    return out
 
 
 def sigmoid(x: ArrayLike, l: float, x0: float) -> np.ndarray:  # noqa: E741 - the seed's name
@@ -98,20 +101,22 @@ def sigmoid(x: ArrayLike, l: float, x0: float) -> np.ndarray:  # noqa: E741 - th
     x0 : float
         Midpoint of the transition.
     """
-    x = np.clip(np.asarray(x, dtype=float), 0.0, 1.0)
+    xs: np.ndarray = np.clip(np.asarray(x, dtype=float), 0.0, 1.0)
     if l == 0:
-        return x.copy()
+        return xs.copy()
     with np.errstate(over="ignore"):
-        num = -np.expm1(-l * x) * (1.0 + np.exp(l * (x0 - 1.0)))
-        den = -np.expm1(-l) * (1.0 + np.exp(l * (x0 - x)))
-        out = num / den
-    return np.clip(np.where(np.isfinite(den), out, 0.0), 0.0, 1.0)
+        num = -np.expm1(-l * xs) * (1.0 + np.exp(l * (x0 - 1.0)))
+        den = -np.expm1(-l) * (1.0 + np.exp(l * (x0 - xs)))
+        quotient = num / den
+    out: np.ndarray = np.clip(np.where(np.isfinite(den), quotient, 0.0), 0.0, 1.0)
+    return out
 
 
 def sigmoid_rule(f_credit: ArrayLike, f_temporal: ArrayLike, credit: tuple[float, float] = SIGMOID_CREDIT,
                  temporal: tuple[float, float] = SIGMOID_TEMPORAL) -> np.ndarray:
     """``S(f_c; l_c, x0_c) * S(f_t; l_t, x0_t)`` (seed 004 sigmoid site factor)."""
-    return sigmoid(f_credit, *credit) * sigmoid(f_temporal, *temporal)
+    out: np.ndarray = sigmoid(f_credit, *credit) * sigmoid(f_temporal, *temporal)
+    return out
 
 
 def site_factor(used: ArrayLike, granted: ArrayLike, time_to_expiry: ArrayLike, rule: str = "power") -> np.ndarray:
