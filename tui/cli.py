@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from tui import __version__
 from tui.allocations.errors import AllocationError
-from tui.model import AssocTree, PbsTree
+from tui.model import Algorithm, AssocTree, PbsTree
 from tui.sources import registry
 from tui.sources.errors import InputError, SourceUnavailable
 
@@ -332,7 +332,7 @@ def _whatif(args: argparse.Namespace) -> str:
         from tui.sources.sshare import parse_sshare
 
         table = parse_sshare(_read(args.sshare), args.sshare)
-        algorithm = "fair_tree" if "LevelFS" in table.header else "classic"
+        algorithm: Algorithm = "fair_tree" if "LevelFS" in table.header else "classic"
         snap = Snapshot(cluster="", source=args.sshare, tree=table.tree,
                         settings=PrioritySettings(algorithm=algorithm))
     earlier = registry.make("folder", args.since).load() if args.since else None
@@ -460,8 +460,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _serve_allocations(args)
         if args.command == "capture":
             if args.pbs:
-                # capture() comes with the `pbs` branch; drop this ignore when it lands (mypy will say)
-                from tui.sources.pbs_folder import capture as capture_pbs  # type: ignore[attr-defined]
+                from tui.sources.pbs_folder import capture as capture_pbs
 
                 sys.stdout.write(capture_pbs(args.dir))
                 return 0

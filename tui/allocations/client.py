@@ -59,15 +59,14 @@ def _user_name(uid: str) -> str:
 
 def to_model(rec: AllocationRecord | Mapping[str, Any], *, user_names: bool = True) -> Allocation:
     """An allocation of the ledger as the snapshot's :class:`tui.model.Allocation` (SU-hours)."""
-    if isinstance(rec, Mapping):
-        rec = _build(AllocationRecord, rec)
+    r: AllocationRecord = _build(AllocationRecord, rec) if isinstance(rec, Mapping) else rec
     day = lambda s: datetime.fromisoformat(s).replace(tzinfo=timezone.utc)  # noqa: E731
     return Allocation(
-        allocation_id=str(rec.id), project=rec.account or rec.project_name,
-        granted_su=rec.credits / 60, used_su=rec.debits / 60, pre_debited_su=rec.predebits / 60,
-        start=day(rec.start), end=day(rec.end),
-        use_by_user={(_user_name(u) if user_names else u): m / 60 for u, m in rec.debits_by_uid.items()},
-        failures=rec.failures,
+        allocation_id=str(r.id), project=r.account or r.project_name,
+        granted_su=r.credits / 60, used_su=r.debits / 60, pre_debited_su=r.predebits / 60,
+        start=day(r.start), end=day(r.end),
+        use_by_user={(_user_name(u) if user_names else u): m / 60 for u, m in r.debits_by_uid.items()},
+        failures=r.failures,
     )
 
 

@@ -310,8 +310,9 @@ _JOB_SELECT = "SELECT " + ", ".join(f"j.{c}" for c in _JOB_COLS) + " FROM predeb
 _FAIL_COLS = ("id", "job_id", "alloc_id", "uid", "gid", "minutes", "balance", "created")
 
 
-def _gid_filter(gids: frozenset[int] | None, column: str) -> tuple[str, list[int]]:
-    """A WHERE fragment limiting ``column`` to ``gids`` (``None``: no limit)."""
+def _gid_filter(gids: frozenset[int] | None, column: str) -> tuple[str, list[Any]]:
+    """A WHERE fragment limiting ``column`` to ``gids`` (``None``: no limit), and its parameters
+    (a list the callers extend with other parameters, of any SQL type)."""
     if gids is None:
         return "1 = 1", []
     if not gids:
@@ -502,7 +503,9 @@ class Ledger:
                      day: str) -> dict[str, Any] | _Refusal:
         """The same steps as :meth:`_predebit` in the stored function ``fairtop_predebit``."""
         now = _now()
-        row = self._store.single("SELECT outcome, alloc, remaining FROM fairtop_predebit(?, ?, ?, ?, ?, ?, ?)",
+        store = self._store
+        assert isinstance(store, _PostgresStore)  # the caller's dispatch: only PostgreSQL has the function
+        row = store.single("SELECT outcome, alloc, remaining FROM fairtop_predebit(?, ?, ?, ?, ?, ?, ?)",
                                  (job_id, uid, gid, resource, minutes, day, now))
         outcome, alloc_id, remaining = row if row else ("none", None, None)
         if outcome == "none":

@@ -194,7 +194,7 @@ def create_app(ledger: Ledger, auth: TokenAuth | MungeAuth, threads: int = 16) -
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         errors = _safe(list(exc.errors()))
-        first = errors[0] if errors else {"loc": [], "msg": "invalid request"}
+        first: dict[str, Any] = errors[0] if errors else {"loc": [], "msg": "invalid request"}
         where = ".".join(first["loc"][1:] if len(first["loc"]) > 1 else first["loc"])
         return _error(422, f"{where}: {first['msg']}" if where else first["msg"], detail=errors)
 
@@ -351,13 +351,13 @@ def serve(opts: ServeOptions, host: str, port: int, *, workers: int = 1, log_lev
     sock.bind((host, port))
     sock.listen(2048)
     sock.set_inheritable(True)
-    common = dict(log_level=log_level, access_log=False, timeout_graceful_shutdown=5, fd=sock.fileno())
     if ready is not None:
         ready(sock.getsockname()[1], ledger.dialect)
     if workers > 1:
         ledger.close()
         os.environ[_ENV] = json.dumps(asdict(opts))
-        config = uvicorn.Config("tui.allocations.service:app_from_env", factory=True, workers=workers, **common)
+        config = uvicorn.Config("tui.allocations.service:app_from_env", factory=True, workers=workers,
+                                log_level=log_level, access_log=False, timeout_graceful_shutdown=5, fd=sock.fileno())
         from uvicorn.supervisors import Multiprocess
 
         try:
@@ -365,7 +365,8 @@ def serve(opts: ServeOptions, host: str, port: int, *, workers: int = 1, log_lev
         except KeyboardInterrupt:
             pass
         return
-    server = uvicorn.Server(uvicorn.Config(create_app(ledger, auth), **common))
+    server = uvicorn.Server(uvicorn.Config(create_app(ledger, auth), log_level=log_level, access_log=False,
+                                           timeout_graceful_shutdown=5, fd=sock.fileno()))
     try:
         server.run(sockets=[sock])
     except KeyboardInterrupt:

@@ -311,10 +311,10 @@ def _budgets(table: SshareTable, mgr: list[slurm_text.AssocMgrRecord]) -> tuple[
         if not cell:
             continue
         running = slurm_text.parse_tres_counts(run_col[i]) if run_col is not None else {}
-        for tres, limit in slurm_text.parse_tres_counts(cell, "sshare GrpTRESMins", i + 2).items():
-            run = running.get(tres)
-            out.append(Budget(str(table.tree.account[i]), str(table.tree.user[i]), tres, int(limit), None,
-                              None if run is None else int(run)))
+        for tres, limit_mins in slurm_text.parse_tres_counts(cell, "sshare GrpTRESMins", i + 2).items():
+            run_mins = running.get(tres)
+            out.append(Budget(str(table.tree.account[i]), str(table.tree.user[i]), tres, int(limit_mins), None,
+                              None if run_mins is None else int(run_mins)))
     return tuple(out)
 
 
