@@ -56,4 +56,4 @@ class PaneWorkerFailed(Message):
     the same way as for its own workers (``Worker.StateChanged`` does not bubble)."""
 
     worker: Worker
-    error: BaseException
+    error: BaseException | None  # Worker.error: set once the worker is in the ERROR state
