@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tests.app.conftest import small_demo
-from tui.app.widgets import tree_rows as tr
+from tui.app import tree_rows as tr
 from tui.analysis.standing import build_standing
 
 

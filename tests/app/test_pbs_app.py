@@ -19,7 +19,7 @@ from tui.app.panes.allocations import AllocationsPane
 from tui.app.panes.breakdown import BreakdownPane
 from tui.app.panes.whatif import WhatIfPane
 from tui.app.widgets.fairshare_tree import FairshareTree
-from tui.app.widgets.tree_rows import PBS_COLUMNS, TreeTable
+from tui.app.tree_rows import PBS_COLUMNS, TreeTable
 from tui.analysis.pbs_breakdown import explain_pbs
 from tui.analysis.standing import build_standing
 from tui.cli import main

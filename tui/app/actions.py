@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from tui.app import commands
 from tui.app.widgets.prompt import PromptBar
-from tui.app.widgets.tree_rows import column_id, column_names
+from tui.app.tree_rows import column_id, column_names
 
 if TYPE_CHECKING:
     from tui.app.host import AppHost

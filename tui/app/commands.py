@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from textual.binding import Binding, BindingType
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from tui.app.widgets.tree_rows import COLUMNS
+from tui.app.tree_rows import COLUMNS
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from tui.app.messages import PaneWorkerFailed, StandingLoaded
 from tui.app.panes.base import error_text
-from tui.app.widgets.tree_rows import TreeTable
+from tui.app.tree_rows import TreeTable
 from tui.analysis.standing import build_standing
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from tui.analysis.breakdown import Explanation
 from tui.analysis.recovery import Recovery
 from tui.analysis.standing import Standing
 from tui.analysis.whatif import WhatIf
-from tui.app.widgets.tree_rows import TreeTable
+from tui.app.tree_rows import TreeTable
 
 
 @dataclass

@@ -21,7 +21,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from tui.app.commands import bindings
-from tui.app.widgets import tree_rows as tr
+from tui.app import tree_rows as tr
 
 BAR = 8
 _EIGHTHS = " ▏▎▍▌▋▊▉"
