@@ -345,8 +345,8 @@ def explain_slurm(standing: Standing, row: int) -> Explanation:
         raise ValueError(f"row {row} is not in the association tree (0..{tree.size - 1})")
     settings = standing.snapshot.settings
     damp = settings.dampening
-    cells = sshare_cells(tree, res, damp)
     path = path_to(tree, row)
+    cells = sshare_cells(tree, res, damp, rows=[0, *path])
     half = settings.decay_half_life_s
     window = f"over the last half-life ({describe_duration(half)})" if half > 0 else "since the last usage reset"
     label = tree.label(row)

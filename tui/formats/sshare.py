@@ -8,6 +8,7 @@ recomputed client-side from those doubles, and cells use C's ``%f``.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -76,22 +77,35 @@ def _f(x: float) -> str:
     return "inf" if x == math.inf else f"{x:f}"
 
 
-def sshare_cells(tree: AssocTree, result: FairshareResult, dampening: float = 1) -> dict[str, list[str]]:
-    """Every computed column exactly as ``sshare -a -l -P`` would print it, keyed by header name."""
+def sshare_cells(tree: AssocTree, result: FairshareResult, dampening: float = 1,
+                 rows: Sequence[int] | None = None) -> dict[str, list[str]]:
+    """Every computed column exactly as ``sshare -a -l -P`` would print it, keyed by header name.
+
+    With ``rows``, only those rows are formatted (the others are "") : the breakdown needs the
+    cells of one path, and formatting 100k rows takes seconds.
+    """
+    idx = range(tree.size) if rows is None else sorted(set(rows))
     shares = wire(result.norm_shares)
     norm = wire(result.norm_usage)
     eff = wire(result.effective_usage)
     fair = printed_fairshare(tree, result, dampening)
+
+    def column(values: np.ndarray, keep: Callable[[int], bool] = lambda i: True) -> list[str]:
+        if rows is None:
+            return [_f(values[i]) if keep(i) else "" for i in idx]
+        out = [""] * tree.size
+        for i in idx:
+            out[i] = _f(values[i]) if keep(i) else ""
+        return out
+
     cols = {
-        "NormShares": [_f(v) for v in shares],
-        "NormUsage": [_f(v) for v in norm],
-        "EffectvUsage": [_f(v) for v in eff],
-        "FairShare": [_f(v) for v in fair],
+        "NormShares": column(shares),
+        "NormUsage": column(norm),
+        "EffectvUsage": column(eff),
+        "FairShare": column(fair),
     }
     if result.level_fs is not None:
-        level = wire(result.level_fs)
-        cols["LevelFS"] = ["" if (tree.shares_raw[i] == USE_PARENT or i == 0) else _f(level[i])
-                           for i in range(tree.size)]
+        cols["LevelFS"] = column(wire(result.level_fs), lambda i: tree.shares_raw[i] != USE_PARENT and i != 0)
     return cols
 
 
