@@ -149,3 +149,26 @@ async def test_refresh_keeps_the_what_if_form(make_app) -> None:
         await pilot.press("r")
         await ready(pilot)
         assert select.value == options[-1] and app.query_one("#wi-cpus", Input).value == "32"
+
+
+async def test_r_asks_the_live_source_for_everything_now(monkeypatch) -> None:
+    # The real SlurmSource on the real sandbox capture's outputs: after the first read only the
+    # due commands run; `r` makes the next read ask all seven again, sshare included.
+    from tests.sources.test_live_cadence import FakeCluster
+    from tui.app.main import build_app
+    from tui.cli import build_parser
+    from tui.sources.slurm_cli import Cadence, LiveSlurm
+
+    fake = FakeCluster()
+    monkeypatch.setattr("tui.sources.registry.SlurmSource.cluster",
+                        property(lambda self: self.__dict__.setdefault(
+                            "_fake", LiveSlurm(Cadence(jobs_s=30), runner=fake.run, clock=fake.clock))))
+    app = build_app(build_parser().parse_args(["--slurm", "--user", "la"]))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        live = app.on_reload.__self__.cluster  # type: ignore[union-attr]  # the bound source
+        assert len(live.issued) == 7
+        fake.now += 5
+        await pilot.press("r")
+        await ready(pilot)
+        assert len(live.issued) == 14 and app.standing is not None

@@ -49,8 +49,12 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
     COMMANDS = App.COMMANDS | {commands.FairtopCommands}
 
     def __init__(self, settings: Settings, loader: Callable[[], Snapshot], me: str,
-                 state: State | None = None, live: bool = False, source_name: str = "") -> None:
+                 state: State | None = None, live: bool = False, source_name: str = "",
+                 on_reload: Callable[[], None] | None = None) -> None:
         super().__init__()
+        self.on_reload = on_reload
+        """Called on ``r`` before the reload: a live source then asks every command again
+        (sshare included) instead of waiting for its cadence."""
         self.settings = settings
         """The merged configuration (read-only here)."""
         self.loader = loader
@@ -234,6 +238,8 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
         self.notify(f"theme {self.theme}", timeout=2)
 
     def action_reload(self) -> None:
+        if self.on_reload is not None:
+            self.on_reload()
         self.load()
 
 
