@@ -96,3 +96,7 @@ def test_standing_takes_the_printed_order_and_reconciles() -> None:
     assert [f.first for f in standing.order_fixes] == ["acct_b"]
     assert standing.fairshare.fairshare[5] == 0.75 and standing.snapshot.tree is not snap.tree
     assert "taken from sshare's printed FairShare (acct_b first)" in standing.order_fixes[0].sentence()
+    from tui.analysis.breakdown import explain_slurm
+
+    assert "both print LevelFS 1.000000" in explain_slurm(standing, 5).summary  # ub, under acct_b
+    assert "both print LevelFS" not in explain_slurm(standing, 0).summary  # the root's path has neither

@@ -399,6 +399,10 @@ def explain_slurm(standing: Standing, row: int) -> Explanation:
         factor_formula = "the root has no factor of its own"
         summary = (f"root is the whole cluster: {_hours(float(tree.usage_raw[0]))} SU (billing-hours) "
                    f"of decayed usage {window}, shared among {users} user associations.")
+    on_path = {tree.label(r) for r in path}
+    for fix in standing.order_fixes:  # an order the inputs could not decide, taken from sshare's
+        if fix.first in on_path or fix.second in on_path:
+            summary += " " + fix.sentence()
     return Explanation(res.algorithm, row, label, is_user, tuple(steps), factor, factor_text, factor_formula,
                        rank, users, ratio, None if math.isnan(halving) else halving / 3600, summary,
                        _jobs_of(standing, row))
