@@ -399,6 +399,11 @@ def explain_slurm(standing: Standing, row: int) -> Explanation:
         factor_formula = "the root has no factor of its own"
         summary = (f"root is the whole cluster: {_hours(float(tree.usage_raw[0]))} SU (billing-hours) "
                    f"of decayed usage {window}, shared among {users} user associations.")
+    caps = standing.snapshot.capabilities
+    if caps is not None and "usage" not in caps:
+        summary = (f"{standing.snapshot.source} gives no usage, so {label}'s fairshare is unknown: only the "
+                   "shares below are real (the usage figures are zeros the source left empty). "
+                   "Read the usage with --slurm or --from DIR.")
     on_path = {tree.label(r) for r in path}
     for fix in standing.order_fixes:  # an order the inputs could not decide, taken from sshare's
         if fix.first in on_path or fix.second in on_path:

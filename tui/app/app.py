@@ -40,6 +40,23 @@ STATUS_TICK_S = 1.0
 """How often "updated N s ago" is redrawn for a live source."""
 
 
+def standing_notes(standing: Standing) -> list[str]:
+    """What the user must know about the numbers shown: cells where the engine disagrees with
+    what the scheduler printed (shown as printed, marked ≠), and values the source does not have."""
+    notes = []
+    rec = standing.reconciliation
+    if rec is not None and rec.disagreements:
+        d = rec.disagreements[0]
+        notes.append(f"{len(rec.disagreements)} of {rec.checked:,} printed cells differ from fairtop's engine "
+                     f"(shown as the scheduler printed them, marked ≠), e.g. {d.label} {d.column}: "
+                     f"printed {d.printed}, engine {d.ours}")
+    caps = standing.snapshot.capabilities
+    if caps is not None and "usage" not in caps and standing.snapshot.tree is not None:
+        notes.append(f"{standing.snapshot.source} gives no usage: RawUsage, EffectvUsage, FairShare, LevelFS and "
+                     "Rank are unknown (read the usage with --slurm or --from DIR)")
+    return notes
+
+
 class FairtopApp(LoadActions, TreeActions, App[int]):
     """Where you stand on an HPC cluster, one pane per question."""
 
@@ -141,7 +158,7 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
         mode = "read-only" if self.settings.read_only else "read-write"
         self.sub_title = f"{snap.source} · {message.standing.algorithm.replace('_', ' ')} · {mode}"
         self._loaded_at, self._refresh_error = self.clock(), None
-        for warning in snap.warnings:
+        for warning in (*snap.warnings, *standing_notes(message.standing)):
             if warning not in self._warned:  # a live source repeats them on every refresh
                 self._warned.add(warning)
                 self.notify(warning, severity="warning")

@@ -83,6 +83,33 @@ def column_names(columns: tuple[Column, ...]) -> list[str]:
     return [c.id for c in columns] + [c.title.lower() for c in columns]
 
 
+#: sshare's printed column -> the tree's column id.
+PRINTED_COLUMNS = {"NormShares": "norm_shares", "RawUsage": "raw_usage", "EffectvUsage": "eff_usage",
+                   "FairShare": "fairshare", "LevelFS": "level_fs"}
+#: Columns computed from usage: "unknown" when the source has none.
+NEEDS_USAGE = ("raw_usage", "eff_usage", "fairshare", "level_fs", "rank")
+UNKNOWN = "unknown"
+#: Marks a printed cell the engine computes differently (an engine defect, never hidden).
+DIFFERS = "≠"
+
+
+def _as_printed(out: dict[str, np.ndarray], standing: Standing) -> None:
+    """Show what the scheduler printed where it printed it (rule one), marking any cell the
+    engine disagrees with."""
+    printed = standing.snapshot.printed
+    if not printed:
+        return
+    for header, col in PRINTED_COLUMNS.items():
+        cells = printed.get(header)
+        if cells is not None and len(cells) == len(out[col]):
+            out[col] = np.asarray(cells, dtype=object)
+    rec = standing.reconciliation
+    for d in rec.disagreements if rec is not None else ():
+        marked = PRINTED_COLUMNS.get(d.column)
+        if marked is not None:
+            out[marked][d.row] = f"{d.printed}{DIFFERS}"
+
+
 @dataclass(frozen=True, eq=False)
 class TreeTable:
     """Display strings and sort keys of every association, built once per standing (off the UI thread)."""
@@ -142,6 +169,7 @@ class TreeTable:
             out["rank"] = np.full(n, "", dtype=object)
         names = np.where(tree.is_user, tree.user, tree.account).astype(object)
         out["name"] = names
+        _as_printed(out, standing)
 
         # Sort keys from the same doubles sshare prints (no string parsing: 100k rows).
         raw_f = np.where((raw == USE_PARENT) | (raw == NO_VAL), np.nan, raw.astype(float))
@@ -161,6 +189,13 @@ class TreeTable:
         has_children[tree.parent[1:]] = True
         by_depth = tuple(np.flatnonzero(depth == d) for d in range(1, int(depth.max()) + 1))
         fair = np.asarray(keys["fairshare"], dtype=float)
+        caps = standing.snapshot.capabilities
+        if caps is not None and "usage" not in caps:
+            # Rule two: a source without usage (slurmrestd 22.05) gets no fabricated fairshare.
+            for col in NEEDS_USAGE:
+                out[col] = np.where(out[col] == "", "", UNKNOWN).astype(object)
+                keys[col] = np.full(n, np.nan)
+            fair = np.full(n, np.nan)
         return cls(tree.parent, depth, tree.is_user, has_children, names, tree.user.astype(object),
                    out, keys, fair, by_depth, lower_names(names))
 
