@@ -42,7 +42,7 @@ def test_live_equals_capture(tmp_path: Path) -> None:
         line = slurm_cli.capture(tmp_path / "cap", timeout=30)
         after = slurm_cli.live_snapshot(timeout=30)
         folder = saved.load_folder(tmp_path / "cap")
-        assert line.startswith(f"captured into {tmp_path / 'cap'} (7 commands, 0 non-zero exits)")
+        assert line.startswith(f"captured into {tmp_path / 'cap'} (8 commands, 0 non-zero exits)")  # sacct included
         assert not before.warnings and not folder.warnings
         _same_cluster(before, folder, usage=False)
         if np.array_equal(before.tree.usage_raw, after.tree.usage_raw):
