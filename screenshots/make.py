@@ -15,6 +15,7 @@ from pathlib import Path
 from tui.app.app import FairtopApp
 from tui.config import Settings, State
 from tui.sources.demo import demo_snapshot
+from tui.sources.demo_pbs import demo_pbs_snapshot
 
 SIZE = (120, 40)
 ME = "alice"
@@ -30,12 +31,18 @@ PANES: tuple[tuple[str, tuple[str, ...]], ...] = (
 SHOTS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     *((f"{pane}-{theme}", theme, keys) for pane, keys in PANES for theme in ("dark", "ansi16")),
     ("tree-light-sorted", "light", ("F", "slash", *"chem", "enter")),
+    ("pbs-tree-dark", "dark", ("m",)),
+    ("pbs-breakdown-dark", "dark", ("m", "2")),
 )
 
 
 async def shoot(out: Path, stem: str, theme: str, keys: tuple[str, ...]) -> Path:
     """Run the app headless, press ``keys``, save ``out/stem.svg``."""
-    loader = partial(demo_snapshot, seed=0, me=ME, now=datetime(2025, 1, 15, tzinfo=timezone.utc))
+    now = datetime(2025, 1, 15, tzinfo=timezone.utc)
+    if stem.startswith("pbs-"):
+        loader = partial(demo_pbs_snapshot, me=ME, now=now)
+    else:
+        loader = partial(demo_snapshot, seed=0, me=ME, now=now)
     app = FairtopApp(Settings(theme=theme), loader, ME, State())
     async with app.run_test(size=SIZE) as pilot:
         await app.workers.wait_for_complete()
@@ -43,6 +50,8 @@ async def shoot(out: Path, stem: str, theme: str, keys: tuple[str, ...]) -> Path
         await pilot.press(*keys)
         await app.workers.wait_for_complete()
         await pilot.pause(0.3)  # the breakdown follows the selection after a short rest
+        await app.workers.wait_for_complete()  # ... and computes in a worker
+        await pilot.pause()
         return Path(app.save_screenshot(f"{stem}.svg", str(out)))
 
 
