@@ -70,3 +70,23 @@ chem 1
     assert [s.project for s in allocations_for(allocs, tree, None, now)] == ["chem", "lab1", "lab2"]
     naive = allocation_status(alloc(), datetime(2026, 1, 11))
     assert naive.elapsed_days == 10
+
+
+def test_budget_lines_say_what_is_known() -> None:
+    from tui.analysis.allocations import budget_line, budgets_for
+    from tui.model import Budget
+
+    tree = tree_from_text("""
+chem 1
+  @carol 1
+phys 1
+  @alice 1
+""")
+    budgets = (Budget("chem", "", "billing", 120_000, 126_000, 600), Budget("phys", "alice", "cpu", 5000, None))
+    assert [b.account for b in budgets_for(budgets, tree, 2)] == ["chem"]  # carol: her account's budget
+    assert [b.user for b in budgets_for(budgets, tree, 4)] == ["alice"]
+    assert budget_line(budgets[0]) == (
+        "chem: GrpTRESMins billing=120,000 · used 126,000 billing-minutes (2,100.0 SU) (105%) · left 0 "
+        "billing-minutes (0.0 SU) · exhausted: Slurm holds new jobs (AssocGrpBillingMinutes) · running jobs "
+        "still commit 600 billing-minutes (10.0 SU)")
+    assert "used unknown" in budget_line(budgets[1])

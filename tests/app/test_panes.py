@@ -212,3 +212,21 @@ async def test_panes_in_the_real_shell_on_the_demo(make_app) -> None:
         assert "Allocations of " in texts["alloc"] or "No allocation" in texts["alloc"]
         assert "Cost " in texts["whatif"]
         assert not [n for n in app._notifications if n.severity == "error"], tree.selected_row
+
+
+async def test_allocations_pane_shows_slurm_budgets_with_real_usage(tmp_path) -> None:
+    # The sandbox capture with GrpTRESMins billing=60000 on root/ld, which used 49,995 minutes.
+    from tui.sources.saved import load_folder
+
+    live = FIXTURES / "slurm" / "live" / "fair_tree"
+    mgr = (live / "assoc_mgr.txt").read_text()
+    ld = mgr.index("UserName=ld(")
+    (tmp_path / "assoc_mgr.txt").write_text(mgr[:ld] + mgr[ld:].replace("billing=N(49995)", "billing=60000(49995)", 1))
+    (tmp_path / "sshare_a_l_P.psv").write_bytes((live / "sshare_a_l_P.psv").read_bytes())
+    standing = build_standing(load_folder(tmp_path), me="ld")
+    row = next(i for i in range(standing.snapshot.tree.size) if standing.snapshot.tree.user[i] == "ld")
+    text = await show_text(AllocationsPane(), standing, row)
+    assert "Slurm budgets (GrpTRESMins against decayed usage)" in text
+    assert ("root/ld: GrpTRESMins billing=60,000 · used 49,995 billing-minutes (833.2 SU) (83%) · "
+            "left 10,005 billing-minutes (166.8 SU)") in " ".join(text.split())
+    assert "no service-unit allocations loaded (its Slurm budgets are below)" in text

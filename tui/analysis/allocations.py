@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from tui.model import Allocation, AssocTree
+from tui.model import Allocation, AssocTree, Budget, path_to
 
-__all__ = ["AllocationStatus", "allocation_status", "allocations_for", "balance_bar", "BAR_CHARS"]
+__all__ = ["AllocationStatus", "allocation_status", "allocations_for", "balance_bar", "BAR_CHARS", "budget_line",
+           "budgets_for"]
 
 #: Characters of the balance bar: used, pre-debited, remaining (distinct without colour).
 BAR_CHARS = ("█", "▒", "░")
@@ -126,3 +127,39 @@ def balance_bar(status: AllocationStatus, width: int = 30) -> tuple[str, str, st
     cells[big] += width - sum(cells)
     cells = [max(c, 0) for c in cells]
     return tuple(ch * n for ch, n in zip(BAR_CHARS, cells))  # type: ignore[return-value]
+
+
+def budgets_for(budgets: tuple[Budget, ...], tree: AssocTree | None, row: int | None) -> list[Budget]:
+    """Slurm budgets (GrpTRESMins) that bind the row: its own association's and every account's
+    above it (a user budget only for that user). ``row`` None gives them all."""
+    if tree is None or row is None:
+        return list(budgets)
+    mine = {(str(tree.account[r]), str(tree.user[r]) if tree.is_user[r] else "") for r in path_to(tree, row)}
+    return [b for b in budgets if (b.account, b.user) in mine]
+
+
+def budget_line(b: Budget) -> str:
+    """One budget in words: limit, used, left, and what running jobs still commit.
+
+    Minutes of the ``billing`` TRES are shown in SU (billing-hours) too. Rule two: a used amount the
+    source does not give is "unknown", never 0.
+    """
+    who = f"{b.account}/{b.user}" if b.user else b.account
+    unit = f"{b.tres}-minutes"
+
+    def amount(minutes: float) -> str:
+        text = f"{minutes:,.0f} {unit}"
+        return text + (f" ({minutes / 60:,.1f} SU)" if b.tres == "billing" else "")
+
+    line = f"{who}: GrpTRESMins {b.tres}={b.limit_minutes:,}"
+    if b.used_minutes is None:
+        line += " · used unknown (the source prints the limit only; scontrol show assoc_mgr has the usage)"
+    else:
+        left = b.limit_minutes - b.used_minutes
+        share = b.used_minutes / b.limit_minutes if b.limit_minutes else 1.0
+        line += f" · used {amount(b.used_minutes)} ({share:.0%}) · left {amount(max(left, 0))}"
+        if left <= 0:
+            line += " · exhausted: Slurm holds new jobs (AssocGrpBillingMinutes)"
+    if b.running_minutes:
+        line += f" · running jobs still commit {amount(b.running_minutes)}"
+    return line

@@ -14,7 +14,7 @@ from textual.widget import Widget
 from textual.markup import escape
 from textual.widgets import DataTable, Static
 
-from tui.analysis.allocations import AllocationStatus, allocations_for, balance_bar
+from tui.analysis.allocations import AllocationStatus, allocations_for, balance_bar, budget_line, budgets_for
 from tui.app.panes.base import PaneFrame
 from tui.analysis.standing import Standing
 
@@ -82,8 +82,15 @@ class AllocationsPane(PaneFrame):
         title = self.query_one("#al-title", Static)
         scroll = self.query_one("#al-scroll", VerticalScroll)
         scroll.remove_children(".al-block")
+        budgets = budgets_for(snap.budgets, snap.tree, row)
+        if budgets or snap.budgets:
+            text = ("\n".join(escape(budget_line(b)) for b in budgets) if budgets
+                    else f"none binds {escape(scope)} ({len(snap.budgets)} on the cluster)")
+            scroll.mount(Static(f"[b]Slurm budgets[/b] (GrpTRESMins against decayed usage)\n{text}",
+                                classes="al-block al-status"))
         if not snap.allocations:
-            title.update("This cluster has no service-unit allocations loaded.")
+            title.update("This cluster has no service-unit allocations loaded"
+                         + (" (its Slurm budgets are below)." if snap.budgets else "."))
             return
         if not statuses:
             title.update(f"No allocation is charged through {scope} "
