@@ -54,7 +54,7 @@ def test_classic_parent_account_path_of_uhtastd2():
     assert ex.rank is None
     # E/S = (1/21 + 10/119) / (1/17) = 2.238095
     assert ex.usage_ratio == pytest.approx(2.238095, abs=1e-6)
-    assert "2.24x its share over the last half-life (7 days)" in ex.summary
+    assert "2.24x its share of the decayed usage (all past use, halved every 7 days)" in ex.summary
 
 
 def test_classic_halving_on_the_testsuite_tree_matches_the_engine():
@@ -79,7 +79,8 @@ def test_core_hours_per_halving_on_a_flat_hand_made_tree():
     assert ex.halving_hours == pytest.approx(100_000 * 0.1 / 0.72, rel=1e-12)
     assert ex.usage_ratio == pytest.approx(1.8)
     assert ex.factor_text == f"{2 ** -1.8:f}" == "0.287175"
-    assert ex.summary == ("root/a used 1.80x its share over the last half-life (3 days); fairshare 0.287175."
+    assert ex.summary == ("root/a used 1.80x its share of the decayed usage (all past use, halved every 3 days);"
+                          " fairshare 0.287175."
                           " It halves after 13,889 more SU (billing-hours).")
     after = compute(add_usage(tree, a, ex.halving_hours * 3600), "classic")
     assert after.fairshare[a] == pytest.approx(2 ** -1.8 / 2, rel=1e-12)
@@ -118,7 +119,8 @@ def test_fair_tree_uga1_level_by_level():
     assert ex.factor_formula == "F = rank / N = 4/21 = 0.190476"
     assert ex.usage_ratio == pytest.approx(0.8)
     assert ex.halving_hours == pytest.approx(20 / 3600)  # 4*10/(10-8) s
-    assert ex.summary.startswith("aGA/uGA1 ranks 4 of 21 users: fairshare 4/21 = 0.190476. "
+    # 21 users, rank 21 best; uGA1 holds rank 4, so ranks 5..21 (17 users, no ties) are ahead of it.
+    assert ex.summary.startswith("aGA/uGA1 ranks 4 of 21 (21 is best: 17 users are ahead): fairshare 4/21 = 0.190476. "
                                  "Within aGA it used 0.80x its share")
     after = compute(add_usage(tree, row, 20), "fair_tree")
     assert float(after.level_fs[row]) == pytest.approx(0.625)
@@ -170,7 +172,7 @@ def test_errors_and_helpers():
     assert describe_duration(129600) == "36 hours"
     assert describe_duration(90) == "90 seconds"
     ex = explain_slurm(view_of(tree, "classic", half_life_s=0), 1)
-    assert "since the last usage reset" in ex.summary
+    assert "of the usage since the last reset" in ex.summary
 
 
 def test_root_row():
@@ -178,5 +180,5 @@ def test_root_row():
     ex = explain_slurm(view_of(tree, "classic"), 0)
     assert [s.label for s in ex.steps] == ["root"]
     assert ex.factor_formula == "the root has no factor of its own"
-    assert ex.summary == ("root is the whole cluster: 0.0583 SU (billing-hours) of decayed usage over the"
-                          " last half-life (7 days), shared among 12 user associations.")
+    assert ex.summary == ("root is the whole cluster: 0.0583 SU (billing-hours) of decayed usage (all past use, halved"
+                          " every 7 days), shared among 12 user associations.")

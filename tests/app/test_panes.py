@@ -94,7 +94,7 @@ async def test_breakdown_fair_tree_uga1_and_no_selection():
     assert "place 8 of 9" in text
     assert "ties aG/uG1 (equal LevelFS): its first user keeps that rank" in text
     assert "FairShare: F = rank / N = 4/21 = 0.190476" in text
-    assert "aGA/uGA1 ranks 4 of 21 users" in text
+    assert "aGA/uGA1 ranks 4 of 21 (21 is best: 17 users are ahead)" in text
     assert empty.strip() == "Select an association in the tree."
 
 

@@ -348,7 +348,9 @@ def explain_slurm(standing: Standing, row: int) -> Explanation:
     path = path_to(tree, row)
     cells = sshare_cells(tree, res, damp, rows=[0, *path])
     half = settings.decay_half_life_s
-    window = f"over the last half-life ({describe_duration(half)})" if half > 0 else "since the last usage reset"
+    # Slurm's usage is every past use, decayed: not a window of the last half-life.
+    window = (f"of the decayed usage (all past use, halved every {describe_duration(half)})" if half > 0
+              else "of the usage since the last reset")
     label = tree.label(row)
     users = tree.user_count
     is_user = bool(tree.is_user[row])
@@ -384,7 +386,9 @@ def explain_slurm(standing: Standing, row: int) -> Explanation:
         if is_user:
             rank = int(res.rank[row])
             factor_formula = f"F = rank / N = {rank}/{users} = {factor_text}"
-            summary = f"{label} ranks {rank} of {users} users: fairshare {rank}/{users} = {factor_text}."
+            ahead = int(np.count_nonzero(res.rank[tree.is_user] > rank))
+            summary = (f"{label} ranks {rank:,} of {users:,} ({users:,} is best: {ahead:,} user"
+                       f"{'s are' if ahead != 1 else ' is'} ahead): fairshare {rank}/{users} = {factor_text}.")
         else:
             factor_formula = "accounts have no factor: their LevelFS orders their subtree among its siblings"
             summary = f"{label} is an account: its LevelFS {cells['LevelFS'][row] or '(none)'} places its users."
@@ -392,13 +396,13 @@ def explain_slurm(standing: Standing, row: int) -> Explanation:
             summary += (f" Within {where} it used {ratio:.2f}x its share {window}"
                         f" (LevelFS {cells['LevelFS'][row]}).")
         elif row and float(tree.usage_raw[row]) == 0:
-            summary += f" It has no usage {window}: LevelFS inf."
+            summary += " It has no usage (decayed to nothing or never): LevelFS inf."
         if math.isfinite(halving):
             summary += f" Its LevelFS halves after {_hours(halving)} more SU (billing-hours)."
     if row == 0:
         factor_formula = "the root has no factor of its own"
         summary = (f"root is the whole cluster: {_hours(float(tree.usage_raw[0]))} SU (billing-hours) "
-                   f"of decayed usage {window}, shared among {users} user associations.")
+                   f"of {window.removeprefix('of the ')}, shared among {users} user associations.")
     caps = standing.snapshot.capabilities
     if caps is not None and "usage" not in caps:
         summary = (f"{standing.snapshot.source} gives no usage, so {label}'s fairshare is unknown: only the "
