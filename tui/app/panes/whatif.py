@@ -51,8 +51,10 @@ def pbs_whatif_text(usage_res: str) -> str:
             "shows how usage sets an entity's fairshare_tree_usage and factor.")
 
 
-PROJECTION_TEXT = ("Projection over time: not available yet. This area will show fairshare, rank, "
-                   "priority and balance over the coming days once the projection engine exists.")
+#: What the pane does not draw yet, and where the working projection is (no placeholder promise).
+PROJECTION_TEXT = ("Above: the job charged at once, nothing decaying. Its effect over the coming days "
+                   "(usage, fairshare, rank, pending jobs' priority, recovery) is computed by "
+                   "'fairtop whatif SCENARIO.toml' (see docs/whatif.md); this pane does not plot it yet.")
 
 
 def _fs(x: float | None) -> str:
