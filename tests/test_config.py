@@ -65,12 +65,25 @@ def test_cli_overrides() -> None:
     ('source = "folder"', 'needs folder'),
     ('[keymap]\nme = ""', "keymap.me"),
     ('theme = ', "not valid TOML"),
+    ('allocation_auth = "kerberos"', "allocation_auth must be munge or token"),
+    ('allocation_timeout = 0', "allocation_timeout must be in"),
+    ('[site_factor]\nrul = "power"', "did you mean 'rule'"),
+    ('[site_factor]\nrule = "linear"', "site_factor.rule must be power or sigmoid"),
+    ('[site_factor]\nsigmoid_credit = [5]', "must be \\[l, x0\\]"),
 ])
 def test_bad_values(paths: Path, text: str, message: str) -> None:
     path = write(paths / "bad.toml", text + "\n")
     with pytest.raises(ConfigError, match=message) as info:
         config.load(str(path))
     assert "bad.toml" in str(info.value) or "config" in str(info.value)
+
+
+def test_site_factor_table_merges_and_becomes_engine_parameters(paths: Path) -> None:
+    write(config.SYSTEM_FILE, '[site_factor]\nrule = "sigmoid"\nscale = 500\n')
+    write(config.user_file(), '[site_factor]\nsigmoid_temporal = [40, 0.5]\n')
+    params = config.site_factor_params(config.load())
+    assert (params.rule, params.scale, params.sigmoid_temporal) == ("sigmoid", 500, (40.0, 0.5))
+    assert params.sigmoid_credit == (5.0, 0.25) and params.n_credit == 0.5  # seed 004's defaults
 
 
 def test_named_file_must_exist(paths: Path) -> None:

@@ -1,5 +1,5 @@
 """Command line: ``fairtop`` (the app), ``report``, ``whatif``, ``info``, ``capture``, ``history``, ``serve``,
-``balance``, ``serve-allocations``.
+``balance``, ``serve-allocations``, ``allocations hook|site-factor``.
 
 Bad input never shows a traceback: one line naming the file (and line), exit status 2.
 """
@@ -172,6 +172,25 @@ def _allocation_parsers(sub: argparse._SubParsersAction) -> None:
     bal.add_argument("--project", metavar="P", help="only this project (name, account or id)")
     bal.add_argument("--format", choices=("table", "json"), default="table")
 
+    alc = sub.add_parser("allocations", help="allocation tools: Slurm hooks, site factor",
+                         description="Slurm's hooks into the allocation ledger, and the seed-004 site factor.")
+    alc_sub = alc.add_subparsers(dest="allocations_command", required=True)
+    hook = alc_sub.add_parser("hook", help="run by Slurm: cli_filter (submit), PrologSlurmctld, EpilogSlurmctld",
+                              description="submit: refuse a job that would overdraw (options on stdin, key=value); "
+                              "prolog: pre-debit at start; epilog: debit the actual use at the end.")
+    hook.add_argument("step", choices=("submit", "prolog", "epilog"))
+    sfc = alc_sub.add_parser("site-factor", help="each pending job's site factor (dry run; --apply sets it)",
+                             description="Compute each pending job's site factor from its allocation (seed 004); "
+                             "--apply runs scontrol update job=ID SiteFactor=N.")
+    sfc.add_argument("--apply", action="store_true", help="set the factors in Slurm (scontrol update)")
+    for p in (hook, sfc):
+        p.add_argument("--url", help="the allocation service (default: $FAIRTOP_ALLOC_URL, else allocation_url)")
+        p.add_argument("--auth", choices=("token", "munge"),
+                       help="a bearer token ($FAIRTOP_ALLOC_TOKEN or allocation_token_file) or MUNGE "
+                       "(default: $FAIRTOP_ALLOC_AUTH, else allocation_auth)")
+        p.add_argument("--config", metavar="FILE", help="config file (default: see 'fairtop info')")
+    sfc.add_argument("--db", metavar="PATH|URL", help="the embedded ledger (default: $FAIRTOP_ALLOC_DB, else ledger)")
+
     srv = sub.add_parser("serve-allocations", help="run the allocation ledger service (HTTP)",
                          description="Serve the allocation ledger over HTTP (FastAPI + uvicorn).")
     srv.add_argument("--db", metavar="PATH|URL", required=True, help="an SQLite file or postgresql://...")
@@ -209,6 +228,27 @@ def _balance(args: argparse.Namespace) -> str:
         raise InputError("fairtop balance", "give --db PATH|URL or --url URL (or set FAIRTOP_ALLOC_DB / "
                          "FAIRTOP_ALLOC_URL)")
     return balance.format_balances(rows, args.format)
+
+
+def _allocations(args: argparse.Namespace) -> int:
+    import os
+
+    from tui import config
+    from tui.allocations import commands
+
+    settings = config.load(args.config)
+    url = args.url or os.environ.get("FAIRTOP_ALLOC_URL") or settings.allocation_url
+    db = getattr(args, "db", None) or os.environ.get("FAIRTOP_ALLOC_DB") or settings.ledger
+    auth = args.auth or os.environ.get("FAIRTOP_ALLOC_AUTH") or settings.allocation_auth
+    token = os.environ.get("FAIRTOP_ALLOC_TOKEN")
+    if auth == "token" and not token and settings.allocation_token_file:
+        token = Path(settings.allocation_token_file).expanduser().read_text(encoding="utf-8").strip()
+    conn = commands.Connection(url=url, db=None if url else db, token=token, munge=auth == "munge",
+                               timeout=settings.allocation_timeout)
+    if args.allocations_command == "hook":
+        return commands.hook(args.step, conn)
+    sys.stdout.write(commands.site_factor(conn, config.site_factor_params(settings), args.apply))
+    return 0
 
 
 def _serve_allocations(args: argparse.Namespace) -> int:
@@ -458,6 +498,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if args.command == "serve-allocations":
             return _serve_allocations(args)
+        if args.command == "allocations":
+            return _allocations(args)
         if args.command == "capture":
             if args.pbs:
                 from tui.sources.pbs_folder import capture as capture_pbs

@@ -28,6 +28,7 @@ from typing import Any
 import tomli_w
 from platformdirs import user_config_path, user_state_path
 
+from tui.engine.site_factor import SiteFactorParams
 from tui.sources import registry
 from tui.sources.errors import InputError
 
@@ -66,12 +67,32 @@ class Settings:
     """Never change anything on the cluster or in the allocation ledger (the default)."""
     keymap: dict[str, str] = field(default_factory=dict)
     """Binding id -> keys, e.g. ``me = "ctrl+m,m"`` (ids are listed by ``?`` in the app)."""
+    allocation_url: str | None = None
+    """The allocation service (``fairtop serve-allocations``), e.g. ``http://alloc:8642``; the
+    balances pane, ``fairtop balance`` and the Slurm hooks read it (``$FAIRTOP_ALLOC_URL`` overrides)."""
+    allocation_auth: str = "munge"
+    """How to prove who you are to the service: ``munge`` (a MUNGE credential from the local
+    munged) or ``token`` (a bearer token from ``$FAIRTOP_ALLOC_TOKEN`` or ``allocation_token_file``)."""
+    allocation_token_file: str | None = None
+    """A file holding the bearer token (keep it mode 600), for ``allocation_auth = "token"``."""
+    allocation_timeout: float = 5.0
+    """Seconds the pane waits for the service before showing the last balances as stale."""
+    ledger: str | None = None
+    """The embedded ledger (an SQLite file, or ``postgresql://...``) read directly instead of, or
+    beside, the service (``$FAIRTOP_ALLOC_DB`` overrides)."""
+    site_factor: dict[str, Any] = field(default_factory=dict)
+    """The seed-004 site factor: ``rule`` (``power`` or ``sigmoid``), ``n_credit``, ``n_temporal``,
+    ``sigmoid_credit`` and ``sigmoid_temporal`` (``[l, x0]``), ``scale`` (SiteFactor = scale x s)."""
 
 
 _TYPES: dict[str, tuple[type, ...]] = {
     "theme": (str,), "source": (str,), "demo": (str,), "folder": (str,), "slurmrestd": (str,),
     "refresh_rate": (int, float), "user": (str,), "read_only": (bool,), "keymap": (dict,),
+    "allocation_url": (str,), "allocation_auth": (str,), "allocation_token_file": (str,),
+    "allocation_timeout": (int, float), "ledger": (str,), "site_factor": (dict,),
 }
+_SITE_FACTOR_KEYS = {"rule": (str,), "n_credit": (int, float), "n_temporal": (int, float),
+                     "sigmoid_credit": (list,), "sigmoid_temporal": (list,), "scale": (int,)}
 
 
 def current_user() -> str:
@@ -141,10 +162,40 @@ def validate(table: dict[str, Any], source: str) -> dict[str, Any]:
         raise ConfigError(source, f"demo must be one of {choices}, got {table['demo']!r}")
     if "refresh_rate" in table and not table["refresh_rate"] >= MIN_REFRESH_S:
         raise ConfigError(source, f"refresh_rate must be >= {MIN_REFRESH_S:g} seconds, got {table['refresh_rate']!r}")
+    if "allocation_auth" in table and table["allocation_auth"] not in ("munge", "token"):
+        raise ConfigError(source, f"allocation_auth must be munge or token, got {table['allocation_auth']!r}")
+    if "allocation_timeout" in table and not 0 < table["allocation_timeout"] <= 120:
+        raise ConfigError(source, "allocation_timeout must be in (0, 120] seconds, "
+                          f"got {table['allocation_timeout']!r}")
+    _validate_site_factor(table.get("site_factor", {}), source)
     for binding, keys in table.get("keymap", {}).items():
         if not isinstance(keys, str) or not keys.strip():
             raise ConfigError(source, f"keymap.{binding} must be a non-empty string of keys, got {keys!r}")
     return table
+
+
+def _validate_site_factor(table: dict[str, Any], source: str) -> None:
+    for key, value in table.items():
+        if key not in _SITE_FACTOR_KEYS:
+            close = difflib.get_close_matches(key, list(_SITE_FACTOR_KEYS), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(_SITE_FACTOR_KEYS)}"
+            raise ConfigError(source, f"unknown key site_factor.{key}{hint}")
+        if isinstance(value, bool) or not isinstance(value, _SITE_FACTOR_KEYS[key]):
+            raise ConfigError(source, f"site_factor.{key} has the wrong type: {value!r}")
+        if isinstance(value, list) and (len(value) != 2 or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)):
+            raise ConfigError(source, f"site_factor.{key} must be [l, x0], got {value!r}")
+    if table.get("rule", "power") not in ("power", "sigmoid"):
+        raise ConfigError(source, f"site_factor.rule must be power or sigmoid, got {table['rule']!r}")
+
+
+def site_factor_params(settings: Settings) -> SiteFactorParams:
+    """The engine's parameters from the ``[site_factor]`` table (defaults: seed 004's)."""
+    t = dict(settings.site_factor)
+    for key in ("sigmoid_credit", "sigmoid_temporal"):
+        if key in t:
+            t[key] = (float(t[key][0]), float(t[key][1]))
+    return SiteFactorParams(**t)
 
 
 def read_file(path: Path) -> dict[str, Any]:
@@ -178,7 +229,8 @@ def load(config_arg: str | None = None, cli: dict[str, Any] | None = None) -> Se
         if path.is_file() or required:
             table = read_file(path)
             keymap = {**merged.get("keymap", {}), **table.pop("keymap", {})}
-            merged.update(table, keymap=keymap)
+            site = {**merged.get("site_factor", {}), **table.pop("site_factor", {})}
+            merged.update(table, keymap=keymap, site_factor=site)
     merged.update({k: v for k, v in (cli or {}).items() if v is not None})
     validate(merged, "command line")
     settings = replace(Settings(), **merged)

@@ -26,12 +26,15 @@ No I/O, no clock: times until expiry are given (any one unit, e.g. seconds).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from numpy.typing import ArrayLike
 
 __all__ = [
     "POWER_N_CREDIT", "POWER_N_TEMPORAL", "SIGMOID_CREDIT", "SIGMOID_TEMPORAL",
     "credit_factor", "temporal_factor", "power_rule", "sigmoid", "sigmoid_rule", "site_factor",
+    "SiteFactorParams", "SEED_PARAMS", "site_factors",
 ]
 
 #: Power-rule exponents (seed 004, Figure 2: square root on the credit factor).
@@ -128,3 +131,41 @@ def site_factor(used: ArrayLike, granted: ArrayLike, time_to_expiry: ArrayLike, 
     if rule == "sigmoid":
         return sigmoid_rule(fc, ft)
     raise ValueError(f"rule must be 'power' or 'sigmoid', got {rule!r}")
+
+
+@dataclass(frozen=True)
+class SiteFactorParams:
+    """How the site factor is formed (the config's ``[site_factor]`` table)."""
+
+    rule: str = "power"
+    """``"power"`` or ``"sigmoid"``."""
+    n_credit: float = POWER_N_CREDIT
+    n_temporal: float = POWER_N_TEMPORAL
+    sigmoid_credit: tuple[float, float] = SIGMOID_CREDIT
+    """``(l, x0)`` of the credit factor's sigmoid."""
+    sigmoid_temporal: tuple[float, float] = SIGMOID_TEMPORAL
+    scale: int = 10000
+    """Slurm's SiteFactor is an integer added to the job priority as is: ``round(scale * s)``."""
+
+
+#: Seed 004's forms and parameters.
+SEED_PARAMS = SiteFactorParams()
+
+
+def site_factors(used: ArrayLike, granted: ArrayLike, time_to_expiry: ArrayLike,
+                 params: SiteFactorParams = SEED_PARAMS) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Credit factor, temporal factor and site factor of each active allocation under ``params``.
+
+    Parameters
+    ----------
+    used, granted : array_like
+        Credits committed (debited + held) and granted, one unit.
+    time_to_expiry : array_like
+        Time until each allocation ends, one unit (any).
+    """
+    fc, ft = credit_factor(used, granted), temporal_factor(time_to_expiry)
+    if params.rule == "power":
+        return fc, ft, power_rule(fc, ft, params.n_credit, params.n_temporal)
+    if params.rule == "sigmoid":
+        return fc, ft, sigmoid_rule(fc, ft, params.sigmoid_credit, params.sigmoid_temporal)
+    raise ValueError(f"rule must be 'power' or 'sigmoid', got {params.rule!r}")
