@@ -252,14 +252,14 @@ def test_site_factor_is_applied_and_sprio_shows_it(hooked):
     dry = _run([sys.executable, "-m", "tui.cli", "allocations", "site-factor"], env).stdout
     applied = _run([sys.executable, "-m", "tui.cli", "allocations", "site-factor", "--apply"], env).stdout
     x1 = day_fraction()
-    # ftchem ends in 9 days (close of day), ftbio in 29: temporal = 1 - (10 - x)/(30 - x) = 20/(30 - x);
-    # credit = 11 of 12 minutes unused; power rule sqrt(credit) * temporal**2, SiteFactor = 10000 * s
-    bounds = sorted(round(10000 * math.sqrt(11 / 12) * (20 / (30 - x)) ** 2) for x in (x0, x1))
+    # ftchem ends in 9 days (its end date, 00:00 UTC), ftbio in 29: temporal = 1 - (9 - x)/(29 - x) =
+    # 20/(29 - x); credit = 11 of 12 minutes unused; power rule sqrt(credit) * temporal**2, x 10000
+    bounds = sorted(round(10000 * math.sqrt(11 / 12) * (20 / (29 - x)) ** 2) for x in (x0, x1))
     line = next(line for line in applied.splitlines() if line.strip().startswith(job))
     value = int(line.split("SiteFactor=")[1].split()[0])
     assert bounds[0] <= value <= bounds[1], (value, bounds, line)
     assert "would set SiteFactor=" in dry and "(dry run" in dry
-    assert "credit 0.917 (11 of 12 min left)" in line
+    assert "11 of 12 min left" in line and "credit 0.917" in line and "credit^0.5 x temporal^2" in line
     sprio = _run(["sprio", "-l", "-j", job], h["env"]).stdout.splitlines()
     head = sprio[0].split()
     row = sprio[1].split()

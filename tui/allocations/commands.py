@@ -112,8 +112,7 @@ def site_factor(conn: Connection, params: SiteFactorParams, apply_them: bool, no
     from tui.allocations import site_factor_jobs as sf
 
     now = now or datetime.now(timezone.utc)
-    factors = sf.allocation_factors(conn.records(), now, params)
-    jobs = sf.job_factors(sf.pending_jobs(), factors, params)
+    jobs = sf.job_factors(sf.pending_jobs(), conn.records(), now, params)
     if apply_them:
         sf.apply(j for j in jobs if j.factor is not None)
     return sf.format_factors(jobs, apply_them)

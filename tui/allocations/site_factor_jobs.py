@@ -5,80 +5,104 @@ pre-debits as used; temporal: how near its end is, against the active allocation
 come from :func:`tui.engine.site_factor.site_factors`; a pending job gets its allocation's factor
 (by Slurm account, GPU jobs from the ``gpu`` allocation), scaled to Slurm's integer SiteFactor.
 A dry run prints job, factor and why; ``--apply`` runs ``scontrol update job=ID SiteFactor=N``.
+The allocations pane shows the same factors (:func:`allocation_site_factors`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 
 import numpy as np
 
+from tui.allocations.client import to_model
 from tui.allocations.records import AllocationRecord
 from tui.engine.site_factor import SEED_PARAMS, SiteFactorParams, site_factors
-from tui.model import Job
+from tui.model import Allocation, Job
 from tui.sources.commands import run
 from tui.sources.slurm_text import SQUEUE_FIELDS, parse_squeue
 
-__all__ = ["AllocFactor", "JobFactor", "allocation_factors", "job_factors", "pending_jobs", "apply",
+__all__ = ["SiteFactor", "JobFactor", "allocation_site_factors", "job_factors", "pending_jobs", "apply",
            "format_factors"]
 
 
 @dataclass(frozen=True)
-class AllocFactor:
-    alloc: AllocationRecord
+class SiteFactor:
+    """One active allocation's factors."""
+
     credit: float
     temporal: float
     site: float
+    value: int
+    """Slurm's integer SiteFactor (``scale x site``, rounded)."""
     days_left: float
+    params: SiteFactorParams
+
+    def form(self) -> str:
+        p = self.params
+        if p.rule == "power":
+            return f"credit^{p.n_credit:g} x temporal^{p.n_temporal:g}"
+        return (f"S(credit; {p.sigmoid_credit[0]:g}, {p.sigmoid_credit[1]:g}) x "
+                f"S(temporal; {p.sigmoid_temporal[0]:g}, {p.sigmoid_temporal[1]:g})")
+
+    def describe(self) -> str:
+        return (f"site factor {self.site:.3f} = {self.form()} with credit {self.credit:.3f}, temporal "
+                f"{self.temporal:.3f} ({self.days_left:.1f} days left) -> SiteFactor={self.value}")
+
+
+def _aware(t: datetime) -> datetime:
+    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)
+
+
+def allocation_site_factors(allocs: Iterable[Allocation], now: datetime,
+                            params: SiteFactorParams = SEED_PARAMS) -> dict[str, SiteFactor]:
+    """The factors of the allocations active at ``now``, by allocation id.
+
+    The temporal factor is relative to the active allocation that ends last, so pass one
+    origin's allocations together. Held pre-debits count as used credit. An allocation ends at
+    its ``end`` (the ledger's end date, 00:00 UTC).
+    """
+    now = _aware(now)
+    active = [a for a in allocs if a.start is not None and a.end is not None
+              and _aware(a.start) <= now < _aware(a.end)]
+    if not active:
+        return {}
+    left = np.array([(_aware(a.end) - now).total_seconds() / 86400 for a in active if a.end is not None])
+    fc, ft, s = site_factors([a.used_su + a.pre_debited_su for a in active], [a.granted_su for a in active],
+                             left, params)
+    return {a.allocation_id: SiteFactor(float(c), float(t), float(v), round(params.scale * float(v)), float(d), params)
+            for a, c, t, v, d in zip(active, fc, ft, s, left)}
 
 
 @dataclass(frozen=True)
 class JobFactor:
     job: Job
-    factor: AllocFactor | None
-    value: int
-    """The integer SiteFactor to set."""
+    alloc: AllocationRecord | None
+    factor: SiteFactor | None
     why: str
 
-
-def _end(day: str) -> datetime:
-    """An allocation ends at the close of its end date."""
-    return datetime.fromisoformat(day).replace(tzinfo=timezone.utc) + timedelta(days=1)
-
-
-def allocation_factors(allocs: Iterable[AllocationRecord], now: datetime,
-                       params: SiteFactorParams = SEED_PARAMS) -> list[AllocFactor]:
-    """Factors of the allocations active at ``now`` (others are left out)."""
-    today = now.astimezone(timezone.utc).date().isoformat()
-    active = [a for a in allocs if a.start <= today <= a.end]
-    if not active:
-        return []
-    left = np.array([(_end(a.end) - now).total_seconds() / 86400 for a in active])
-    fc, ft, s = site_factors([a.debits + a.predebits for a in active], [a.credits for a in active], left, params)
-    return [AllocFactor(a, float(c), float(t), float(v), float(d))
-            for a, c, t, v, d in zip(active, fc, ft, s, left)]
+    @property
+    def value(self) -> int:
+        return self.factor.value if self.factor is not None else 0
 
 
-def job_factors(jobs: Iterable[Job], factors: list[AllocFactor],
+def job_factors(jobs: Iterable[Job], records: list[AllocationRecord], now: datetime,
                 params: SiteFactorParams = SEED_PARAMS) -> list[JobFactor]:
     """Each pending job's factor: that of its account's active allocation for its resource."""
+    factors = allocation_site_factors([to_model(r, user_names=False) for r in records], now, params)
     out = []
-    form = (f"credit^{params.n_credit:g} x temporal^{params.n_temporal:g}" if params.rule == "power"
-            else f"S(credit; {params.sigmoid_credit[0]:g}, {params.sigmoid_credit[1]:g}) x "
-                 f"S(temporal; {params.sigmoid_temporal[0]:g}, {params.sigmoid_temporal[1]:g})")
     for job in jobs:
         resource = "gpu" if job.tres.get("gres/gpu", 0) > 0 else "cpu"
-        f = next((f for f in factors if f.alloc.account == job.account and f.alloc.resource == resource), None)
-        if f is None:
-            out.append(JobFactor(job, None, 0, f"no active {resource} allocation for account {job.account}"))
+        rec = next((r for r in records if r.account == job.account and r.resource == resource
+                    and str(r.id) in factors), None)
+        if rec is None:
+            out.append(JobFactor(job, None, None, f"no active {resource} allocation for account {job.account}"))
             continue
-        value = round(params.scale * f.site)
-        why = (f"allocation {f.alloc.id} ({f.alloc.project_name}, {resource}): credit {f.credit:.3f} "
-               f"({f.alloc.balance:,} of {f.alloc.credits:,} min left), temporal {f.temporal:.3f} "
-               f"({f.days_left:.1f} days left); {params.rule} {form} = {f.site:.4f}")
-        out.append(JobFactor(job, f, value, why))
+        f = factors[str(rec.id)]
+        why = (f"allocation {rec.id} ({rec.project_name}, {resource}, {rec.balance:,} of {rec.credits:,} min left): "
+               f"{f.describe()}")
+        out.append(JobFactor(job, rec, f, why))
     return out
 
 
