@@ -237,14 +237,15 @@ def _allocations(args: argparse.Namespace) -> int:
     from tui.allocations import commands
 
     settings = config.load(args.config)
-    url = args.url or os.environ.get("FAIRTOP_ALLOC_URL") or settings.allocation_url
-    db = getattr(args, "db", None) or os.environ.get("FAIRTOP_ALLOC_DB") or settings.ledger
-    auth = args.auth or os.environ.get("FAIRTOP_ALLOC_AUTH") or settings.allocation_auth
-    token = os.environ.get("FAIRTOP_ALLOC_TOKEN")
-    if auth == "token" and not token and settings.allocation_token_file:
-        token = Path(settings.allocation_token_file).expanduser().read_text(encoding="utf-8").strip()
-    conn = commands.Connection(url=url, db=None if url else db, token=token, munge=auth == "munge",
-                               timeout=settings.allocation_timeout)
+    env = dict(os.environ)
+    for key, value in (("FAIRTOP_ALLOC_URL", args.url), ("FAIRTOP_ALLOC_DB", getattr(args, "db", None)),
+                       ("FAIRTOP_ALLOC_AUTH", args.auth)):
+        if value:
+            env[key] = value
+    access = config.allocation_access(settings, env)
+    url = None if getattr(args, "db", None) else access.url  # an explicit --db beats a configured service
+    conn = commands.Connection(url=url, db=None if url else access.ledger, token=access.token,
+                               munge=access.munge, timeout=access.timeout)
     if args.allocations_command == "hook":
         return commands.hook(args.step, conn)
     sys.stdout.write(commands.site_factor(conn, config.site_factor_params(settings), args.apply))

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, fields, replace
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
+from collections.abc import Mapping
 
 import tomli_w
 from platformdirs import user_config_path, user_state_path
@@ -187,6 +188,34 @@ def _validate_site_factor(table: dict[str, Any], source: str) -> None:
             raise ConfigError(source, f"site_factor.{key} must be [l, x0], got {value!r}")
     if table.get("rule", "power") not in ("power", "sigmoid"):
         raise ConfigError(source, f"site_factor.rule must be power or sigmoid, got {table['rule']!r}")
+
+
+@dataclass(frozen=True)
+class AllocationAccess:
+    """Where the allocation ledger is and how to reach it (environment over config)."""
+
+    url: str | None
+    ledger: str | None
+    token: str | None
+    munge: bool
+    timeout: float
+
+
+def allocation_access(settings: Settings, env: Mapping[str, str] = os.environ) -> AllocationAccess:
+    """``$FAIRTOP_ALLOC_URL``/``allocation_url``, ``$FAIRTOP_ALLOC_DB``/``ledger``,
+    ``$FAIRTOP_ALLOC_AUTH``/``allocation_auth``; the token from ``$FAIRTOP_ALLOC_TOKEN`` or
+    ``allocation_token_file``."""
+    auth = env.get("FAIRTOP_ALLOC_AUTH") or settings.allocation_auth
+    token = env.get("FAIRTOP_ALLOC_TOKEN")
+    if auth == "token" and not token and settings.allocation_token_file:
+        path = Path(settings.allocation_token_file).expanduser()
+        try:
+            token = path.read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise ConfigError(str(path), f"allocation_token_file: {exc.strerror or exc}") from None
+    return AllocationAccess(url=env.get("FAIRTOP_ALLOC_URL") or settings.allocation_url,
+                            ledger=env.get("FAIRTOP_ALLOC_DB") or settings.ledger, token=token,
+                            munge=auth == "munge", timeout=float(settings.allocation_timeout))
 
 
 def site_factor_params(settings: Settings) -> SiteFactorParams:

@@ -119,7 +119,8 @@ async def test_allocations_pane_shows_balance_bar_burn_and_users():
         pane.show(standing, None)
         await settle(pilot)
         every = shown(pane)
-    assert "Allocations of aGA/uGA1 and the accounts above it (SU = billing-hours)" in text
+    assert "Allocations of aGA/uGA1 and the accounts above it (SU = billing-hours; a: every allocation)" in text
+    assert "test: its own allocations" in text
     # 40 cells: 30% used, 10% pre-debited, 60% remaining
     assert "█" * 12 + "▒" * 4 + "░" * 24 + "  used 300 · pre-debited 100 · remaining 600 of 1,000 SU" in text
     assert "burn 10.0 SU/day over 30 days · runs out 2026-04-30 at this rate" in text
@@ -132,7 +133,7 @@ async def test_allocations_pane_shows_balance_bar_burn_and_users():
 async def test_allocations_pane_none_for_row():
     standing = suite_standing("test24_4_fair_tree.psv", "fair_tree", allocations=allocations())
     text = await show_text(AllocationsPane(), standing, row_of(standing.snapshot.tree, "aC", "uC1"), (120, 30))
-    assert "No allocation is charged through aC/uC1 and the accounts above it (2 allocations" in text
+    assert "No allocation is charged through aC/uC1 and the accounts above it (2 allocations here)" in text
 
 
 async def test_whatif_pane_cost_usage_chain_and_fairshare():

@@ -33,8 +33,9 @@ class Command:
     """Textual action run by the keys, the palette and a ``:`` command without argument."""
     keys: str | None = None
     """Default keys, comma-separated Textual key names."""
-    scope: Literal["app", "tree"] = "app"
-    """``tree`` bindings only act while the association tree has focus."""
+    scope: Literal["app", "tree", "alloc"] = "app"
+    """``tree`` bindings only act while the association tree has focus, ``alloc`` ones while the
+    allocations pane has it."""
     command: str | None = None
     """Name in ``:`` command mode."""
     aliases: tuple[str, ...] = ()
@@ -90,6 +91,12 @@ COMMANDS: tuple[Command, ...] = (
     Command("reload", "Reload", "app.reload", "r", command="reload", help="Read the source again."),
     Command("quit", "Quit", "app.quit", "q", command="q", aliases=("quit", "exit"), show=True,
             help="Leave fairtop."),
+    Command("alloc-all", "All allocations", "toggle_all", "a", scope="alloc", show=True,
+            help="Every allocation of the cluster in one table (again: back to the selection's)."),
+    Command("alloc-sort-exhaustion", "Sort: runs out", "sort_by('exhaustion')", "e", scope="alloc", show=True,
+            help="All allocations: the one that runs out first at its burn rate on top."),
+    Command("alloc-sort-used", "Sort: % used", "sort_by('used')", "p", scope="alloc", show=True,
+            help="All allocations: the largest share used (debited and held) on top."),
     Command("cursor-up", "Up", "cursor(-1)", "up,k", scope="tree", help="Previous row."),
     Command("cursor-down", "Down", "cursor(1)", "down,j", scope="tree", help="Next row."),
     Command("page-up", "Page up", "page(-1)", "pageup", scope="tree", help="One screen up."),
@@ -111,7 +118,7 @@ class CommandError(ValueError):
 
 
 def bindings(scope: str) -> list[BindingType]:
-    """Textual bindings for ``scope`` (``app`` or ``tree``), with ids and tooltips."""
+    """Textual bindings for ``scope`` (``app``, ``tree`` or ``alloc``), with ids and tooltips."""
     out: list[BindingType] = []
     for c in COMMANDS:
         if c.scope != scope or not c.keys:

@@ -1,24 +1,45 @@
 """The allocations pane: service-unit balances of the projects above the selected association.
 
-Renders :class:`tui.analysis.allocations.AllocationStatus` values: a text bar of used / pre-debited /
-remaining SU, the burn rate and projected exhaustion, refused jobs, and use by user.
+Shows, each under its own heading, whichever the site has: the allocation service
+(``allocation_url``), the embedded ledger (``ledger``), the snapshot's own allocations (the demo),
+and Slurm's GrpTRESMins budgets. The service and the ledger are read in workers (the service with
+the async client and the configured timeout), so the screen never waits on them; when a later read
+fails the last balances stay, marked "stale since HH:MM" with the reason. ``a`` switches to every
+allocation of the cluster in one table, sorted by exhaustion date (``e``) or share used (``p``).
+Renders :class:`tui.analysis.allocations.AllocationStatus` values and the seed-004 site factors.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
 
+from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
-from textual.widget import Widget
 from textual.markup import escape
+from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import DataTable, Static
 
-from tui.analysis.allocations import AllocationStatus, allocations_for, balance_bar, budget_line, budgets_for
-from tui.app.panes.base import PaneFrame
+from tui.allocations.site_factor_jobs import SiteFactor, allocation_site_factors
+from tui.analysis.allocation_feeds import Feed, read_ledger, read_service
+from tui.analysis.allocations import (AllocationStatus, allocation_status, allocations_for, balance_bar,
+                                      budget_line, budgets_for)
 from tui.analysis.standing import Standing
+from tui.app import commands
+from tui.app.panes.base import PaneFrame, error_text
+from tui.config import AllocationAccess, ConfigError, Settings, allocation_access, site_factor_params
+from tui.engine.site_factor import SEED_PARAMS, SiteFactorParams
+from tui.model import Allocation
 
 BAR_WIDTH = 40
+TOP_USERS = 10
+"""Users listed by name in an allocation's table; the rest are summed on one "others" line."""
+REREAD_S = 60.0
+"""The service and the ledger are read again when the pane is shown this long after the last read."""
 PBS_TEXT = ("PBS Professional snapshot: no service-unit allocations, projects or billing, so no balances "
             "to show. It holds the fairshare tree and each entity's usage only (Tree, 1; Breakdown, 2).")
 
@@ -27,8 +48,8 @@ def _day(t: datetime | None) -> str:
     return t.strftime("%Y-%m-%d") if t is not None else "?"
 
 
-def status_markup(s: AllocationStatus) -> str:
-    """The heading, balance bar and burn lines of one allocation (Textual markup)."""
+def status_markup(s: AllocationStatus, factor: SiteFactor | None = None) -> str:
+    """The heading, balance bar, burn and site-factor lines of one allocation (Textual markup)."""
     used, pre, rest = balance_bar(s, BAR_WIDTH)
     a = s.allocation
     lines = [
@@ -49,65 +70,258 @@ def status_markup(s: AllocationStatus) -> str:
     elif s.burn_per_day:
         burn += " · lasts past the end at this rate"
     lines.append(burn)
+    if factor is not None:
+        lines.append(f"[$text-muted]{escape(factor.describe())}[/]")
     if s.failures:
         lines.append(f"[$error]{s.failures} job{'s' if s.failures != 1 else ''} refused for "
                      "insufficient balance[/]")
     return "\n".join(lines)
 
 
+def user_rows(s: AllocationStatus, me: str, top: int = TOP_USERS) -> list[tuple[str, str, str]]:
+    """The users' (name, SU, share) rows: the ``top`` largest, then one line summing the others."""
+    total = sum(v for _, v in s.by_user) or 1.0
+    rows = [(f"{u} (you)" if me and u == me else u, f"{su:,.0f}", f"{su / total:.1%}") for u, su in s.by_user[:top]]
+    rest = s.by_user[top:]
+    if rest:
+        mine = next((u for u, _ in rest if me and u == me), None)
+        label = f"{len(rest)} others" + (" (you among them)" if mine else "")
+        su = sum(v for _, v in rest)
+        rows.append((label, f"{su:,.0f}", f"{su / total:.1%}"))
+    return rows
+
+
+def sort_all(statuses: list[tuple[str, AllocationStatus]], key: str) -> list[tuple[str, AllocationStatus]]:
+    """All allocations by exhaustion date (soonest first; then those that last past their end at
+    their burn rate, then those not burning) or by share used (debited + held; largest first)."""
+    if key == "used":
+        def used(s: AllocationStatus) -> float:
+            return (s.used + s.pre_debited) / s.granted if s.granted > 0 else 0.0
+        return sorted(statuses, key=lambda o: (-used(o[1]), o[1].project))
+    far = datetime.max.replace(tzinfo=timezone.utc)
+    return sorted(statuses, key=lambda o: (o[1].exhaustion or far, not o[1].burn_per_day, o[1].project))
+
+
+@dataclass
+class FeedRead(Message):
+    """A worker read the service or the ledger (``allocations``) or failed (``error``)."""
+
+    origin: str
+    allocations: tuple[Allocation, ...] | None
+    error: str | None
+    at: datetime
+
+
 class AllocationsPane(PaneFrame):
     """Allocation balances for the selected association's accounts (all when none is selected)."""
 
+    BINDINGS = commands.bindings("alloc")
     DEFAULT_CSS = """
     AllocationsPane .al-block { height: auto; padding-bottom: 1; }
     AllocationsPane .al-status { color: $foreground; }
-    AllocationsPane DataTable { height: auto; max-height: 12; background: $surface; }
+    AllocationsPane .al-origin { color: $accent; text-style: bold; }
+    AllocationsPane .al-stale { color: $warning; }
+    AllocationsPane DataTable { height: auto; overflow-y: hidden; background: $surface; }
     """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._feeds: dict[str, Feed] = {}
+        self._read_at: dict[str, float] = {}
+        self._reading: set[str] = set()
+        self._access: AllocationAccess | None = None
+        self._pending: tuple[Standing, int | None] | None = None
+        self.show_all = False
+        """The admin view: every allocation of the cluster in one table."""
+        self.sort_key = "exhaustion"
+        """The admin view's order: ``exhaustion`` or ``used``."""
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="al-scroll"):
             yield Static("No allocations loaded.", id="al-title", classes="pane-title", markup=False)
 
+    # -- settings and reads ----------------------------------------------------------------
+
+    def _settings(self) -> Settings | None:
+        return getattr(self.app, "settings", None)
+
+    def _params(self) -> SiteFactorParams:
+        settings = self._settings()
+        return site_factor_params(settings) if settings is not None else SEED_PARAMS
+
+    def _configure(self) -> None:
+        settings = self._settings()
+        if settings is None or self._access is not None:
+            return
+        try:
+            self._access = allocation_access(settings)
+        except ConfigError as exc:
+            self._access = AllocationAccess(None, None, None, False, 5.0)
+            self.notify(str(exc), severity="error")
+        if self._access.url:
+            self._feeds["service"] = Feed("service", self._access.url)
+        if self._access.ledger:
+            self._feeds["ledger"] = Feed("ledger", self._access.ledger)
+
+    def refresh_feeds(self, force: bool = False) -> None:
+        """Start a read of each configured origin not read within :data:`REREAD_S` (or now)."""
+        for origin in self._feeds:
+            if origin in self._reading:
+                continue
+            if not force and time.monotonic() - self._read_at.get(origin, -1e9) < REREAD_S:
+                continue
+            self._reading.add(origin)
+            if origin == "service":
+                self._read_service()
+            else:
+                self._read_ledger()
+
+    @work(exclusive=True, exit_on_error=False, group="alloc-service")
+    async def _read_service(self) -> None:
+        access = self._access
+        assert access is not None and access.url
+        try:
+            allocs = await read_service(access.url, token=access.token, munge=access.munge, timeout=access.timeout)
+        except Exception as exc:  # anything: the pane says why and keeps the last balances
+            self.post_message(FeedRead("service", None, error_text(exc), datetime.now(timezone.utc)))
+            return
+        self.post_message(FeedRead("service", allocs, None, datetime.now(timezone.utc)))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="alloc-ledger")
+    def _read_ledger(self) -> None:
+        access = self._access
+        assert access is not None and access.ledger
+        try:
+            allocs = read_ledger(access.ledger)
+        except Exception as exc:
+            self.post_message(FeedRead("ledger", None, error_text(exc), datetime.now(timezone.utc)))
+            return
+        self.post_message(FeedRead("ledger", allocs, None, datetime.now(timezone.utc)))
+
+    @on(FeedRead)
+    def _feed_read(self, message: FeedRead) -> None:
+        self._reading.discard(message.origin)
+        self._read_at[message.origin] = time.monotonic()
+        feed = self._feeds[message.origin]
+        self._feeds[message.origin] = (feed.succeeded(message.allocations, message.at)
+                                       if message.allocations is not None else feed.failed(message.error or "?",
+                                                                                           message.at))
+        self._redraw()
+
+    # -- keys ------------------------------------------------------------------------------
+
+    def action_toggle_all(self) -> None:
+        self.show_all = not self.show_all
+        self._redraw()
+
+    def action_sort_by(self, key: str) -> None:
+        self.sort_key = key
+        self.show_all = True
+        self._redraw()
+
+    # -- rendering -------------------------------------------------------------------------
+
     def show(self, standing: Standing, row: int | None) -> None:
         """List the allocations charged through ``row``'s account or the accounts above it."""
+        self._pending = (standing, row)
+        self._configure()
+        self.refresh_feeds()
+        self._redraw()
+
+    def _origins(self, standing: Standing) -> list[tuple[str, Feed | None, tuple[Allocation, ...]]]:
+        """(label, feed or None for the snapshot, allocations) of every origin with something to show."""
+        out: list[tuple[str, Feed | None, tuple[Allocation, ...]]] = []
+        for feed in self._feeds.values():
+            out.append((feed.status(), feed, feed.allocations or ()))
         snap = standing.snapshot
-        if standing.algorithm == "pbs":
-            self.query_one("#al-scroll", VerticalScroll).remove_children(".al-block")
-            self.query_one("#al-title", Static).update(PBS_TEXT)
+        if snap.allocations:
+            out.append((f"{snap.source}: its own allocations", None, snap.allocations))
+        return out
+
+    def _redraw(self) -> None:
+        if self._pending is None:
             return
-        statuses = allocations_for(snap.allocations, snap.tree, row, snap.taken_at)
+        standing, row = self._pending
+        snap = standing.snapshot
+        scroll = self.query_one("#al-scroll", VerticalScroll)
+        title = self.query_one("#al-title", Static)
+        scroll.remove_children(".al-block")
+        if standing.algorithm == "pbs" and not self._feeds:
+            title.update(PBS_TEXT)
+            return
+        origins = self._origins(standing)
+        now = snap.taken_at
+        params = self._params()
+        if self.show_all:
+            self._redraw_all(origins, now, params)
+            return
         scope = "all projects"
         if snap.tree is not None and row is not None:
             scope = f"{snap.tree.label(row)} and the accounts above it"
-        title = self.query_one("#al-title", Static)
-        scroll = self.query_one("#al-scroll", VerticalScroll)
-        scroll.remove_children(".al-block")
+        blocks: list[Widget] = []
+        shown = 0
+        for label, feed, allocs in origins:
+            statuses = allocations_for(allocs, snap.tree, row, now)
+            factors = allocation_site_factors(allocs, now, params)
+            head = Static(escape(label), classes="al-block al-origin" + (" al-stale" if feed and feed.error else ""))
+            blocks.append(head)
+            if allocs and not statuses:
+                blocks.append(Static(f"No allocation is charged through {escape(scope)} ({len(allocs)} allocations "
+                                     "here). Select another association in the tree (1), press m for your own, "
+                                     "or a for every allocation.", classes="al-block al-status"))
+            blocks += [self._block(s, standing.me, factors.get(s.allocation.allocation_id)) for s in statuses]
+            shown += len(statuses)
         budgets = budgets_for(snap.budgets, snap.tree, row)
         if budgets or snap.budgets:
             text = ("\n".join(escape(budget_line(b)) for b in budgets) if budgets
                     else f"none binds {escape(scope)} ({len(snap.budgets)} on the cluster)")
-            scroll.mount(Static(f"[b]Slurm budgets[/b] (GrpTRESMins against decayed usage)\n{text}",
-                                classes="al-block al-status"))
-        if not snap.allocations:
+            blocks.append(Static(f"[b]Slurm budgets[/b] (GrpTRESMins against decayed usage)\n{text}",
+                                 classes="al-block al-status"))
+        if not origins:
             title.update("This cluster has no service-unit allocations loaded"
-                         + (" (its Slurm budgets are below)." if snap.budgets else "."))
-            return
-        if not statuses:
-            title.update(f"No allocation is charged through {scope} "
-                         f"({len(snap.allocations)} allocations on the cluster). Select another "
-                         "association in the tree (1), or press m for your own.")
-            return
-        title.update(f"Allocations of {scope} (SU = billing-hours)")
-        scroll.mount_all(self._block(s, standing.me) for s in statuses)
+                         + (" (its Slurm budgets are below)." if snap.budgets else
+                            ". Set allocation_url or ledger in the config to read a ledger."))
+        else:
+            title.update(f"Allocations of {scope} (SU = billing-hours; a: every allocation)")
+        scroll.mount_all(blocks)
 
-    def _block(self, s: AllocationStatus, me: str) -> Vertical:
+    def _redraw_all(self, origins: list[tuple[str, Feed | None, tuple[Allocation, ...]]], now: datetime,
+                    params: SiteFactorParams) -> None:
+        rows: list[tuple[str, AllocationStatus]] = []
+        factors: dict[tuple[str, str], SiteFactor] = {}
+        notes = []
+        for label, feed, allocs in origins:
+            origin = feed.origin if feed is not None else "snapshot"
+            rows += [(origin, allocation_status(a, now)) for a in allocs]
+            factors.update({(origin, k): v for k, v in allocation_site_factors(allocs, now, params).items()})
+            if feed is not None and feed.error:
+                notes.append(label)
+        rows = sort_all(rows, self.sort_key)
+        order = "exhaustion date (soonest first)" if self.sort_key == "exhaustion" else "share used (largest first)"
+        self.query_one("#al-title", Static).update(
+            f"All {len(rows)} allocations of the cluster, by {order} (e: by exhaustion, p: by % used, "
+            "a: back to the selection)")
         table: DataTable = DataTable(cursor_type="row", zebra_stripes=True)
-        table.add_columns("user", "SU", "share")
-        total = sum(v for _, v in s.by_user) or 1.0
-        for user, su in s.by_user:
-            name = f"{user} (you)" if me and user == me else user
-            table.add_row(name, f"{su:,.0f}", f"{su / total:.1%}")
-        parts: list[Widget] = [Static(status_markup(s), classes="al-status")]
+        table.add_columns("from", "project", "id", "granted SU", "used %", "remaining SU", "runs out", "site factor")
+        for origin, s in rows:
+            share = (s.used + s.pre_debited) / s.granted if s.granted > 0 else 0.0
+            runs_out = ("exhausted" if s.exhausted else _day(s.exhaustion) if s.exhaustion is not None
+                        else "after its end" if s.burn_per_day else "-")
+            f = factors.get((origin, s.allocation.allocation_id))
+            table.add_row(origin, s.project, s.allocation.allocation_id, f"{s.granted:,.0f}", f"{share:.1%}",
+                          f"{s.remaining:,.0f}", runs_out, f"{f.site:.3f}" if f is not None else "inactive")
+        parts: list[Widget] = []
+        if notes:
+            parts.append(Static("\n".join(escape(n) for n in notes), classes="al-block al-stale"))
+        parts.append(Vertical(table, classes="al-block"))
+        self.query_one("#al-scroll", VerticalScroll).mount_all(parts)
+
+    def _block(self, s: AllocationStatus, me: str, factor: SiteFactor | None) -> Vertical:
+        parts: list[Widget] = [Static(status_markup(s, factor), classes="al-status")]
         if s.by_user:
+            table: DataTable = DataTable(cursor_type="row", zebra_stripes=True)
+            table.add_columns("user", "SU", "share")
+            for cells in user_rows(s, me):
+                table.add_row(*cells)
             parts.append(table)
         return Vertical(*parts, classes="al-block")

@@ -28,7 +28,7 @@ class HelpScreen(ModalScreen[None]):
         table = Table(expand=True, box=None, pad_edge=False, header_style="bold")
         for title in ("Keys", "Command", "Action", "Id"):
             table.add_column(title, no_wrap=title != "Action", ratio=3 if title == "Action" else None)
-        for scope, heading in (("app", "Everywhere"), ("tree", "In the tree")):
+        for scope, heading in (("app", "Everywhere"), ("tree", "In the tree"), ("alloc", "In the allocations pane")):
             table.add_row(f"[b]{heading}[/b]", "", "", "")
             for c in COMMANDS:
                 if c.scope == scope:
