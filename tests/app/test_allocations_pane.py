@@ -4,10 +4,13 @@ line and the site factor per allocation."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from textual.pilot import Pilot
 from textual.widgets import DataTable
 
 from tests.allocations.services import SUPER, Server, write_tokens
@@ -46,12 +49,19 @@ def test_user_rows_name_ten_and_sum_the_others() -> None:
     assert rows[-1] == ("3 others (you among them)", f"{90 + 89 + 88:,}", f"{267 / total:.1%}")
 
 
-async def test_site_factor_per_allocation_and_others_line_in_the_pane() -> None:
+@asynccontextmanager
+async def pane_with_allocs(size: tuple[int, int]) -> AsyncIterator[tuple[AllocationsPane, Pilot]]:
+    """The pane alone, showing :func:`allocs` for no selection."""
     standing = suite_standing("test24_4_fair_tree.psv", "fair_tree", allocations=allocs())
     pane = AllocationsPane()
-    async with PaneApp(pane).run_test(size=(150, 80)) as pilot:
+    async with PaneApp(pane).run_test(size=size) as pilot:
         pane.show(standing, None)
         await settle(pilot)
+        yield pane, pilot
+
+
+async def test_site_factor_per_allocation_and_others_line_in_the_pane() -> None:
+    async with pane_with_allocs((150, 80)) as (pane, pilot):
         text = shown(pane)
         tables = list(pane.query(DataTable))
         rows = [tables[0].get_row_at(i) for i in range(tables[0].row_count)]
@@ -63,11 +73,7 @@ async def test_site_factor_per_allocation_and_others_line_in_the_pane() -> None:
 
 
 async def test_admin_view_sorts_by_exhaustion_and_by_share_used() -> None:
-    standing = suite_standing("test24_4_fair_tree.psv", "fair_tree", allocations=allocs())
-    pane = AllocationsPane()
-    async with PaneApp(pane).run_test(size=(150, 50)) as pilot:
-        pane.show(standing, None)
-        await settle(pilot)
+    async with pane_with_allocs((150, 50)) as (pane, pilot):
         pane.focus()
         await pilot.press("a")
         await settle(pilot)
