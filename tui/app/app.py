@@ -257,6 +257,7 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
     def action_reload(self) -> None:
         if self.on_reload is not None:
             self.on_reload()
+        self.query_one(AllocationsPane).refresh_feeds(force=True)  # the service and ledger too
         self.load()
 
 

@@ -103,7 +103,7 @@ def sort_all(statuses: list[tuple[str, AllocationStatus]], key: str) -> list[tup
 
 
 @dataclass
-class FeedRead(Message):
+class FeedRead(Message, bubble=False):
     """A worker read the service or the ledger (``allocations``) or failed (``error``)."""
 
     origin: str
@@ -222,8 +222,19 @@ class AllocationsPane(PaneFrame):
     # -- rendering -------------------------------------------------------------------------
 
     def show(self, standing: Standing, row: int | None) -> None:
-        """List the allocations charged through ``row``'s account or the accounts above it."""
+        """List the allocations charged through ``row``'s account or the accounts above it.
+
+        While the tab is hidden this only remembers the selection (a live source calls it on every
+        refresh); the service and the ledger are read and the balances drawn when it is shown."""
         self._pending = (standing, row)
+        if self.region.area:
+            self._update()
+
+    def on_show(self) -> None:
+        if self._pending is not None:
+            self._update()
+
+    def _update(self) -> None:
         self._configure()
         self.refresh_feeds()
         self._redraw()
