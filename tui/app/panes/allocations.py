@@ -30,7 +30,7 @@ from tui.analysis.allocations import (AllocationStatus, allocation_status, alloc
                                       budget_line, budgets_for)
 from tui.analysis.standing import Standing
 from tui.app import commands
-from tui.app.panes.base import PaneFrame, error_text
+from tui.app.panes.base import ShownPane, error_text
 from tui.config import AllocationAccess, ConfigError, Settings, allocation_access, site_factor_params
 from tui.engine.site_factor import SEED_PARAMS, SiteFactorParams
 from tui.model import Allocation
@@ -112,7 +112,7 @@ class FeedRead(Message, bubble=False):
     at: datetime
 
 
-class AllocationsPane(PaneFrame):
+class AllocationsPane(ShownPane):
     """Allocation balances for the selected association's accounts (all when none is selected)."""
 
     BINDINGS = commands.bindings("alloc")
@@ -130,7 +130,6 @@ class AllocationsPane(PaneFrame):
         self._read_at: dict[str, float] = {}
         self._reading: set[str] = set()
         self._access: AllocationAccess | None = None
-        self._pending: tuple[Standing, int | None] | None = None
         self.show_all = False
         """The admin view: every allocation of the cluster in one table."""
         self.sort_key = "exhaustion"
@@ -221,20 +220,9 @@ class AllocationsPane(PaneFrame):
 
     # -- rendering -------------------------------------------------------------------------
 
-    def show(self, standing: Standing, row: int | None) -> None:
-        """List the allocations charged through ``row``'s account or the accounts above it.
-
-        While the tab is hidden this only remembers the selection (a live source calls it on every
-        refresh); the service and the ledger are read and the balances drawn when it is shown."""
-        self._pending = (standing, row)
-        if self.region.area:
-            self._update()
-
-    def on_show(self) -> None:
-        if self._pending is not None:
-            self._update()
-
-    def _update(self) -> None:
+    def draw_shown(self) -> None:
+        """List the allocations charged through the selected row's account or the accounts above
+        it (everything with no selection), reading the service and the ledger if due."""
         self._configure()
         self.refresh_feeds()
         self._redraw()

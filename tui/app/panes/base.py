@@ -10,10 +10,13 @@ notifies the user of any worker's failure.
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual import events
 from textual.widget import Widget
 from textual.worker import Worker, WorkerState
 
+from tui.analysis.standing import Standing
 from tui.app.messages import PaneWorkerFailed
 from tui.app.widgets.fairshare_tree import keys_follow_prompt
 
@@ -56,3 +59,25 @@ class PaneFrame(Widget):
 
     def worker_failed(self, worker: Worker, text: str) -> None:
         """Show that ``worker`` failed with ``text`` instead of its result (default: nothing)."""
+
+
+class ShownPane(PaneFrame):
+    """A pane that draws only while its tab is shown: :meth:`show` remembers the selection (a live
+    source calls it on every refresh) and :meth:`draw_shown` draws it now if visible, else when
+    the tab is next shown."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._pending: tuple[Standing, int | None] | None = None
+
+    def show(self, standing: Standing, row: int | None) -> None:
+        self._pending = (standing, row)
+        if self.region.area:
+            self.draw_shown()
+
+    def on_show(self) -> None:
+        if self._pending is not None:
+            self.draw_shown()
+
+    def draw_shown(self) -> None:
+        """Draw ``self._pending`` (set)."""

@@ -24,7 +24,7 @@ from textual_plotext import PlotextPlot
 
 from tui.analysis.history import check_raw_usage, daily_usage, select_jobs
 from tui.analysis.standing import Standing
-from tui.app.panes.base import PaneFrame
+from tui.app.panes.base import ShownPane
 from tui.model import Snapshot
 from tui.sources.sacct import SACCT_FILE, AccountedJob, live_history, load_saved_history
 
@@ -58,7 +58,7 @@ def _origin(snap: Snapshot) -> tuple[str, str | None]:
     return "none", f"{snap.source}: no sacct (accounting records) in this source, so there is no usage history."
 
 
-class HistoryPane(PaneFrame):
+class HistoryPane(ShownPane):
     """Daily usage (SU) and decayed usage of the selected association, with dates."""
 
     DEFAULT_CSS = """
@@ -69,7 +69,6 @@ class HistoryPane(PaneFrame):
     def __init__(self, **kwargs) -> None:  # noqa: ANN003 - Widget's keyword arguments
         super().__init__(**kwargs)
         self._cache: dict[str, tuple[float, list[AccountedJob], datetime | None]] = {}
-        self._pending: tuple[Standing, int | None] | None = None
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="hi-scroll"):
@@ -81,21 +80,9 @@ class HistoryPane(PaneFrame):
     def _key(self, snap: Snapshot) -> str:
         return snap.source
 
-    def show(self, standing: Standing, row: int | None) -> None:
-        """Plot the usage of ``row`` (an account: with the accounts below it; a user: that
-        association), or of everyone when nothing is selected.
-
-        While the tab is hidden this only remembers the selection: the records are read and the
-        plots drawn when it is shown (every refresh of a live source calls this)."""
-        self._pending = (standing, row)
-        if self.region.area:
-            self._update()
-
-    def on_show(self) -> None:
-        if self._pending is not None:
-            self._update()
-
-    def _update(self) -> None:
+    def draw_shown(self) -> None:
+        """Plot the usage of the selection (an account: with the accounts below it; a user: that
+        association), or of everyone when nothing is selected."""
         assert self._pending is not None
         standing, row = self._pending
         snap = standing.snapshot
