@@ -133,3 +133,15 @@ async def test_service_is_read_in_a_worker_and_goes_stale_when_it_stops(service_
                for hm in stamp), stale
     assert stale.count("remaining 950 of 1,000 SU") == 2  # the last balances stay on screen
     assert f"ledger {db}: read " in stale
+
+
+async def test_an_unreachable_ledger_is_said_with_its_reason(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-dir" / "ledger.db"
+    standing = suite_standing("test24_4_fair_tree.psv", "fair_tree")
+    pane = AllocationsPane()
+    async with SettingsApp(pane, Settings(ledger=str(missing))).run_test(size=(150, 30)) as pilot:
+        pane.show(standing, None)
+        await settle(pilot)
+        text = " ".join(shown(pane).split())
+    assert f"ledger {missing}: unavailable (" in text and "unable to open database file" in text, text
+    assert "Allocations of all projects" in text
