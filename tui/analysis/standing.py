@@ -57,12 +57,13 @@ def build_standing(snapshot: Snapshot, me: str = "") -> Standing:
     fixes: tuple[OrderFix, ...]
     rec, fixes = None, ()
     if snapshot.printed is not None:
-        rec = reconcile(tree, result, snapshot.printed, settings.dampening)
+        rec = reconcile(tree, result, snapshot.printed, settings.dampening, snapshot.usage_unknown)
         if settings.algorithm == "fair_tree" and any(d.column == "FairShare" for d in rec.disagreements):
             fixed, fixes = order_from_printed(tree, snapshot.printed, result=result)
             if fixes:
                 fixed_result = compute(fixed, settings.algorithm, settings.dampening)
-                fixed_rec = reconcile(fixed, fixed_result, snapshot.printed, settings.dampening)
+                fixed_rec = reconcile(fixed, fixed_result, snapshot.printed, settings.dampening,
+                                      snapshot.usage_unknown)
                 if len(fixed_rec.disagreements) < len(rec.disagreements):
                     snapshot, tree, result, rec = replace(snapshot, tree=fixed), fixed, fixed_result, fixed_rec
                 else:

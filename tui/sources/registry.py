@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 from tui.model import Snapshot
 
 if TYPE_CHECKING:  # imported by SlurmSource.cluster at first use; no cycle (slurm_cli never imports this)
+    from tui.sources.rest_sshare import RestSshare
     from tui.sources.slurm_cli import LiveSlurm
 
 __all__ = ["CAPABILITIES", "Capability", "Source", "SOURCES", "make", "register", "source_class"]
@@ -241,3 +242,40 @@ class SlurmrestdSource(Source):
         if self.value.startswith(("http://", "https://")):
             return slurmrestd.live_snapshot(url=self.value)
         return slurmrestd.live_snapshot(socket=self.value)
+
+
+@register
+class SlurmrestdSshareSource(Source):
+    name = "slurmrestd_sshare"
+    flag = "--slurmrestd-sshare"
+    metavar = "SOCKET|URL"
+    setting = "slurmrestd"
+    help = ("slurmrestd's tree, partitions and jobs, with the usage and printed fairshare columns of sshare "
+            "(and scontrol's assoc_mgr and config), asked once per PriorityCalcPeriod: for 22.05, whose API "
+            "has no usage")
+    live = True
+    capabilities = frozenset({"usage", "printed", "jobs", "partitions"})
+
+    def __init__(self, value: str | None = None, me: str = "", refresh_s: float = 30.0) -> None:
+        super().__init__(value, me, refresh_s)
+        self._both: RestSshare | None = None
+
+    @property
+    def both(self) -> RestSshare:
+        """slurmrestd every read, sshare on its cadence; made at the first read."""
+        if self._both is None:
+            from tui.sources import slurmrestd
+            from tui.sources.rest_sshare import RestSshare
+
+            where = self.value or ""
+            if where.startswith(("http://", "https://")):
+                self._both = RestSshare(lambda: slurmrestd.read(url=where), refresh_s=self.refresh_s)
+            else:
+                self._both = RestSshare(lambda: slurmrestd.read(socket=where), refresh_s=self.refresh_s)
+        return self._both
+
+    def read(self) -> Snapshot:
+        return self.both.read()
+
+    def refresh_now(self) -> None:
+        self.both.refresh_usage_now()

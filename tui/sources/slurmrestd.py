@@ -29,6 +29,10 @@ What the real Slurm 22.05.8 slurmrestd offers (sandbox, probed with GET only)
 - ``slurm/v0.0.38/partitions``: ``billing_weights`` is the TRESBillingWeights string
   (``"CPU=1000000"``, ``""`` when unset), ``tres`` the TRES string, plus ``total_cpus``,
   ``total_nodes``, ``priority_job_factor``.
+- ``slurm/v0.0.38/jobs``: slurmctld's job list (finished jobs too, until MinJobAge): ``job_state``,
+  ``user_name``, ``account``, ``partition``, ``priority`` (what ``squeue %Q`` and sprio's PRIORITY
+  print), ``tres_req_str``/``tres_alloc_str``, ``time_limit`` in minutes, epoch times. No weighted
+  priority parts (no sprio endpoint), so pending jobs carry their total only.
 - Errors: an unknown path gives 404 with a plain-text body; a query that finds nothing
   (``associations?cluster=nosuch``) gives **HTTP 500** with ``errors: [{"error": "Nothing found
   with query", "error_number": 9003, "description": ..., "source": ...}]``. Such a Slurm-level 500
@@ -58,7 +62,7 @@ import httpx
 import numpy as np
 
 from tui.sources.slurm_units import parse_tres_billing_weights
-from tui.model import NO_VAL, USE_PARENT, AssocTree, ModelError, Partition, PrioritySettings, Snapshot
+from tui.model import NO_VAL, USE_PARENT, AssocTree, Job, ModelError, Partition, PrioritySettings, Snapshot
 from tui.sources.errors import InputError, SourceUnavailable
 from tui.sources.slurm_text import parse_tres_counts
 
@@ -73,8 +77,13 @@ __all__ = [
     "pick_versions",
     "tree_from_associations",
     "partitions_from_json",
+    "jobs_from_json",
     "usage_from_shares",
     "live_snapshot",
+    "read",
+    "RestRead",
+    "attach_jobs",
+    "JOB_STATES",
 ]
 
 #: Plugin versions whose association/partition/shares shapes fairtop reads (newest wins).
@@ -274,6 +283,8 @@ class ApiVersions:
     shares: str | None
     offered: tuple[str, ...]
     """Every ``slurm/vX`` and ``slurmdb/vX`` the server lists, e.g. ``("slurm/v0.0.38", ...)``."""
+    jobs: str | None = None
+    """slurmctld's job list (``slurm/vX/jobs``), where the pending jobs come from."""
 
     @property
     def slurmdb(self) -> str:
@@ -285,7 +296,8 @@ class ApiVersions:
 
 
 def pick_versions(openapi: Mapping[str, Any], source: str = "slurmrestd /openapi") -> ApiVersions:
-    """Choose the newest understood ``slurmdb/vX/associations``, ``slurm/vX/partitions`` and ``slurm/vX/shares``.
+    """Choose the newest understood ``slurmdb/vX/associations``, ``slurm/vX/partitions``, ``slurm/vX/shares``
+    and ``slurm/vX/jobs``.
 
     Parameters
     ----------
@@ -326,7 +338,8 @@ def pick_versions(openapi: Mapping[str, Any], source: str = "slurmrestd /openapi
         raise SourceUnavailable(
             "slurmrestd offers no slurmdb associations endpoint fairtop understands "
             f"({', '.join(SUPPORTED_VERSIONS)}); it offers: {', '.join(ordered) or 'no slurm/slurmdb versions'}")
-    return ApiVersions(assoc, newest("slurm", "partitions"), newest("slurm", "shares"), ordered)
+    return ApiVersions(assoc, newest("slurm", "partitions"), newest("slurm", "shares"), ordered,
+                       newest("slurm", "jobs"))
 
 
 # --------------------------------------------------------------------------------------------
@@ -618,6 +631,72 @@ def partitions_from_json(doc: Mapping[str, Any], source: str = "slurmrestd parti
     return out
 
 
+#: The job states squeue lists by default and fairtop keeps (a finished job is in the usage already).
+JOB_STATES = ("PENDING", "RUNNING")
+
+
+def _epoch(value: Any) -> datetime | None:
+    seconds = _number(value)
+    return datetime.fromtimestamp(seconds, timezone.utc) if seconds else None
+
+
+def jobs_from_json(doc: Mapping[str, Any], source: str = "slurmrestd jobs") -> list[Job]:
+    """Pending and running jobs from ``slurm/vX/jobs`` (v0.0.38 flat fields; v0.0.40's
+    ``{"set": ..., "number": ...}`` numbers and state lists).
+
+    ``priority`` is the job's priority as slurmctld holds it (what ``squeue %Q`` and ``sprio``'s
+    PRIORITY print). The API has no weighted parts (no sprio), so ``factors`` stays empty.
+    TRES are the allocated ones of a running job, else the requested ones (as squeue's).
+
+    Raises
+    ------
+    InputError
+        No ``jobs`` list, or a job without an id, user or account.
+    """
+    items = doc.get("jobs")
+    if not isinstance(items, list):
+        raise InputError(source, "'jobs' is missing or not a list")
+    out = []
+    for k, j in enumerate(items):
+        if not isinstance(j, Mapping):
+            raise InputError(source, f"job #{k} is {type(j).__name__}, expected an object")
+        state = j.get("job_state")
+        states = [x for x in state if isinstance(x, str)] if isinstance(state, list) else [state]
+        kept = [x for x in states if x in JOB_STATES]
+        if not kept:
+            continue
+        job_id = _number(j.get("job_id"))
+        if job_id is None:
+            raise InputError(source, f"job #{k} has no job_id")
+        what = f"job {int(job_id)}"
+        user, account = _text(j, "user_name", source, what), _text(j, "account", source, what)
+        if not user or not account:
+            raise InputError(source, f"{what}: no user_name or account")
+        tres_key = "tres_alloc_str" if kept[0] == "RUNNING" else "tres_req_str"
+        tres = parse_tres_counts(_text(j, tres_key, source, what), f"{source} {what} {tres_key}")
+        prio = _number(j.get("priority"))
+        limit = _number(j.get("time_limit"))  # minutes
+        out.append(Job(
+            job_id=str(int(job_id)), user=user, account=account, partition=_text(j, "partition", source, what),
+            state=kept[0], tres=tres, time_limit_s=int(limit) * 60 if limit is not None else 0,
+            submit_time=_epoch(j.get("submit_time")),
+            start_time=_epoch(j.get("start_time")) if kept[0] == "RUNNING" else None,
+            priority=None if prio is None else int(prio),
+        ))
+    return out
+
+
+def attach_jobs(jobs: list[Job], tree: AssocTree, source: str) -> list[str]:
+    """Warnings for jobs whose association (account, user) is not in the tree."""
+    known = {(str(tree.account[i]), str(tree.user[i])) for i in np.flatnonzero(tree.is_user)}
+    lost = [j for j in jobs if (j.account, j.user) not in known]
+    if not lost:
+        return []
+    names = ", ".join(f"{j.job_id} ({j.account}/{j.user})" for j in lost[:5])
+    return [f"{source}: {len(lost)} job(s) belong to no association in the tree: {names}"
+            + (", ..." if len(lost) > 5 else "")]
+
+
 def _openapi(client: RestClient) -> dict[str, Any]:
     # /openapi/v3 first: newer slurmrestd deprecates plain /openapi; 22.05 serves both identically
     try:
@@ -633,7 +712,31 @@ def live_snapshot(socket: str | None = None, url: str | None = None, *, token: s
                   timeout: httpx.Timeout = DEFAULT_TIMEOUT, retries: int = DEFAULT_RETRIES,
                   transport: httpx.BaseTransport | None = None,
                   sleep: Callable[[float], None] = time.sleep) -> Snapshot:
-    """Read associations (and usage, partitions where offered) from slurmrestd.
+    """Read associations (and usage, partitions, jobs where offered) from slurmrestd.
+
+    As :func:`read`, the snapshot only.
+    """
+    return read(socket, url, token=token, user=user, cluster=cluster, timeout=timeout, retries=retries,
+                transport=transport, sleep=sleep).snapshot
+
+
+@dataclass(frozen=True)
+class RestRead:
+    """What one read of slurmrestd gave."""
+
+    snapshot: Snapshot
+    row_partitions: list[str]
+    """The association partition of every tree row ("" for none), to match other sources' rows."""
+    usage_known: bool
+    """Whether the server gave raw usage (22.05 never does)."""
+
+
+def read(socket: str | None = None, url: str | None = None, *, token: str | None = None,
+         user: str | None = None, cluster: str | None = None,
+         timeout: httpx.Timeout = DEFAULT_TIMEOUT, retries: int = DEFAULT_RETRIES,
+         transport: httpx.BaseTransport | None = None,
+         sleep: Callable[[float], None] = time.sleep) -> RestRead:
+    """Read associations (and usage, partitions, jobs where offered) from slurmrestd.
 
     Parameters
     ----------
@@ -644,9 +747,9 @@ def live_snapshot(socket: str | None = None, url: str | None = None, *, token: s
 
     Returns
     -------
-    Snapshot
-        With warnings for everything the server did not provide (usage on 22.05, priority
-        settings always, partitions when not offered or refused).
+    RestRead
+        The snapshot, with warnings for everything the server did not provide (usage on 22.05,
+        priority settings always, partitions or jobs when not offered or refused).
 
     Raises
     ------
@@ -667,6 +770,7 @@ def live_snapshot(socket: str | None = None, url: str | None = None, *, token: s
         built = tree_from_associations(assocs, f"slurmrestd {path}", cluster)
         tree, cluster_name = built.tree, built.cluster
         warnings += built.warnings
+        usage_known = built.usage_known
         if not built.usage_known:
             if versions.shares is not None:
                 try:
@@ -676,6 +780,7 @@ def live_snapshot(socket: str | None = None, url: str | None = None, *, token: s
                     warnings += more
                     tree = AssocTree(tree.parent, tree.is_user, tree.account, tree.user, tree.shares_raw,
                                      usage, tree.sibling_order)
+                    usage_known = True
                 except (SourceUnavailable, InputError) as exc:
                     warnings.append(f"usage unknown (shown as 0): {exc}")
             else:
@@ -693,9 +798,18 @@ def live_snapshot(socket: str | None = None, url: str | None = None, *, token: s
                                                   f"slurmrestd {versions.partitions}")
             except (SourceUnavailable, InputError) as exc:
                 warnings.append(f"partitions unknown: {exc}")
+        jobs: list[Job] = []
+        if versions.jobs is None:
+            warnings.append("jobs unknown: the server offers no slurm/vX/jobs fairtop understands")
+        else:
+            try:
+                jobs = jobs_from_json(client.get_json(versions.jobs), f"slurmrestd {versions.jobs}")
+                warnings += attach_jobs(jobs, tree, f"slurmrestd {versions.jobs}")
+            except (SourceUnavailable, InputError) as exc:
+                warnings.append(f"jobs unknown: {exc}")
     warnings.append("priority settings unknown (defaults assumed): slurmrestd does not expose slurm.conf's "
                     "PriorityFlags, weights or decay")
-    return Snapshot(
+    snap = Snapshot(
         cluster=cluster_name,
         source=f"slurmrestd {client.where} (slurmdb {versions.slurmdb}"
                + (f", slurm {versions.slurm})" if versions.slurm else ")"),
@@ -703,5 +817,7 @@ def live_snapshot(socket: str | None = None, url: str | None = None, *, token: s
         tree=tree,
         settings=PrioritySettings(),
         partitions=tuple(partitions),
+        jobs=tuple(jobs),
         warnings=tuple(warnings),
     )
+    return RestRead(snap, built.partitions, usage_known)
