@@ -25,7 +25,7 @@ Capability = Literal["usage", "printed", "jobs", "partitions", "budgets", "alloc
 CAPABILITIES: dict[str, str] = {
     "usage": "raw usage of every association (what fairshare is computed from)",
     "printed": "the scheduler's own printed fairshare columns (sshare or pbsfs)",
-    "jobs": "running and pending jobs with their priority parts",
+    "jobs": "running and pending jobs with their priority (and its parts where sprio is read)",
     "partitions": "partitions and their TRESBillingWeights",
     "budgets": "Slurm GrpTRESMins budgets",
     "allocations": "service-unit allocations",
@@ -231,9 +231,10 @@ class SlurmrestdSource(Source):
     flag = "--slurmrestd"
     metavar = "SOCKET|URL"
     setting = "slurmrestd"
-    help = "slurmrestd at a unix socket or URL (JWT from $SLURM_JWT); 22.05 gives no usage"
+    help = ("slurmrestd at a unix socket or URL (JWT from $SLURM_JWT): tree, partitions, jobs; 22.05 gives no "
+            "usage (see --slurmrestd-sshare)")
     live = True
-    capabilities = frozenset({"partitions"})
+    capabilities = frozenset({"partitions", "jobs"})
 
     def read(self) -> Snapshot:
         from tui.sources import slurmrestd
