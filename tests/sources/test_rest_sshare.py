@@ -47,7 +47,8 @@ def _read(folder: Path, name: str) -> bytes:
     return plain.read_bytes() if plain.exists() else gzip.decompress((folder / "rest" / f"{name}.gz").read_bytes())
 
 
-def _rest(folder: Path) -> rest.RestRead:
+def _transport(folder: Path, log: list[str] | None = None) -> httpx.MockTransport:
+    """The capture's slurmrestd JSON served as the real server answered (404 for anything else)."""
     routes: dict[str, bytes | dict[str, Any]] = {
         "/openapi/v3": OPENAPI,
         "/slurmdb/v0.0.38/associations": _read(folder, "slurmdb_v0.0.38_associations.json"),
@@ -56,12 +57,18 @@ def _rest(folder: Path) -> rest.RestRead:
     }
 
     def handle(request: httpx.Request) -> httpx.Response:
+        if log is not None:
+            log.append(request.url.path)
         answer = routes.get(request.url.path)
         if answer is None:
             return httpx.Response(404, text="Unable find requested URL.")
         return httpx.Response(200, content=answer) if isinstance(answer, bytes) else httpx.Response(200, json=answer)
 
-    return rest.read(socket="/unused", transport=httpx.MockTransport(handle), sleep=lambda s: None)
+    return httpx.MockTransport(handle)
+
+
+def _rest(folder: Path) -> rest.RestRead:
+    return rest.read(socket="/unused", transport=_transport(folder), sleep=lambda s: None)
 
 
 def _sshare(folder: Path) -> bytes:
@@ -196,30 +203,40 @@ class _Cluster:
             return Output(tuple(args), 1, b"", "sshare: error: Unable to contact slurm controller")
         return Output(tuple(args), 0, (self.folder / name).read_bytes(), "")
 
-    def both(self, reads: list[int]) -> RestSshare:
-        def read_rest() -> rest.RestRead:
-            reads.append(1)
-            return _rest(self.folder)
-        return RestSshare(read_rest, LiveSlurm(runner=self.run, clock=lambda: self.now, only=USAGE_COMMANDS))
+    def both(self, requests: list[str]) -> RestSshare:
+        live_rest = rest.LiveRest(socket="/unused", transport=_transport(self.folder, requests),
+                                  sleep=lambda s: None, clock=lambda: self.now)
+        return RestSshare(live_rest, LiveSlurm(runner=self.run, clock=lambda: self.now, only=USAGE_COMMANDS))
 
 
-def test_usage_commands_once_per_calc_period_and_on_r() -> None:
+def test_each_side_on_its_cadence_and_everything_on_r() -> None:
     cluster = _Cluster(FIXTURES / "slurm" / "live" / "fair_tree")
-    reads: list[int] = []
-    both = cluster.both(reads)
+    requests: list[str] = []
+    both = cluster.both(requests)
     snap = both.read()
     assert sorted(cluster.log) == sorted(USAGE_COMMANDS)  # no squeue, sprio, sacctmgr, partitions
+    assert requests == ["/openapi/v3", "/slurmdb/v0.0.38/associations", "/slurm/v0.0.38/partitions",
+                        "/slurm/v0.0.38/jobs"]
     assert snap.source.endswith("+ sshare") and snap.printed is not None
     assert snap.settings.calc_period_s == 60  # the sandbox's PriorityCalcPeriod, from the config
     cluster.now = 59.0
-    both.read()
-    assert (len(cluster.log), len(reads)) == (3, 2)  # slurmrestd every read, sshare once per period
+    again = both.read()
+    # the jobs every read; slurmdbd's associations, partitions and sshare not yet
+    assert (len(cluster.log), requests[4:]) == (3, ["/slurm/v0.0.38/jobs"])
+    assert [j.job_id for j in again.jobs] == [j.job_id for j in snap.jobs] and again.printed == snap.printed
+    assert again.warnings == snap.warnings
     cluster.now = 60.0
     both.read()
     assert cluster.log[3:] == [saved.FILES["sshare"], saved.FILES["assoc_mgr"]]
-    both.refresh_usage_now()
+    assert requests[5:] == ["/slurm/v0.0.38/jobs"]
+    cluster.now = 600.0
     both.read()
-    assert cluster.log.count(saved.FILES["sshare"]) == 3
+    assert requests[6:] == ["/openapi/v3", "/slurmdb/v0.0.38/associations", "/slurm/v0.0.38/partitions",
+                            "/slurm/v0.0.38/jobs"]
+    both.refresh_now()
+    both.read()
+    assert cluster.log.count(saved.FILES["sshare"]) == 4  # 0, 60, 600 (due again), r
+    assert requests.count("/slurmdb/v0.0.38/associations") == 3
 
 
 def test_sshare_failing_is_an_error_not_old_numbers() -> None:
@@ -227,7 +244,7 @@ def test_sshare_failing_is_an_error_not_old_numbers() -> None:
     both = cluster.both([])
     both.read()
     cluster.sshare_fails = True
-    both.refresh_usage_now()
+    both.refresh_now()
     with pytest.raises(SourceUnavailable, match="Unable to contact"):
         both.read()
 

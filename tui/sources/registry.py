@@ -18,6 +18,7 @@ from tui.model import Snapshot
 if TYPE_CHECKING:  # imported by SlurmSource.cluster at first use; no cycle (slurm_cli never imports this)
     from tui.sources.rest_sshare import RestSshare
     from tui.sources.slurm_cli import LiveSlurm
+    from tui.sources.slurmrestd import LiveRest
 
 __all__ = ["CAPABILITIES", "Capability", "Source", "SOURCES", "make", "register", "source_class"]
 
@@ -236,13 +237,25 @@ class SlurmrestdSource(Source):
     live = True
     capabilities = frozenset({"partitions", "jobs"})
 
-    def read(self) -> Snapshot:
-        from tui.sources import slurmrestd
+    def __init__(self, value: str | None = None, me: str = "", refresh_s: float = 30.0) -> None:
+        super().__init__(value, me, refresh_s)
+        self._rest: LiveRest | None = None
 
-        assert self.value is not None
-        if self.value.startswith(("http://", "https://")):
-            return slurmrestd.live_snapshot(url=self.value)
-        return slurmrestd.live_snapshot(socket=self.value)
+    @property
+    def rest(self) -> LiveRest:
+        """slurmrestd: jobs every read, associations (slurmdbd) and partitions every 10 minutes."""
+        if self._rest is None:
+            from tui.sources.slurmrestd import LiveRest
+
+            where = self.value or ""
+            self._rest = LiveRest(url=where) if where.startswith(("http://", "https://")) else LiveRest(socket=where)
+        return self._rest
+
+    def read(self) -> Snapshot:
+        return self.rest.read().snapshot
+
+    def refresh_now(self) -> None:
+        self.rest.refresh_now()
 
 
 @register
@@ -263,20 +276,19 @@ class SlurmrestdSshareSource(Source):
 
     @property
     def both(self) -> RestSshare:
-        """slurmrestd every read, sshare on its cadence; made at the first read."""
+        """slurmrestd (jobs every read, the tree every 10 minutes) and the usage side (sshare and
+        assoc_mgr once per PriorityCalcPeriod); made at the first read."""
         if self._both is None:
-            from tui.sources import slurmrestd
             from tui.sources.rest_sshare import RestSshare
+            from tui.sources.slurmrestd import LiveRest
 
             where = self.value or ""
-            if where.startswith(("http://", "https://")):
-                self._both = RestSshare(lambda: slurmrestd.read(url=where), refresh_s=self.refresh_s)
-            else:
-                self._both = RestSshare(lambda: slurmrestd.read(socket=where), refresh_s=self.refresh_s)
+            rest = LiveRest(url=where) if where.startswith(("http://", "https://")) else LiveRest(socket=where)
+            self._both = RestSshare(rest, refresh_s=self.refresh_s)
         return self._both
 
     def read(self) -> Snapshot:
         return self.both.read()
 
     def refresh_now(self) -> None:
-        self.both.refresh_usage_now()
+        self.both.refresh_now()

@@ -23,7 +23,6 @@ PriorityCalcPeriod (and on ``r``), the config every 10 minutes, slurmrestd every
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
@@ -121,21 +120,21 @@ def combine(rest: slurmrestd.RestRead, usage: Snapshot, table: SshareTable, ssha
 
 
 class RestSshare:
-    """slurmrestd every read; sshare and assoc_mgr once per PriorityCalcPeriod (or at the next
-    read after :meth:`refresh_usage_now`), the config every 10 minutes.
+    """slurmrestd on its cadence (:class:`~tui.sources.slurmrestd.LiveRest`: jobs every read, the
+    tree every 10 minutes) and the usage side on the live source's (sshare and assoc_mgr once per
+    PriorityCalcPeriod, the config every 10 minutes); :meth:`refresh_now` asks everything again.
 
-    ``read_rest`` and the :class:`~tui.sources.slurm_cli.LiveSlurm` (its runner and clock) are
-    replaceable for tests.
+    ``usage`` (its runner and clock) is replaceable for tests.
     """
 
-    def __init__(self, read_rest: Callable[[], slurmrestd.RestRead], usage: LiveSlurm | None = None,
-                 refresh_s: float = 30.0) -> None:
-        self.read_rest = read_rest
+    def __init__(self, rest: slurmrestd.LiveRest, usage: LiveSlurm | None = None, refresh_s: float = 30.0) -> None:
+        self.rest = rest
         self.usage = usage or LiveSlurm(Cadence(jobs_s=refresh_s), only=USAGE_COMMANDS)
         """The usage side: the live source's commands, limited to :data:`USAGE_COMMANDS`."""
 
-    def refresh_usage_now(self) -> None:
-        """Ask sshare (and the rest of the usage side) again at the next read (``r``)."""
+    def refresh_now(self) -> None:
+        """Ask both sides for everything at the next read (``r``)."""
+        self.rest.refresh_now()
         self.usage.refresh_usage_now()
 
     def read(self) -> Snapshot:
@@ -149,7 +148,7 @@ class RestSshare:
         InputError
             A response fairtop cannot read.
         """
-        rest = self.read_rest()
+        rest = self.rest.read()
         usage = self.usage.read()
         assert self.usage.table is not None  # set by every successful read
         return combine(rest, usage, self.usage.table)

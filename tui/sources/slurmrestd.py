@@ -54,7 +54,7 @@ import random
 import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -82,6 +82,7 @@ __all__ = [
     "live_snapshot",
     "read",
     "RestRead",
+    "LiveRest",
     "attach_jobs",
     "JOB_STATES",
 ]
@@ -729,6 +730,20 @@ class RestRead:
     """The association partition of every tree row ("" for none), to match other sources' rows."""
     usage_known: bool
     """Whether the server gave raw usage (22.05 never does)."""
+    versions: ApiVersions | None = None
+    """The endpoints used (read again for the jobs alone)."""
+    job_warnings: tuple[str, ...] = ()
+    """The snapshot's warnings about the jobs (replaced when the jobs alone are read again)."""
+
+
+def _read_jobs(client: RestClient, versions: ApiVersions, tree: AssocTree) -> tuple[list[Job], list[str]]:
+    if versions.jobs is None:
+        return [], ["jobs unknown: the server offers no slurm/vX/jobs fairtop understands"]
+    try:
+        jobs = jobs_from_json(client.get_json(versions.jobs), f"slurmrestd {versions.jobs}")
+    except (SourceUnavailable, InputError) as exc:
+        return [], [f"jobs unknown: {exc}"]
+    return jobs, attach_jobs(jobs, tree, f"slurmrestd {versions.jobs}")
 
 
 def read(socket: str | None = None, url: str | None = None, *, token: str | None = None,
@@ -798,15 +813,8 @@ def read(socket: str | None = None, url: str | None = None, *, token: str | None
                                                   f"slurmrestd {versions.partitions}")
             except (SourceUnavailable, InputError) as exc:
                 warnings.append(f"partitions unknown: {exc}")
-        jobs: list[Job] = []
-        if versions.jobs is None:
-            warnings.append("jobs unknown: the server offers no slurm/vX/jobs fairtop understands")
-        else:
-            try:
-                jobs = jobs_from_json(client.get_json(versions.jobs), f"slurmrestd {versions.jobs}")
-                warnings += attach_jobs(jobs, tree, f"slurmrestd {versions.jobs}")
-            except (SourceUnavailable, InputError) as exc:
-                warnings.append(f"jobs unknown: {exc}")
+        jobs, job_warnings = _read_jobs(client, versions, tree)
+        warnings += job_warnings
     warnings.append("priority settings unknown (defaults assumed): slurmrestd does not expose slurm.conf's "
                     "PriorityFlags, weights or decay")
     snap = Snapshot(
@@ -820,4 +828,58 @@ def read(socket: str | None = None, url: str | None = None, *, token: str | None
         jobs=tuple(jobs),
         warnings=tuple(warnings),
     )
-    return RestRead(snap, built.partitions, usage_known)
+    return RestRead(snap, built.partitions, usage_known, versions, tuple(job_warnings))
+
+
+class LiveRest:
+    """slurmrestd read on a cadence: the jobs (slurmctld) at every read, the associations
+    (slurmdbd) and partitions every ``slow_s`` seconds or after :meth:`refresh_now`, as the live
+    source reads sacctmgr, so a session does not query slurmdbd every refresh.
+
+    Parameters
+    ----------
+    socket, url, token, user, cluster, timeout, retries, transport, sleep
+        As :func:`read`.
+    slow_s : float
+        Seconds between reads of the associations and partitions.
+    clock : callable
+        Monotonic seconds (tests pass their own).
+    """
+
+    def __init__(self, socket: str | None = None, url: str | None = None, *, slow_s: float = 600.0,
+                 clock: Callable[[], float] = time.monotonic, **kw: Any) -> None:
+        self.where: dict[str, Any] = {"socket": socket, "url": url, **kw}
+        self.slow_s = slow_s
+        self.clock = clock
+        self._kept: tuple[float, RestRead] | None = None
+        self._force = False
+
+    def refresh_now(self) -> None:
+        """Read the associations and partitions again at the next read (``r``)."""
+        self._force = True
+
+    def read(self) -> RestRead:
+        """Everything when due, else the kept tree and partitions with the jobs read now.
+
+        Raises
+        ------
+        SourceUnavailable, InputError
+            As :func:`read` (for the jobs alone, only a server that does not answer raises:
+            a refused or unreadable job list becomes a warning).
+        """
+        now = self.clock()
+        if self._kept is None or self._force or now - self._kept[0] >= self.slow_s:
+            self._force = False
+            self._kept = (now, read(**self.where))
+            return self._kept[1]
+        kept = self._kept[1]
+        snap, versions = kept.snapshot, kept.versions
+        assert snap.tree is not None and versions is not None  # read() sets both
+        keys = ("token", "user", "timeout", "retries", "transport", "sleep")
+        with RestClient(self.where["socket"], self.where["url"],
+                        **{k: self.where[k] for k in keys if k in self.where}) as client:
+            jobs, job_warnings = _read_jobs(client, versions, snap.tree)
+        old = set(kept.job_warnings)
+        warnings = (*[w for w in snap.warnings if w not in old], *job_warnings)
+        fresh = replace(snap, jobs=tuple(jobs), warnings=warnings, taken_at=datetime.now(timezone.utc))
+        return RestRead(fresh, kept.row_partitions, kept.usage_known, versions, tuple(job_warnings))
