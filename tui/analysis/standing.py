@@ -36,6 +36,15 @@ class Standing:
     """Fair Tree orders the inputs left undecided, taken from the printed values (the snapshot's
     tree then carries the usage that gives them)."""
 
+    def usage_unknown(self, row: int) -> str:
+        """Why the usage (and so the fairshare) of ``row`` is unknown; "" when it is known."""
+        caps = self.snapshot.capabilities
+        if caps is not None and "usage" not in caps:
+            return f"{self.snapshot.source} gives no usage"
+        if row in self.snapshot.usage_unknown:
+            return "sshare does not list this association (slurmrestd does)"
+        return ""
+
     @property
     def algorithm(self) -> str:
         """``fair_tree``, ``classic`` or ``pbs``."""
