@@ -265,3 +265,17 @@ def test_whatif_says_a_rest_job_has_no_priority_parts(tmp_path: Path) -> None:
     plan.write_text('horizon = "2-0"\nstep = "60"\npending = ["8"]\n')
     with pytest.raises(InputError, match=r"job 8 has no priority parts in the source \(only its total, 10000\)"):
         run_scenario(load_scenario(plan), snap, source="plan.toml")
+
+
+def test_cost_per_session_and_where_it_is_documented(capsys: pytest.CaptureFixture[str]) -> None:
+    from tui.cli import build_parser, main
+    from tui.sources.rest_sshare import per_minute
+    from tui.sources.slurm_cli import Cadence
+
+    # jobs every 30 s = 2/min; associations + partitions every 600 s = 0.1/min each;
+    # sshare + assoc_mgr per 60 s calc period = 2/min; config every 600 s = 0.1/min
+    assert per_minute(Cadence(30.0, 60.0), with_sshare=False) == pytest.approx({"slurmctld": 2.1, "slurmdbd": 0.1})
+    assert per_minute(Cadence(30.0, 60.0)) == pytest.approx({"slurmctld": 4.2, "slurmdbd": 0.1})
+    assert "--slurmrestd-sshare SOCKET|URL" in build_parser().format_help()
+    assert main(["info"]) == 0
+    assert "--slurmrestd-sshare adds sshare and assoc_mgr once per PriorityCalcPeriod" in capsys.readouterr().out

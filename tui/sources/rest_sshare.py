@@ -32,7 +32,7 @@ from tui.sources import saved, slurmrestd
 from tui.sources.slurm_cli import Cadence, LiveSlurm
 from tui.sources.sshare import SshareTable
 
-__all__ = ["USAGE_COMMANDS", "combine", "RestSshare"]
+__all__ = ["USAGE_COMMANDS", "combine", "per_minute", "RestSshare"]
 
 #: The outputs (capture file names) the usage side reads; the REST side replaces the rest.
 USAGE_COMMANDS = (saved.FILES["sshare"], saved.FILES["assoc_mgr"], saved.FILES["config"])
@@ -117,6 +117,17 @@ def combine(rest: slurmrestd.RestRead, usage: Snapshot, table: SshareTable, ssha
     return replace(snap, tree=combined, source=f"{snap.source} + {sshare}", taken_at=usage.taken_at,
                    settings=usage.settings, budgets=usage.budgets, printed=printed,
                    usage_unknown=tuple(unknown), warnings=tuple(warnings))
+
+
+def per_minute(cadence: Cadence, rest_slow_s: float = 600.0, with_sshare: bool = True) -> dict[str, float]:
+    """Requests and commands a minute a session sends to slurmctld and to slurmdbd: slurmrestd's
+    jobs every refresh (slurmctld), its associations (slurmdbd) and partitions (slurmctld) every
+    ``rest_slow_s``; with sshare, sshare and assoc_mgr per PriorityCalcPeriod and the config
+    every ``cadence.slow_s`` (all slurmctld)."""
+    ctld = 60.0 / cadence.jobs_s + 60.0 / rest_slow_s
+    if with_sshare:
+        ctld += sum(60.0 / cadence.period(name) for name in USAGE_COMMANDS)
+    return {"slurmctld": ctld, "slurmdbd": 60.0 / rest_slow_s}
 
 
 class RestSshare:

@@ -846,7 +846,10 @@ class LiveRest:
         Monotonic seconds (tests pass their own).
     """
 
-    def __init__(self, socket: str | None = None, url: str | None = None, *, slow_s: float = 600.0,
+    slow_s_default = 600.0
+    """Seconds between reads of the associations (slurmdbd) and partitions, as sacctmgr's."""
+
+    def __init__(self, socket: str | None = None, url: str | None = None, *, slow_s: float = slow_s_default,
                  clock: Callable[[], float] = time.monotonic, **kw: Any) -> None:
         self.where: dict[str, Any] = {"socket": socket, "url": url, **kw}
         self.slow_s = slow_s
