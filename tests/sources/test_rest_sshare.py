@@ -279,3 +279,32 @@ def test_cost_per_session_and_where_it_is_documented(capsys: pytest.CaptureFixtu
     assert "--slurmrestd-sshare SOCKET|URL" in build_parser().format_help()
     assert main(["info"]) == 0
     assert "--slurmrestd-sshare adds sshare and assoc_mgr once per PriorityCalcPeriod" in capsys.readouterr().out
+
+
+def test_a_dead_slurmrestd_between_tree_reads_is_an_error_and_a_refused_job_list_a_warning() -> None:
+    folder = FIXTURES / "slurm" / "live" / "fair_tree"
+    good = _transport(folder)
+    state = {"jobs": "ok"}
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/jobs") and state["jobs"] == "refused":
+            return httpx.Response(403, text="Forbidden")
+        if request.url.path.endswith("/jobs") and state["jobs"] == "dead":
+            raise httpx.ConnectError("connection refused", request=request)
+        return good.handle_request(request)
+
+    now = [0.0]
+    live = rest.LiveRest(socket="/unused", transport=httpx.MockTransport(handle), sleep=lambda s: None,
+                         retries=0, clock=lambda: now[0])
+    assert len(live.read().snapshot.jobs) == 7
+    now[0] = 30.0
+    state["jobs"] = "refused"
+    snap = live.read().snapshot
+    assert snap.jobs == () and any(w.startswith("jobs unknown: slurmrestd /slurm/v0.0.38/jobs: HTTP 403")
+                                   for w in snap.warnings)
+    state["jobs"] = "ok"
+    snap = live.read().snapshot
+    assert len(snap.jobs) == 7 and not any(w.startswith("jobs unknown") for w in snap.warnings)
+    state["jobs"] = "dead"
+    with pytest.raises(SourceUnavailable, match="cannot connect"):
+        live.read()

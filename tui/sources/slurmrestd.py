@@ -741,6 +741,8 @@ def _read_jobs(client: RestClient, versions: ApiVersions, tree: AssocTree) -> tu
         return [], ["jobs unknown: the server offers no slurm/vX/jobs fairtop understands"]
     try:
         jobs = jobs_from_json(client.get_json(versions.jobs), f"slurmrestd {versions.jobs}")
+    except ApiUnavailable:
+        raise  # a server that stopped answering is an error, not a warning beside an old tree
     except (SourceUnavailable, InputError) as exc:
         return [], [f"jobs unknown: {exc}"]
     return jobs, attach_jobs(jobs, tree, f"slurmrestd {versions.jobs}")
@@ -867,8 +869,8 @@ class LiveRest:
         Raises
         ------
         SourceUnavailable, InputError
-            As :func:`read` (for the jobs alone, only a server that does not answer raises:
-            a refused or unreadable job list becomes a warning).
+            As :func:`read`; when only the jobs are read, a server that does not answer raises
+            (:class:`ApiUnavailable`) and a refused or unreadable job list becomes a warning.
         """
         now = self.clock()
         if self._kept is None or self._force or now - self._kept[0] >= self.slow_s:
