@@ -25,7 +25,7 @@ async def test_breakdown_lists_rest_jobs_with_the_api_priority_and_says_there_ar
     snap, _ = _combined(LIVE)
     standing = build_standing(snap, "la")
     text = await show_text(BreakdownPane(), standing, _row(snap.tree, "qsub/la"))
-    assert "Pending jobs (priority as the scheduler holds it; this source gives no parts: slurmrestd has no" in text
+    assert "Pending jobs (priority as the scheduler holds it; the source has no sprio output, so the parts" in text
     assert "8 on parked: 10,000" in text  # sprio printed PRIORITY 10000 for job 8
 
 
