@@ -392,11 +392,21 @@ def _info(args: argparse.Namespace) -> str:
     settings = config.load(args.config)
     cadence = Cadence(jobs_s=settings.refresh_rate)
     rates = cadence.per_minute()
+    from tui.sources.rest_sshare import per_minute
+    from tui.sources.slurmrestd import LiveRest
+
+    rest = per_minute(cadence, LiveRest.slow_s_default, with_sshare=False)
+    both = per_minute(cadence, LiveRest.slow_s_default)
     return config.describe_paths(args.config) + (
         f"live Slurm (--slurm), per session: squeue and sprio every {cadence.jobs_s:g} s (refresh_rate), "
         f"sshare and assoc_mgr once per PriorityCalcPeriod ({cadence.usage_s:g} s until the cluster's "
         f"is read), sacctmgr and scontrol config/partitions every {cadence.slow_s:g} s: "
-        f"{rates['slurmctld']:.1f} commands a minute to slurmctld, {rates['slurmdbd']:.1f} to slurmdbd\n")
+        f"{rates['slurmctld']:.1f} commands a minute to slurmctld, {rates['slurmdbd']:.1f} to slurmdbd\n"
+        f"slurmrestd (--slurmrestd), per session: jobs every {cadence.jobs_s:g} s, associations and partitions "
+        f"every {LiveRest.slow_s_default:g} s: {rest['slurmctld']:.1f} requests a minute to slurmctld, "
+        f"{rest['slurmdbd']:.1f} to slurmdbd; --slurmrestd-sshare adds sshare and assoc_mgr once per "
+        f"PriorityCalcPeriod and the config every {cadence.slow_s:g} s: {both['slurmctld']:.1f} a minute to "
+        f"slurmctld, {both['slurmdbd']:.1f} to slurmdbd\n")
 
 
 def _history(args: argparse.Namespace) -> str:

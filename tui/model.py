@@ -305,6 +305,9 @@ class Snapshot:
     """The scheduler's own printed columns (sshare header -> cells, aligned with ``tree`` rows):
     NormShares, RawUsage, NormUsage, EffectvUsage, FairShare, LevelFS where printed. None when the
     source has no printed values (the demo, slurmrestd)."""
+    usage_unknown: tuple[int, ...] = ()
+    """Tree rows whose usage the source does not have although it has the others' (an association
+    slurmrestd lists and sshare does not): 0 in the engine, "unknown" on screen, never compared."""
     pbs: PbsTree | None = None
     warnings: tuple[str, ...] = ()
     """Things the source could not read but that did not stop it (PrivateData, a missing command)."""

@@ -407,7 +407,11 @@ def explain_slurm(standing: Standing, row: int) -> Explanation:
     if caps is not None and "usage" not in caps:
         summary = (f"{standing.snapshot.source} gives no usage, so {label}'s fairshare is unknown: only the "
                    "shares below are real (the usage figures are zeros the source left empty). "
-                   "Read the usage with --slurm or --from DIR.")
+                   "Read the usage with --slurmrestd-sshare, --slurm or --from DIR.")
+    elif row in standing.snapshot.usage_unknown:
+        summary = (f"{label} is in {standing.snapshot.source}'s tree but sshare does not list it, so its usage "
+                   "and fairshare are unknown (counted as 0 here; a new association slurmctld has not loaded "
+                   "yet, or one sshare may not show you).")
     on_path = {tree.label(r) for r in path}
     for fix in standing.order_fixes:  # an order the inputs could not decide, taken from sshare's
         if fix.first in on_path or fix.second in on_path:

@@ -7,7 +7,7 @@ that carry sshare's computed columns hand them in as printed strings. No Textual
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -52,16 +52,20 @@ class Reconciliation:
 
 
 def reconcile(tree: AssocTree, result: FairshareResult, printed: Mapping[str, Sequence[str]],
-              dampening: float = 1) -> Reconciliation:
+              dampening: float = 1, skip: Collection[int] = ()) -> Reconciliation:
     """Compare the engine's sshare cells for ``tree`` with ``printed`` (header -> column cells,
-    aligned with the tree's rows). Columns absent from ``printed`` are not compared."""
+    aligned with the tree's rows). Columns absent from ``printed`` are not compared, nor the rows
+    in ``skip`` (rows the scheduler printed nothing for: :attr:`Snapshot.usage_unknown`)."""
     ours = sshare_cells(tree, result, dampening)
     bad: list[Disagreement] = []
     checked = 0
+    skipped = frozenset(skip)
     for column in COLUMNS:
         if column not in printed or column not in ours:
             continue
         for i, (got, want) in enumerate(zip(ours[column], printed[column])):
+            if i in skipped:
+                continue
             checked += 1
             if got != want:
                 bad.append(Disagreement(i, tree.label(i), column, got, want))

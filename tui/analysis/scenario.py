@@ -922,6 +922,11 @@ def _pending_jobs(sc: Scenario, snap: Snapshot, tree: AssocTree, source: str) ->
         if row is None:
             raise InputError(f"{source}:pending[{i}]", f"job {jid}'s association {job.account}/{job.user} "
                              "is not in the tree")
+        if not job.factors:
+            # slurmrestd gives the total only: the parts that move (AGE, FAIRSHARE) are unknown
+            raise InputError(f"{source}:pending[{i}]", f"job {jid} has no priority parts in the source (only "
+                             f"its total, {job.priority}): its priority over time is unknown; use a source "
+                             "with sprio (--slurm, --from DIR)")
         out.append((job, row))
     return out
 

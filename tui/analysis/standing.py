@@ -36,6 +36,15 @@ class Standing:
     """Fair Tree orders the inputs left undecided, taken from the printed values (the snapshot's
     tree then carries the usage that gives them)."""
 
+    def usage_unknown(self, row: int) -> str:
+        """Why the usage (and so the fairshare) of ``row`` is unknown; "" when it is known."""
+        caps = self.snapshot.capabilities
+        if caps is not None and "usage" not in caps:
+            return f"{self.snapshot.source} gives no usage"
+        if row in self.snapshot.usage_unknown:
+            return "sshare does not list this association (slurmrestd does)"
+        return ""
+
     @property
     def algorithm(self) -> str:
         """``fair_tree``, ``classic`` or ``pbs``."""
@@ -57,12 +66,13 @@ def build_standing(snapshot: Snapshot, me: str = "") -> Standing:
     fixes: tuple[OrderFix, ...]
     rec, fixes = None, ()
     if snapshot.printed is not None:
-        rec = reconcile(tree, result, snapshot.printed, settings.dampening)
+        rec = reconcile(tree, result, snapshot.printed, settings.dampening, snapshot.usage_unknown)
         if settings.algorithm == "fair_tree" and any(d.column == "FairShare" for d in rec.disagreements):
             fixed, fixes = order_from_printed(tree, snapshot.printed, result=result)
             if fixes:
                 fixed_result = compute(fixed, settings.algorithm, settings.dampening)
-                fixed_rec = reconcile(fixed, fixed_result, snapshot.printed, settings.dampening)
+                fixed_rec = reconcile(fixed, fixed_result, snapshot.printed, settings.dampening,
+                                      snapshot.usage_unknown)
                 if len(fixed_rec.disagreements) < len(rec.disagreements):
                     snapshot, tree, result, rec = replace(snapshot, tree=fixed), fixed, fixed_result, fixed_rec
                 else:

@@ -53,7 +53,7 @@ def standing_notes(standing: Standing) -> list[str]:
     caps = standing.snapshot.capabilities
     if caps is not None and "usage" not in caps and standing.snapshot.tree is not None:
         notes.append(f"{standing.snapshot.source} gives no usage: RawUsage, EffectvUsage, FairShare, LevelFS and "
-                     "Rank are unknown (read the usage with --slurm or --from DIR)")
+                     "Rank are unknown (read the usage with --slurmrestd-sshare, --slurm or --from DIR)")
     return notes
 
 

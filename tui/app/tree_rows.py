@@ -196,6 +196,19 @@ class TreeTable:
                 out[col] = np.where(out[col] == "", "", UNKNOWN).astype(object)
                 keys[col] = np.full(n, np.nan)
             fair = np.full(n, np.nan)
+        elif standing.snapshot.usage_unknown:
+            # Rows the usage source does not list (slurmrestd has them, sshare not): unknown too.
+            rows = np.asarray(standing.snapshot.usage_unknown, dtype=np.int64)
+            for col in NEEDS_USAGE:
+                if col == "level_fs" and "LevelFS" not in cells:
+                    continue  # classic: no LevelFS column at all
+                shown = rows[tree.is_user[rows]] if col == "rank" else rows
+                out[col] = out[col].copy()
+                out[col][shown] = UNKNOWN
+                keys[col] = keys[col].copy()
+                keys[col][rows] = np.nan
+            fair = fair.copy()
+            fair[rows] = np.nan
         return cls(tree.parent, depth, tree.is_user, has_children, names, tree.user.astype(object),
                    out, keys, fair, by_depth, lower_names(names))
 

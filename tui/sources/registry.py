@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 from tui.model import Snapshot
 
 if TYPE_CHECKING:  # imported by SlurmSource.cluster at first use; no cycle (slurm_cli never imports this)
+    from tui.sources.rest_sshare import RestSshare
     from tui.sources.slurm_cli import LiveSlurm
+    from tui.sources.slurmrestd import LiveRest
 
 __all__ = ["CAPABILITIES", "Capability", "Source", "SOURCES", "make", "register", "source_class"]
 
@@ -24,7 +26,7 @@ Capability = Literal["usage", "printed", "jobs", "partitions", "budgets", "alloc
 CAPABILITIES: dict[str, str] = {
     "usage": "raw usage of every association (what fairshare is computed from)",
     "printed": "the scheduler's own printed fairshare columns (sshare or pbsfs)",
-    "jobs": "running and pending jobs with their priority parts",
+    "jobs": "running and pending jobs with their priority (and its parts where sprio is read)",
     "partitions": "partitions and their TRESBillingWeights",
     "budgets": "Slurm GrpTRESMins budgets",
     "allocations": "service-unit allocations",
@@ -230,14 +232,63 @@ class SlurmrestdSource(Source):
     flag = "--slurmrestd"
     metavar = "SOCKET|URL"
     setting = "slurmrestd"
-    help = "slurmrestd at a unix socket or URL (JWT from $SLURM_JWT); 22.05 gives no usage"
+    help = ("slurmrestd at a unix socket or URL (JWT from $SLURM_JWT): tree, partitions, jobs; 22.05 gives no "
+            "usage (see --slurmrestd-sshare)")
     live = True
-    capabilities = frozenset({"partitions"})
+    capabilities = frozenset({"partitions", "jobs"})
+
+    def __init__(self, value: str | None = None, me: str = "", refresh_s: float = 30.0) -> None:
+        super().__init__(value, me, refresh_s)
+        self._rest: LiveRest | None = None
+
+    @property
+    def rest(self) -> LiveRest:
+        """slurmrestd: jobs every read, associations (slurmdbd) and partitions every 10 minutes."""
+        if self._rest is None:
+            from tui.sources.slurmrestd import LiveRest
+
+            where = self.value or ""
+            self._rest = LiveRest(url=where) if where.startswith(("http://", "https://")) else LiveRest(socket=where)
+        return self._rest
 
     def read(self) -> Snapshot:
-        from tui.sources import slurmrestd
+        return self.rest.read().snapshot
 
-        assert self.value is not None
-        if self.value.startswith(("http://", "https://")):
-            return slurmrestd.live_snapshot(url=self.value)
-        return slurmrestd.live_snapshot(socket=self.value)
+    def refresh_now(self) -> None:
+        self.rest.refresh_now()
+
+
+@register
+class SlurmrestdSshareSource(Source):
+    name = "slurmrestd_sshare"
+    flag = "--slurmrestd-sshare"
+    metavar = "SOCKET|URL"
+    setting = "slurmrestd"
+    help = ("slurmrestd's tree, partitions and jobs, with the usage and printed fairshare columns of sshare "
+            "(and scontrol's assoc_mgr and config), asked once per PriorityCalcPeriod: for 22.05, whose API "
+            "has no usage")
+    live = True
+    capabilities = frozenset({"usage", "printed", "jobs", "partitions"})
+
+    def __init__(self, value: str | None = None, me: str = "", refresh_s: float = 30.0) -> None:
+        super().__init__(value, me, refresh_s)
+        self._both: RestSshare | None = None
+
+    @property
+    def both(self) -> RestSshare:
+        """slurmrestd (jobs every read, the tree every 10 minutes) and the usage side (sshare and
+        assoc_mgr once per PriorityCalcPeriod); made at the first read."""
+        if self._both is None:
+            from tui.sources.rest_sshare import RestSshare
+            from tui.sources.slurmrestd import LiveRest
+
+            where = self.value or ""
+            rest = LiveRest(url=where) if where.startswith(("http://", "https://")) else LiveRest(socket=where)
+            self._both = RestSshare(rest, refresh_s=self.refresh_s)
+        return self._both
+
+    def read(self) -> Snapshot:
+        return self.both.read()
+
+    def refresh_now(self) -> None:
+        self.both.refresh_now()

@@ -45,7 +45,7 @@ from tui.sources import slurm_text
 from tui.sources.errors import InputError
 from tui.sources.sshare import SshareTable, parse_sshare
 
-__all__ = ["FILES", "Outputs", "load_folder", "load_table", "sibling_order", "precise_usage",
+__all__ = ["FILES", "Outputs", "algorithm_from_header", "load_folder", "load_table", "sibling_order", "precise_usage",
            "snapshot_from_files"]
 
 #: File name of each command's output, as capture.sh names them.
@@ -252,7 +252,7 @@ def snapshot_from_files(files: Outputs, table: SshareTable, source: str, default
     """Everything but the sshare file is optional: each missing piece becomes a warning."""
     warnings: list[str] = []
     tree = table.tree
-    settings = PrioritySettings(algorithm=_algorithm_from_header(table))
+    settings = PrioritySettings(algorithm=algorithm_from_header(table))
     cluster = ""
     got = files.get("config", warnings)
     if got is not None:
@@ -372,6 +372,6 @@ def load_folder(path: str | Path) -> Snapshot:
     return snapshot_from_files(_read_folder(folder), table, str(folder), folder.name, mtime)
 
 
-def _algorithm_from_header(table: SshareTable) -> Algorithm:
+def algorithm_from_header(table: SshareTable) -> Algorithm:
     """Without the config: sshare -l prints LevelFS only under Fair Tree (decided client-side)."""
     return "classic" if "LevelFS" not in table.header and "NormUsage" in table.header else "fair_tree"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -24,7 +24,7 @@ from tui.model import Snapshot
 from tui.sources import sacct, saved, slurm_text
 from tui.sources.commands import DEFAULT_TIMEOUT, Output, _cmdline, _failure, run
 from tui.sources.errors import InputError, SourceUnavailable
-from tui.sources.sshare import parse_sshare
+from tui.sources.sshare import SshareTable, parse_sshare
 
 __all__ = ["DEFAULT_TIMEOUT", "ASSOC_FIELDS", "Cadence", "LiveSlurm", "Output", "run", "commands", "collect",
            "live_snapshot", "capture"]
@@ -174,7 +174,11 @@ class LiveSlurm:
 
     def __init__(self, cadence: Cadence | None = None, timeout: float = DEFAULT_TIMEOUT,
                  runner: Callable[[list[str], float], Output] | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, only: Collection[str] | None = None) -> None:
+        self.only = None if only is None else frozenset(only) | {saved.FILES["sshare"], saved.FILES["config"]}
+        """File names of the commands to run (sshare and the config always); None: all of them."""
+        self.table: SshareTable | None = None
+        """The kept sshare output, parsed (rows as the snapshot's tree before any fix)."""
         self.cadence = cadence or Cadence()
         self.timeout = timeout
         self.runner = runner or (lambda args, t: run(args, t, check=False))
@@ -233,13 +237,15 @@ class LiveSlurm:
             self.outputs[f["config"]] = self._ask(f["config"], commands()[f["config"]])
             self._read_config()
         due = {k: v for k, v in commands(self.cluster).items()
-               if k not in (f["sshare"], f["config"]) and (force or self._due(k, now))}
+               if k not in (f["sshare"], f["config"]) and (self.only is None or k in self.only)
+               and (force or self._due(k, now))}
         if due:
             with ThreadPoolExecutor(max_workers=len(due)) as pool:
                 futures = {name: pool.submit(self._ask, name, args) for name, args in due.items()}
                 for name, fut in futures.items():
                     self.outputs[name] = fut.result()
         table = parse_sshare(self.outputs[f["sshare"]].stdout, "sshare -a -l -P")
+        self.table = table
         host = os.uname().nodename
         files = _outputs(self.outputs, "")
         files.data[f["captured_at"]] = self.usage_taken_at.encode()

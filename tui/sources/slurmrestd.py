@@ -29,6 +29,10 @@ What the real Slurm 22.05.8 slurmrestd offers (sandbox, probed with GET only)
 - ``slurm/v0.0.38/partitions``: ``billing_weights`` is the TRESBillingWeights string
   (``"CPU=1000000"``, ``""`` when unset), ``tres`` the TRES string, plus ``total_cpus``,
   ``total_nodes``, ``priority_job_factor``.
+- ``slurm/v0.0.38/jobs``: slurmctld's job list (finished jobs too, until MinJobAge): ``job_state``,
+  ``user_name``, ``account``, ``partition``, ``priority`` (what ``squeue %Q`` and sprio's PRIORITY
+  print), ``tres_req_str``/``tres_alloc_str``, ``time_limit`` in minutes, epoch times. No weighted
+  priority parts (no sprio endpoint), so pending jobs carry their total only.
 - Errors: an unknown path gives 404 with a plain-text body; a query that finds nothing
   (``associations?cluster=nosuch``) gives **HTTP 500** with ``errors: [{"error": "Nothing found
   with query", "error_number": 9003, "description": ..., "source": ...}]``. Such a Slurm-level 500
@@ -50,7 +54,7 @@ import random
 import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -58,7 +62,7 @@ import httpx
 import numpy as np
 
 from tui.sources.slurm_units import parse_tres_billing_weights
-from tui.model import NO_VAL, USE_PARENT, AssocTree, ModelError, Partition, PrioritySettings, Snapshot
+from tui.model import NO_VAL, USE_PARENT, AssocTree, Job, ModelError, Partition, PrioritySettings, Snapshot
 from tui.sources.errors import InputError, SourceUnavailable
 from tui.sources.slurm_text import parse_tres_counts
 
@@ -73,8 +77,14 @@ __all__ = [
     "pick_versions",
     "tree_from_associations",
     "partitions_from_json",
+    "jobs_from_json",
     "usage_from_shares",
     "live_snapshot",
+    "read",
+    "RestRead",
+    "LiveRest",
+    "attach_jobs",
+    "JOB_STATES",
 ]
 
 #: Plugin versions whose association/partition/shares shapes fairtop reads (newest wins).
@@ -274,6 +284,8 @@ class ApiVersions:
     shares: str | None
     offered: tuple[str, ...]
     """Every ``slurm/vX`` and ``slurmdb/vX`` the server lists, e.g. ``("slurm/v0.0.38", ...)``."""
+    jobs: str | None = None
+    """slurmctld's job list (``slurm/vX/jobs``), where the pending jobs come from."""
 
     @property
     def slurmdb(self) -> str:
@@ -285,7 +297,8 @@ class ApiVersions:
 
 
 def pick_versions(openapi: Mapping[str, Any], source: str = "slurmrestd /openapi") -> ApiVersions:
-    """Choose the newest understood ``slurmdb/vX/associations``, ``slurm/vX/partitions`` and ``slurm/vX/shares``.
+    """Choose the newest understood ``slurmdb/vX/associations``, ``slurm/vX/partitions``, ``slurm/vX/shares``
+    and ``slurm/vX/jobs``.
 
     Parameters
     ----------
@@ -326,7 +339,8 @@ def pick_versions(openapi: Mapping[str, Any], source: str = "slurmrestd /openapi
         raise SourceUnavailable(
             "slurmrestd offers no slurmdb associations endpoint fairtop understands "
             f"({', '.join(SUPPORTED_VERSIONS)}); it offers: {', '.join(ordered) or 'no slurm/slurmdb versions'}")
-    return ApiVersions(assoc, newest("slurm", "partitions"), newest("slurm", "shares"), ordered)
+    return ApiVersions(assoc, newest("slurm", "partitions"), newest("slurm", "shares"), ordered,
+                       newest("slurm", "jobs"))
 
 
 # --------------------------------------------------------------------------------------------
@@ -618,6 +632,72 @@ def partitions_from_json(doc: Mapping[str, Any], source: str = "slurmrestd parti
     return out
 
 
+#: The job states squeue lists by default and fairtop keeps (a finished job is in the usage already).
+JOB_STATES = ("PENDING", "RUNNING")
+
+
+def _epoch(value: Any) -> datetime | None:
+    seconds = _number(value)
+    return datetime.fromtimestamp(seconds, timezone.utc) if seconds else None
+
+
+def jobs_from_json(doc: Mapping[str, Any], source: str = "slurmrestd jobs") -> list[Job]:
+    """Pending and running jobs from ``slurm/vX/jobs`` (v0.0.38 flat fields; v0.0.40's
+    ``{"set": ..., "number": ...}`` numbers and state lists).
+
+    ``priority`` is the job's priority as slurmctld holds it (what ``squeue %Q`` and ``sprio``'s
+    PRIORITY print). The API has no weighted parts (no sprio), so ``factors`` stays empty.
+    TRES are the allocated ones of a running job, else the requested ones (as squeue's).
+
+    Raises
+    ------
+    InputError
+        No ``jobs`` list, or a job without an id, user or account.
+    """
+    items = doc.get("jobs")
+    if not isinstance(items, list):
+        raise InputError(source, "'jobs' is missing or not a list")
+    out = []
+    for k, j in enumerate(items):
+        if not isinstance(j, Mapping):
+            raise InputError(source, f"job #{k} is {type(j).__name__}, expected an object")
+        state = j.get("job_state")
+        states = [x for x in state if isinstance(x, str)] if isinstance(state, list) else [state]
+        kept = [x for x in states if x in JOB_STATES]
+        if not kept:
+            continue
+        job_id = _number(j.get("job_id"))
+        if job_id is None:
+            raise InputError(source, f"job #{k} has no job_id")
+        what = f"job {int(job_id)}"
+        user, account = _text(j, "user_name", source, what), _text(j, "account", source, what)
+        if not user or not account:
+            raise InputError(source, f"{what}: no user_name or account")
+        tres_key = "tres_alloc_str" if kept[0] == "RUNNING" else "tres_req_str"
+        tres = parse_tres_counts(_text(j, tres_key, source, what), f"{source} {what} {tres_key}")
+        prio = _number(j.get("priority"))
+        limit = _number(j.get("time_limit"))  # minutes
+        out.append(Job(
+            job_id=str(int(job_id)), user=user, account=account, partition=_text(j, "partition", source, what),
+            state=kept[0], tres=tres, time_limit_s=int(limit) * 60 if limit is not None else 0,
+            submit_time=_epoch(j.get("submit_time")),
+            start_time=_epoch(j.get("start_time")) if kept[0] == "RUNNING" else None,
+            priority=None if prio is None else int(prio),
+        ))
+    return out
+
+
+def attach_jobs(jobs: list[Job], tree: AssocTree, source: str) -> list[str]:
+    """Warnings for jobs whose association (account, user) is not in the tree."""
+    known = {(str(tree.account[i]), str(tree.user[i])) for i in np.flatnonzero(tree.is_user)}
+    lost = [j for j in jobs if (j.account, j.user) not in known]
+    if not lost:
+        return []
+    names = ", ".join(f"{j.job_id} ({j.account}/{j.user})" for j in lost[:5])
+    return [f"{source}: {len(lost)} job(s) belong to no association in the tree: {names}"
+            + (", ..." if len(lost) > 5 else "")]
+
+
 def _openapi(client: RestClient) -> dict[str, Any]:
     # /openapi/v3 first: newer slurmrestd deprecates plain /openapi; 22.05 serves both identically
     try:
@@ -633,7 +713,47 @@ def live_snapshot(socket: str | None = None, url: str | None = None, *, token: s
                   timeout: httpx.Timeout = DEFAULT_TIMEOUT, retries: int = DEFAULT_RETRIES,
                   transport: httpx.BaseTransport | None = None,
                   sleep: Callable[[float], None] = time.sleep) -> Snapshot:
-    """Read associations (and usage, partitions where offered) from slurmrestd.
+    """Read associations (and usage, partitions, jobs where offered) from slurmrestd.
+
+    As :func:`read`, the snapshot only.
+    """
+    return read(socket, url, token=token, user=user, cluster=cluster, timeout=timeout, retries=retries,
+                transport=transport, sleep=sleep).snapshot
+
+
+@dataclass(frozen=True)
+class RestRead:
+    """What one read of slurmrestd gave."""
+
+    snapshot: Snapshot
+    row_partitions: list[str]
+    """The association partition of every tree row ("" for none), to match other sources' rows."""
+    usage_known: bool
+    """Whether the server gave raw usage (22.05 never does)."""
+    versions: ApiVersions | None = None
+    """The endpoints used (read again for the jobs alone)."""
+    job_warnings: tuple[str, ...] = ()
+    """The snapshot's warnings about the jobs (replaced when the jobs alone are read again)."""
+
+
+def _read_jobs(client: RestClient, versions: ApiVersions, tree: AssocTree) -> tuple[list[Job], list[str]]:
+    if versions.jobs is None:
+        return [], ["jobs unknown: the server offers no slurm/vX/jobs fairtop understands"]
+    try:
+        jobs = jobs_from_json(client.get_json(versions.jobs), f"slurmrestd {versions.jobs}")
+    except ApiUnavailable:
+        raise  # a server that stopped answering is an error, not a warning beside an old tree
+    except (SourceUnavailable, InputError) as exc:
+        return [], [f"jobs unknown: {exc}"]
+    return jobs, attach_jobs(jobs, tree, f"slurmrestd {versions.jobs}")
+
+
+def read(socket: str | None = None, url: str | None = None, *, token: str | None = None,
+         user: str | None = None, cluster: str | None = None,
+         timeout: httpx.Timeout = DEFAULT_TIMEOUT, retries: int = DEFAULT_RETRIES,
+         transport: httpx.BaseTransport | None = None,
+         sleep: Callable[[float], None] = time.sleep) -> RestRead:
+    """Read associations (and usage, partitions, jobs where offered) from slurmrestd.
 
     Parameters
     ----------
@@ -644,9 +764,9 @@ def live_snapshot(socket: str | None = None, url: str | None = None, *, token: s
 
     Returns
     -------
-    Snapshot
-        With warnings for everything the server did not provide (usage on 22.05, priority
-        settings always, partitions when not offered or refused).
+    RestRead
+        The snapshot, with warnings for everything the server did not provide (usage on 22.05,
+        priority settings always, partitions or jobs when not offered or refused).
 
     Raises
     ------
@@ -667,6 +787,7 @@ def live_snapshot(socket: str | None = None, url: str | None = None, *, token: s
         built = tree_from_associations(assocs, f"slurmrestd {path}", cluster)
         tree, cluster_name = built.tree, built.cluster
         warnings += built.warnings
+        usage_known = built.usage_known
         if not built.usage_known:
             if versions.shares is not None:
                 try:
@@ -676,6 +797,7 @@ def live_snapshot(socket: str | None = None, url: str | None = None, *, token: s
                     warnings += more
                     tree = AssocTree(tree.parent, tree.is_user, tree.account, tree.user, tree.shares_raw,
                                      usage, tree.sibling_order)
+                    usage_known = True
                 except (SourceUnavailable, InputError) as exc:
                     warnings.append(f"usage unknown (shown as 0): {exc}")
             else:
@@ -693,9 +815,11 @@ def live_snapshot(socket: str | None = None, url: str | None = None, *, token: s
                                                   f"slurmrestd {versions.partitions}")
             except (SourceUnavailable, InputError) as exc:
                 warnings.append(f"partitions unknown: {exc}")
+        jobs, job_warnings = _read_jobs(client, versions, tree)
+        warnings += job_warnings
     warnings.append("priority settings unknown (defaults assumed): slurmrestd does not expose slurm.conf's "
                     "PriorityFlags, weights or decay")
-    return Snapshot(
+    snap = Snapshot(
         cluster=cluster_name,
         source=f"slurmrestd {client.where} (slurmdb {versions.slurmdb}"
                + (f", slurm {versions.slurm})" if versions.slurm else ")"),
@@ -703,5 +827,64 @@ def live_snapshot(socket: str | None = None, url: str | None = None, *, token: s
         tree=tree,
         settings=PrioritySettings(),
         partitions=tuple(partitions),
+        jobs=tuple(jobs),
         warnings=tuple(warnings),
     )
+    return RestRead(snap, built.partitions, usage_known, versions, tuple(job_warnings))
+
+
+class LiveRest:
+    """slurmrestd read on a cadence: the jobs (slurmctld) at every read, the associations
+    (slurmdbd) and partitions every ``slow_s`` seconds or after :meth:`refresh_now`, as the live
+    source reads sacctmgr, so a session does not query slurmdbd every refresh.
+
+    Parameters
+    ----------
+    socket, url, token, user, cluster, timeout, retries, transport, sleep
+        As :func:`read`.
+    slow_s : float
+        Seconds between reads of the associations and partitions.
+    clock : callable
+        Monotonic seconds (tests pass their own).
+    """
+
+    slow_s_default = 600.0
+    """Seconds between reads of the associations (slurmdbd) and partitions, as sacctmgr's."""
+
+    def __init__(self, socket: str | None = None, url: str | None = None, *, slow_s: float = slow_s_default,
+                 clock: Callable[[], float] = time.monotonic, **kw: Any) -> None:
+        self.where: dict[str, Any] = {"socket": socket, "url": url, **kw}
+        self.slow_s = slow_s
+        self.clock = clock
+        self._kept: tuple[float, RestRead] | None = None
+        self._force = False
+
+    def refresh_now(self) -> None:
+        """Read the associations and partitions again at the next read (``r``)."""
+        self._force = True
+
+    def read(self) -> RestRead:
+        """Everything when due, else the kept tree and partitions with the jobs read now.
+
+        Raises
+        ------
+        SourceUnavailable, InputError
+            As :func:`read`; when only the jobs are read, a server that does not answer raises
+            (:class:`ApiUnavailable`) and a refused or unreadable job list becomes a warning.
+        """
+        now = self.clock()
+        if self._kept is None or self._force or now - self._kept[0] >= self.slow_s:
+            self._force = False
+            self._kept = (now, read(**self.where))
+            return self._kept[1]
+        kept = self._kept[1]
+        snap, versions = kept.snapshot, kept.versions
+        assert snap.tree is not None and versions is not None  # read() sets both
+        keys = ("token", "user", "timeout", "retries", "transport", "sleep")
+        with RestClient(self.where["socket"], self.where["url"],
+                        **{k: self.where[k] for k in keys if k in self.where}) as client:
+            jobs, job_warnings = _read_jobs(client, versions, snap.tree)
+        old = set(kept.job_warnings)
+        warnings = (*[w for w in snap.warnings if w not in old], *job_warnings)
+        fresh = replace(snap, jobs=tuple(jobs), warnings=warnings, taken_at=datetime.now(timezone.utc))
+        return RestRead(fresh, kept.row_partitions, kept.usage_known, versions, tuple(job_warnings))

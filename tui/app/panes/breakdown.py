@@ -78,7 +78,11 @@ def _pbs_step_markup(step: PbsStep) -> str:
 def _jobs_markup(ex: Explanation) -> str:
     if not ex.jobs:
         return "[$text-muted]No pending jobs.[/]"
-    lines = ["[b]Pending jobs[/b] (priority = sum of the weighted parts, as sprio -l shows them)"]
+    if any(job.parts for job in ex.jobs):
+        lines = ["[b]Pending jobs[/b] (priority = sum of the weighted parts, as sprio -l shows them)"]
+    else:
+        lines = ["[b]Pending jobs[/b] (priority as the scheduler holds it; the source has no sprio output, "
+                 "so the parts are unknown)"]
     for job in ex.jobs[:MAX_JOBS]:
         parts = " + ".join(f"{name} {value:,.0f}" for name, value in job.parts if value)
         prio = "?" if job.priority is None else f"{job.priority:,}"

@@ -61,16 +61,21 @@ def _fs(x: float | None) -> str:
     return "-" if x is None or math.isnan(x) else ("inf" if math.isinf(x) else f"{x:f}")
 
 
-def result_markup(w: WhatIf, algorithm: str) -> str:
-    """Cost, raw usage added up the chain, and the fairshare before and after (Textual markup)."""
+def result_markup(w: WhatIf, algorithm: str, usage_unknown: str = "") -> str:
+    """Cost, raw usage added up the chain, and the fairshare before and after (Textual markup).
+
+    ``usage_unknown``: why the association's usage is unknown (then only the cost is real)."""
     c = w.cost
     mode = {"sum": "sum", "max_tres": "MAX_TRES", "max_tres_gres": "MAX_TRES_GRES"}[c.mode]
     lines = [
         f"[b]Cost[/b]  {c.billing_per_s:,.2f} billing units/s ({mode}) × {c.walltime_s:,} s = "
         f"{c.total:,.0f} billing-seconds = [b]{c.total_hours:,.1f} SU[/b] (billing-hours)",
         "",
-        "[b]Raw usage added[/b] (the same to the association and every ancestor)",
     ]
+    if usage_unknown:
+        return "\n".join([*lines, f"[b]Fairshare of {escape(w.label)}[/b] before and after: unknown, "
+                                   f"{escape(usage_unknown)} (--slurmrestd-sshare, --slurm or --from DIR have it)"])
+    lines.append("[b]Raw usage added[/b] (the same to the association and every ancestor)")
     for inc in w.increments:
         lines.append(f"  {escape(inc.label):<40} {inc.before:>16,.0f} → {inc.after:>16,.0f}")
     lines += ["", f"[b]Fairshare of {escape(w.label)} now → right after the job[/b]"]
@@ -261,7 +266,8 @@ class WhatIfPane(PaneFrame):
     def on_what_if_ready(self, message: WhatIfReady) -> None:
         if message.request_id != self._request or self._view is None:
             return  # the form or the selection changed since the worker started
-        self._show_result(result_markup(message.result, self._view.algorithm), is_result=True)
+        why = self._view.usage_unknown(message.result.row)
+        self._show_result(result_markup(message.result, self._view.algorithm, why), is_result=True)
 
     def worker_failed(self, worker: Worker, text: str) -> None:
         if worker is not self._worker:
