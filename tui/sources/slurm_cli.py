@@ -50,6 +50,7 @@ def commands(cluster: str = "") -> dict[str, list[str]]:
         f["config"]: ["scontrol", "show", "config"],
         f["assoc"]: assoc,
         f["partition"]: ["scontrol", "show", "partition"],
+        f["node"]: ["scontrol", "show", "node"],
         f["assoc_mgr"]: ["scontrol", "show", "assoc_mgr", "flags=assoc"],
         f["sprio"]: ["sprio", "-l"],
         f["squeue"]: ["squeue", "-a", "-O", ",".join(f"{name}:|" for name in slurm_text.SQUEUE_FIELDS)],
