@@ -605,6 +605,8 @@ class AssocSeries:
     """The same projection without the scenario's jobs ("before"; the source's running jobs stay)."""
     fairshare_before: np.ndarray | None = None
     rank_before: np.ndarray | None = None
+    fairshare_stop: np.ndarray | None = None
+    """If the association stops now: no campaign and (with ``others`` = steady/observed) no own pace."""
     balance: BalanceSeries | None = None
     """The binding allocation or Slurm budget over the horizon (None: see ``balance_note``)."""
     balance_note: str = ""
@@ -740,6 +742,7 @@ class ScenarioResult:
         if fb is not None and self.costs and not np.isnan(fb[end_k]):
             out.append(f"{s.label}: the campaign costs fairshare {fb[end_k]:.4f} -> {s.fairshare[end_k]:.4f} "
                        f"(without -> with it, {self.date(self.t_hours[end_k]):%Y-%m-%d})")
+        fb = s.fairshare_stop
         if fb is not None and not np.all(np.isnan(fb)):
             if fb[0] >= self.target:
                 out.append(f"{s.label}: if it stops now, fairshare is already {fb[0]:.4f} (>= {self.target:g})")
@@ -1004,6 +1007,13 @@ def run_scenario(sc: Scenario, snapshot: Snapshot | None = None, now: datetime |
     if runs:  # before: the same projection without the scenario's jobs
         base = project_usage(tree, base_rows, base_start, base_end, base_bill, t, hl, period, "slurm", resets, rate)
         base_fs = project_fairshare(tree, base, watch, algorithm, damp, every)
+    stop_fs = base_fs
+    if rate is not None:  # "if we stop": the charged associations' own pace ends too
+        rate_stop = np.array(rate, dtype=np.float64)
+        rate_stop[watch] = 0.0
+        stop = project_usage(tree, base_rows, base_start, base_end, base_bill, t, hl, period, "slurm", resets,
+                             rate_stop)
+        stop_fs = project_fairshare(tree, stop, watch, algorithm, damp, every)
     w = st.weight_fairshare
     col = {row: c for c, row in enumerate(watch + extra)}
     pend = tuple(_pending_priority(job, row, t, fs.fairshare[:, col[row]], st) for job, row in pend_jobs)
@@ -1026,6 +1036,7 @@ def run_scenario(sc: Scenario, snapshot: Snapshot | None = None, now: datetime |
             raw_usage_before=base_fs.usage[:, c].astype(np.float64),
             fairshare_before=base_fs.fairshare[:, c],
             rank_before=None if base_fs.rank is None else base_fs.rank[:, c],
+            fairshare_stop=stop_fs.fairshare[:, c],
             balance=bal if isinstance(bal, BalanceSeries) else None,
             balance_note=bal if isinstance(bal, str) else ""))
     t_h = t / HOUR

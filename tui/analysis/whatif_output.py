@@ -25,7 +25,7 @@ from tui.analysis.scenario import ScenarioResult
 __all__ = ["whatif_dict", "format_whatif_json", "format_whatif_csv", "format_whatif_table"]
 
 _OPTIONAL = ("rank", "ahead", "level_fs", "priority_fairshare", "tree_usage", "raw_usage_before", "fairshare_before",
-             "rank_before")
+             "rank_before", "fairshare_stop")
 
 
 def _list(x: np.ndarray) -> list[Any]:
