@@ -1,5 +1,27 @@
 """What-if scenarios: a campaign of jobs projected over time (issue 9), without the UI.
 
+API for the pane (extended, nothing renamed): :func:`parse_scenario` / :func:`load_scenario` /
+:func:`save_scenario` / :func:`scenario_to_dict`; :func:`run_scenario` -> :class:`ScenarioResult` with
+
+* ``series[i]`` (:class:`AssocSeries`, one per charged association): ``raw_usage``, ``fairshare``,
+  ``rank``/``ahead``/``level_fs`` (Fair Tree), and now ``raw_usage_before``/``fairshare_before``/
+  ``rank_before`` (the same projection without the scenario's jobs: plot "before vs after"),
+  ``fairshare_stop`` (if the association stops now), ``balance`` (a
+  :class:`~tui.analysis.plan_balance.BalanceSeries`: ``.balance`` SU free per step, ``.held``,
+  ``.refused`` ``[(job, hours)]``, ``.runs_out_h``, ``.account.label``) or ``balance_note`` saying why
+  there is none (unknown or absent);
+* ``planned[j]`` (:class:`~tui.analysis.plan_priority.PlannedPriority`, one per job line): ``priority``
+  per step and its parts (``age``, ``fairshare`` series; ``jobsize``, ``partition``, ``qos``, ``tres``,
+  ``site`` numbers; ``notes`` for parts the source cannot give);
+* ``pending`` (the source's pending jobs' priority), ``shares_now`` (``[[shares]]``: fairshare today
+  before -> after), ``admin`` (:class:`~tui.analysis.plan_answers.AdminAnswer`), ``costs`` (billing/s,
+  SU charged and pre-debited per job line), ``notes`` (including what could not be checked), and
+  :meth:`ScenarioResult.sentences` (the answers in words).
+
+A job its partition's nodes cannot run (CPUs, memory, GPUs per node, node count, MaxNodes, MaxTime:
+:mod:`tui.analysis.node_check`) raises :class:`InputError` naming ``file:jobs[i].key``. Saved
+scenarios in the state file: :mod:`tui.analysis.scenario_store`.
+
 A :class:`Scenario` is what a researcher plans: jobs (shape, start, walltime, copies, repeats)
 over a horizon sampled every ``step``. It is read from and written to TOML::
 
@@ -27,6 +49,10 @@ over a horizon sampled every ``step``. It is read from and written to TOML::
     count = 20                # copies running at once
     every = "7-0"             # repeat the block every week ...
     repeat = 2                # ... twice in all
+    runtime = "10:00:00"      # expected run time (default: the walltime): usage and the debit stop
+                              # there; the allocation pre-debits the walltime
+    qos_factor = 0.5          # the QOS's Priority / the largest (the priority's QOS part)
+    site = 0                  # the SiteFactor the job would carry
 
     [[shares]]                # "with N raw shares": what-if on the tree itself
     account = "chem"
@@ -39,6 +65,12 @@ over a horizon sampled every ``step``. It is read from and written to TOML::
     algorithm = "fair_tree"   # or "classic"
     dampening = 1
     usage_reset_period = "NONE"
+
+    [admin]                   # seed 000's control, for a target u*
+    halving_usage = 1e9       # u*: fairshare halves every u* of usage (RawUsage units)
+    weeks = 4                 # how far to follow the dampening drift and the padding upkeep
+    check_every = "4:00:00"   # upkeep checks (the paper's 4 hours)
+    # upkeep_amount = 5e7     # usage one upkeep job adds (default 1.02 x one interval's decay)
 
     [model]                   # without a source: seed 000's single-user model
     halving_usage = 10000     # u*: F = 2**(-u/u*), core-hours
