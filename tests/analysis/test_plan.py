@@ -370,3 +370,32 @@ def test_the_demo_user_s_allocation_over_a_gpu_campaign(demo: Snapshot) -> None:
     assert b.balance[25] == pytest.approx(82_652.0 - 20 * hold / 60)
     assert b.balance[-1] == pytest.approx(82_652.0 - 20 * debit / 60)
     assert np.all(np.diff(res.series[0].raw_usage_before[24:36]) <= 0)  # no campaign: decays
+
+
+def test_a_saved_capture_checks_its_nodes_from_slurm_conf() -> None:
+    # The sandbox capture has slurm.conf but no scontrol_show_partition.txt: one 8-CPU, 1 GB node.
+    from tui.sources.saved import load_folder
+
+    snap = load_folder(LIVE)
+    burn = {p.name: p for p in snap.partitions}["burn"]
+    assert burn.node_types == (NodeType(8, 1024.0, 0, "", 1),) and burn.max_time_s == UNLIMITED
+    user = str(snap.tree.user[np.flatnonzero(snap.tree.is_user)[0]])
+    account = str(snap.tree.account[np.flatnonzero(snap.tree.is_user)[0]])
+    job = {"user": user, "account": account, "partition": "burn", "walltime": "1:00:00"}
+    with pytest.raises(InputError, match=r"jobs\[0\].mem: 2 GB of memory per node; the largest node in burn has 1"):
+        run_scenario(parse_scenario({"horizon": "2:00:00", "jobs": [{**job, "mem": "2G"}]}), snap)
+    res = run_scenario(parse_scenario({"horizon": "2:00:00", "jobs": [{**job, "cpus": 8}]}), snap)
+    assert res.costs[0].billing_per_s == 8_000_000  # TRESBillingWeights=CPU=1000000
+    assert not any("not checked" in n or "unknown" in n for n in res.notes)
+
+
+def test_many_copies_are_replayed_as_groups() -> None:
+    # 10,000 SU; a copy pre-debits 0.5/s x 2 h = 60 min = 1 SU and is debited the same at its end.
+    # 1,000 copies every 6 h: ten runs fit (10 x 1,000 SU), the 11th (at 60 h) and later are refused.
+    snap = _snapshot(allocations=(Allocation("7", "lab", 1e4, 0.0, 0.0),))
+    sc = parse_scenario({"horizon": "30-0", "step": "1:00:00", "jobs": [
+        {"user": "alice", "billing": 0.5, "walltime": "2:00:00", "count": 1000, "every": "6:00:00", "repeat": 100}]})
+    b = run_scenario(sc, snap, NOW).series[0].balance
+    assert b is not None and b.runs_out_h == 60.0 and len(b.refused) == 90 * 1000
+    assert b.balance[0] == 9000.0 and b.balance[1] == 9000.0 and b.balance[2] == 9000.0 and b.balance[6] == 8000.0
+    assert b.balance[-1] == 0.0

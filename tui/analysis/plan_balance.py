@@ -26,6 +26,7 @@ Balances are in SU (resource-hours = minutes / 60). No Textual here.
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -70,6 +71,8 @@ class BalanceRun:
     per_s: float
     """TRES charged per second (billing per second for a billing account)."""
     walltime_s: float
+    copies: int = 1
+    """Identical copies starting together (each its own pre-debit)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -82,7 +85,7 @@ class BalanceSeries:
     held: np.ndarray
     """SU held by the campaign's running pre-debits at each step."""
     started: tuple[bool, ...]
-    """Per run (in the order given): whether it was allowed to start."""
+    """Per copy (runs in the order given, each run's copies in turn): whether it was allowed to start."""
     refused: tuple[tuple[int, float], ...]
     """``(job index, hours from now)`` of every refused run."""
 
@@ -146,7 +149,8 @@ def project_balance(account: Account, runs: list[BalanceRun], t_s: np.ndarray,
     ----------
     account : Account
     runs : list of BalanceRun
-        One entry per copy; a run refused at its start neither holds nor debits.
+        A copy refused at its start neither holds nor debits; of a run's copies, as many start as
+        the balance covers, one pre-debit after the other.
     t_s : array
         Sample times, seconds from now.
     decay : callable, optional
@@ -155,47 +159,64 @@ def project_balance(account: Account, runs: list[BalanceRun], t_s: np.ndarray,
     """
     t = np.asarray(t_s, dtype=np.float64)
     budget = account.kind == "budget"
-    dec = decay if (budget and decay is not None) else (lambda x: np.ones_like(np.asarray(x, dtype=np.float64)))
-    order = sorted(range(len(runs)), key=lambda i: (runs[i].start_s, i))
-    holds = np.zeros(len(runs))
-    debits = np.zeros(len(runs))
-    started = [False] * len(runs)
-    refused: list[tuple[int, float]] = []
-    # Ledger: what is free = start - holds of running runs - debits of ended ones.
-    # Budget: free = limit - used(t) - holds of running runs, used(t) = decayed used + decayed debits.
+
+    def dec(x: np.ndarray) -> np.ndarray:
+        if budget and decay is not None:
+            return np.maximum(np.asarray(decay(np.asarray(x, dtype=np.float64)), dtype=np.float64), 1e-300)
+        return np.ones(np.shape(x))
+
+    n = len(runs)
+    start = np.array([r.start_s for r in runs], dtype=np.float64)
+    end = np.array([r.end_s for r in runs], dtype=np.float64)
+    if budget:  # (uint64) TRES count x time limit in minutes; usage accrues the double
+        hold = np.array([math.floor(r.per_s) * r.walltime_s / 60.0 for r in runs])
+        debit = np.array([r.per_s * (r.end_s - r.start_s) / 60.0 for r in runs])
+    else:  # the ledger: seconds round up to whole minutes, the debit capped at the pre-debit
+        hold = np.array([float(minutes_from_seconds(math.ceil(r.per_s * r.walltime_s - 1e-9))) for r in runs])
+        debit = np.minimum(hold, [float(minutes_from_seconds(math.ceil(r.per_s * (r.end_s - r.start_s) - 1e-9)))
+                                  for r in runs])
+    d_end = dec(end) if n else np.zeros(0)
     limit = account.available_minutes + account.used_minutes
-    for i in order:
-        r = runs[i]
+    count = np.zeros(n)  # copies of each run that started
+    refused: list[tuple[int, float]] = []
+    active: list[tuple[float, int]] = []  # (end, run) of started runs still holding
+    held = ended_debits = 0.0  # ledger: debits so far; budget: sum of debit / D(end)
+    for i in sorted(range(n), key=lambda k: (start[k], k)):
+        while active and active[0][0] <= start[i]:
+            _, j = heapq.heappop(active)
+            held -= hold[j] * count[j]
+            ended_debits += count[j] * (debit[j] / d_end[j] if budget else debit[j])
         if budget:
-            hold = math.floor(r.per_s) * r.walltime_s / 60.0  # (uint64) TRES count x time limit
-            debit = r.per_s * (r.end_s - r.start_s) / 60.0
+            d_now = float(dec(np.array([start[i]]))[0])
+            free = limit - d_now * (account.used_minutes + ended_debits) - held
         else:
-            hold = float(minutes_from_seconds(math.ceil(r.per_s * r.walltime_s - 1e-9)))
-            debit = min(hold, float(minutes_from_seconds(math.ceil(r.per_s * (r.end_s - r.start_s) - 1e-9))))
-        free = _free(account, limit, runs, started, holds, debits, r.start_s, dec)
-        expired = account.ends_s is not None and r.start_s > account.ends_s
-        if hold > free + 1e-9 or expired:
-            refused.append((r.job, r.start_s / 3600.0))
-            continue
-        started[i] = True
-        holds[i], debits[i] = hold, debit
-    bal = np.array([_free(account, limit, runs, started, holds, debits, x, dec) for x in t]) / 60.0
-    held = np.array([sum(holds[i] for i, r in enumerate(runs) if started[i] and r.start_s <= x < r.end_s)
-                     for x in t]) / 60.0
-    return BalanceSeries(account, bal, held, tuple(started), tuple(refused))
-
-
-def _free(account: Account, limit: float, runs: list[BalanceRun], started: list[bool], holds: np.ndarray,
-          debits: np.ndarray, at: float, dec: Callable[[np.ndarray], np.ndarray]) -> float:
-    """Minutes a new pre-debit may take at ``at`` (after every end and start at or before it)."""
-    held = sum(holds[i] for i, r in enumerate(runs) if started[i] and r.start_s <= at < r.end_s)
-    ended = [i for i, r in enumerate(runs) if started[i] and r.end_s <= at]
-    if account.kind != "budget":
-        return float(account.available_minutes - held - float(sum(debits[i] for i in ended)))
-    d_at = float(dec(np.array([at]))[0])
-    used = account.used_minutes * d_at
-    if ended:
-        ends = np.array([runs[i].end_s for i in ended])
-        used += float(np.sum(debits[ended] * d_at / dec(ends)))
-    return float(limit - used - held)
-
+            free = account.available_minutes - held - ended_debits
+        copies = runs[i].copies
+        if account.ends_s is not None and start[i] > account.ends_s:
+            fit = 0
+        elif hold[i] <= 0:
+            fit = copies
+        else:
+            fit = int(min(copies, max(0.0, math.floor((free + 1e-9) / hold[i]))))
+        refused.extend([(runs[i].job, float(start[i]) / 3600.0)] * (copies - fit))
+        if fit:
+            count[i] = fit
+            held += hold[i] * fit
+            heapq.heappush(active, (float(end[i]), i))
+    refused.sort(key=lambda x: x[1])
+    # sample: held(t) = holds started by t minus those ended by t; debits ended by t
+    s_order, e_order = np.argsort(start, kind="stable"), np.argsort(end, kind="stable")
+    cum_hold_s = np.concatenate([[0.0], np.cumsum((hold * count)[s_order])])
+    cum_hold_e = np.concatenate([[0.0], np.cumsum((hold * count)[e_order])])
+    per_end = count * (debit / d_end if budget else debit)
+    cum_debit_e = np.concatenate([[0.0], np.cumsum(per_end[e_order])])
+    s_sorted, e_sorted = start[s_order], end[e_order]
+    k_s = np.searchsorted(s_sorted, t, side="right")
+    k_e = np.searchsorted(e_sorted, t, side="right")
+    held_t = cum_hold_s[k_s] - cum_hold_e[k_e]
+    if budget:
+        free_t = limit - dec(t) * (account.used_minutes + cum_debit_e[k_e]) - held_t
+    else:
+        free_t = account.available_minutes - held_t - cum_debit_e[k_e]
+    started = tuple(k < count[i] for i, r in enumerate(runs) for k in range(r.copies))
+    return BalanceSeries(account, free_t / 60.0, held_t / 60.0, started, tuple(refused))

@@ -1118,7 +1118,7 @@ def _balances(sc: Scenario, snap: Snapshot, tree: AssocTree, now: datetime, watc
                 continue
             per_s = bill[i] if acct.tres == "billing" else j.totals().get(acct.tres, 0.0)
             for s, e in j.runs():
-                brs.extend(BalanceRun(i, float(s), float(e), per_s, float(j.walltime_s)) for _ in range(j.count))
+                brs.append(BalanceRun(i, float(s), float(e), per_s, float(j.walltime_s), j.count))
         out[row] = project_balance(acct, brs, t, lambda x: decay_series(x, hl, period))
     return out
 
