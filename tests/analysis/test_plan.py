@@ -399,3 +399,20 @@ def test_many_copies_are_replayed_as_groups() -> None:
     assert b is not None and b.runs_out_h == 60.0 and len(b.refused) == 90 * 1000
     assert b.balance[0] == 9000.0 and b.balance[1] == 9000.0 and b.balance[2] == 9000.0 and b.balance[6] == 8000.0
     assert b.balance[-1] == 0.0
+
+
+def test_site_factor_follows_the_allocation() -> None:
+    # 100 SU granted, 50 free: credit factor 0.5. It ends in 10 days, the latest active one in 20:
+    # temporal factor 1 - (10 - t)/(20 - t): 0.5 now, 2/3 at day 5. Power rule (seed 004 Figure 2):
+    # 0.5**0.5 x 0.5**2 = 0.17678 -> SiteFactor 176.78 at scale 1,000; day 5: 0.70711 x 0.44444 = 314.27.
+    mine = Allocation("7", "lab", 100.0, 40.0, 10.0, NOW - timedelta(days=1), NOW + timedelta(days=10))
+    other = Allocation("8", "other", 10.0, 0.0, 0.0, NOW - timedelta(days=1), NOW + timedelta(days=20))
+    snap = _snapshot(allocations=(mine, other))
+    sc = parse_scenario({"horizon": "5-0", "step": "1-0", "jobs": [
+        {"user": "alice", "billing": 0.0, "site_scale": 1000, "walltime": "1:00:00"}]})
+    p = run_scenario(sc, snap, NOW).planned[0]
+    assert isinstance(p.site, np.ndarray)
+    assert p.site[0] == pytest.approx(1000 * 0.5**0.5 * 0.5**2)
+    assert p.site[5] == pytest.approx(1000 * 0.5**0.5 * (2 / 3) ** 2)
+    no_alloc = run_scenario(sc, _snapshot(), NOW)
+    assert "jobs[0]: site_scale given but no dated allocation binds it: SITE is its site (0)" in no_alloc.notes

@@ -38,7 +38,8 @@ from tui.allocations.ledger import minutes_from_seconds
 from tui.analysis.allocations import allocations_for, budgets_for
 from tui.model import AssocTree, Snapshot
 
-__all__ = ["Account", "BalanceRun", "BalanceSeries", "binding_account", "project_balance", "why_no_account"]
+__all__ = ["Account", "BalanceRun", "BalanceSeries", "binding_account", "project_balance", "site_series",
+           "why_no_account"]
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,11 @@ class Account:
     """Budget only: the decayed usage now (it decays; the limit does not)."""
     ends_s: float | None = None
     """Allocation only: seconds from now to the end of its period (no pre-debit after it)."""
+    granted_minutes: float | None = None
+    """Allocation only: the grant (seed 004's credit factor is what is left of it)."""
+    latest_end_s: float | None = None
+    """Allocation only: seconds from now to the latest end of any active allocation (the temporal
+    factor's ``max_j dt_j``)."""
 
 
 @dataclass(frozen=True)
@@ -118,8 +124,10 @@ def binding_account(snap: Snapshot, tree: AssocTree, row: int, now: datetime) ->
         st = min(allocs, key=lambda s: path_accounts.index(s.project))
         a = st.allocation
         ends = None if a.end is None else (_aware(a.end) - now).total_seconds()
+        active_ends = [(_aware(x.end) - now).total_seconds() for x in snap.allocations
+                       if x.end is not None and _aware(x.end) >= now and (x.start is None or _aware(x.start) <= now)]
         return Account("allocation", f"allocation {a.allocation_id} of {a.project}", "billing",
-                       st.remaining * 60.0, 0.0, ends)
+                       st.remaining * 60.0, 0.0, ends, a.granted_su * 60.0, max(active_ends, default=None))
     known = [b for b in budgets_for(snap.budgets, tree, row) if b.used_minutes is not None]
     if not known:
         return None
@@ -220,3 +228,26 @@ def project_balance(account: Account, runs: list[BalanceRun], t_s: np.ndarray,
         free_t = account.available_minutes - held_t - cum_debit_e[k_e]
     started = tuple(k < count[i] for i, r in enumerate(runs) for k in range(r.copies))
     return BalanceSeries(account, free_t / 60.0, held_t / 60.0, started, tuple(refused))
+
+
+def site_series(b: BalanceSeries, t_s: np.ndarray, scale: float, rule: str = "power") -> np.ndarray | None:
+    """Seed 004's site factor of an allocation at each step, times ``scale`` (the SiteFactor at 1).
+
+    The credit factor is what is left of the grant (``1 - used/granted``, the campaign's holds and
+    debits included); the temporal factor ``1 - dt/max_j dt_j`` with ``dt`` the time to this
+    allocation's end and ``max_j`` the latest end among the active allocations (:mod:`tui.engine.site_factor`).
+    None when the account is not a dated allocation.
+    """
+    from tui.engine.site_factor import credit_factor, power_rule, sigmoid_rule
+
+    a = b.account
+    if a.kind != "allocation" or not a.granted_minutes or a.ends_s is None or not a.latest_end_s:
+        return None
+    t = np.asarray(t_s, dtype=np.float64)
+    fc = credit_factor(a.granted_minutes - b.balance * 60.0, a.granted_minutes)
+    longest = np.maximum(a.latest_end_s - t, 0.0)
+    dt = np.maximum(a.ends_s - t, 0.0)
+    ft = np.where(longest > 0, np.clip(1.0 - dt / np.where(longest > 0, longest, 1.0), 0.0, 1.0), 1.0)
+    s = power_rule(fc, ft) if rule == "power" else sigmoid_rule(fc, ft)
+    out: np.ndarray = scale * s
+    return out

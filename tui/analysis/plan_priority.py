@@ -44,7 +44,8 @@ class PlannedPriority:
     partition: float
     qos: float
     tres: float
-    site: float
+    site: float | np.ndarray
+    """SiteFactor: the job line's ``site``, or seed 004's factor of its allocation at each step."""
     notes: tuple[str, ...] = ()
 
     def parts(self) -> dict[str, object]:
@@ -76,7 +77,7 @@ def cluster_size(partitions: tuple[Partition, ...]) -> tuple[int, int] | None:
 def planned_priority(job: int, account: str, user: str, t_s: np.ndarray, fairshare: np.ndarray,
                      settings: PrioritySettings, partitions: Mapping[str, Partition], partition: str,
                      totals: Mapping[str, float], start_s: float, walltime_s: float,
-                     qos_factor: float | None = None, site: float = 0.0) -> PlannedPriority:
+                     qos_factor: float | None = None, site: float | np.ndarray = 0.0) -> PlannedPriority:
     """Priority parts of a planned job line at each time ``t_s`` (seconds from now).
 
     Parameters
@@ -88,8 +89,8 @@ def planned_priority(job: int, account: str, user: str, t_s: np.ndarray, fairsha
         The whole job's TRES (``cpu``, ``mem`` MB, ``node``, ``gres/gpu``).
     qos_factor : float, optional
         The QOS's normalised priority (QOS Priority / the largest), when the scenario gives it.
-    site : float
-        The site factor (SiteFactor) the job would carry.
+    site : float or array
+        The site factor (SiteFactor) the job would carry, fixed or at each step.
     """
     st = settings
     notes: list[str] = []
@@ -136,6 +137,7 @@ def planned_priority(job: int, account: str, user: str, t_s: np.ndarray, fairsha
             fac = tres_factors(totals, part.tres_totals, no_normal="NO_NORMAL_TRES" in flags)
             w = {k.lower(): float(v) for k, v in st.weight_tres.items()}
             tres = float(sum(v * w.get(k, 0.0) for k, v in fac.items()))
-    total = age + fs + js + pp + qos + tres + float(site)
+    site_part: float | np.ndarray = site if isinstance(site, np.ndarray) else float(site)
+    total = age + fs + js + pp + qos + tres + site_part
     return PlannedPriority(job, account, user, float(start_s) / 3600.0, total, age, fs, js, pp, qos, tres,
-                           float(site), tuple(notes))
+                           site_part, tuple(notes))

@@ -52,7 +52,9 @@ over a horizon sampled every ``step``. It is read from and written to TOML::
     runtime = "10:00:00"      # expected run time (default: the walltime): usage and the debit stop
                               # there; the allocation pre-debits the walltime
     qos_factor = 0.5          # the QOS's Priority / the largest (the priority's QOS part)
-    site = 0                  # the SiteFactor the job would carry
+    site = 0                  # the SiteFactor the job would carry, or:
+    # site_scale = 1000       # SiteFactor = site_scale x seed 004's site factor of its allocation
+    # site_rule = "power"     # (credit left, time to expiry) by the "power" or "sigmoid" rule
 
     [[shares]]                # "with N raw shares": what-if on the tree itself
     account = "chem"
@@ -98,7 +100,14 @@ import numpy as np
 
 from tui.analysis.node_check import check_fit
 from tui.analysis.plan_answers import AdminAnswer, SharesNow, admin_answer, shares_now
-from tui.analysis.plan_balance import BalanceRun, BalanceSeries, binding_account, project_balance, why_no_account
+from tui.analysis.plan_balance import (
+    BalanceRun,
+    BalanceSeries,
+    binding_account,
+    project_balance,
+    site_series,
+    why_no_account,
+)
 from tui.analysis.plan_priority import PlannedPriority, planned_priority
 from tui.engine.billing import billable_tres, billing_mode, normalize_tres_name
 from tui.engine.decay import next_reset
@@ -168,6 +177,10 @@ class ScenarioJob:
     """The QOS's normalised priority (Priority / the largest), for the priority's QOS part."""
     site: float = 0.0
     """SiteFactor the job would carry (priority part)."""
+    site_scale: float | None = None
+    """SiteFactor at seed 004's site factor 1: the site part then follows the allocation's credit
+    and time to expiry at each step (``site_rule``)."""
+    site_rule: str = "power"
 
     def totals(self) -> dict[str, float]:
         """The whole job's TRES (per copy)."""
@@ -279,7 +292,7 @@ class Scenario:
 _TOP = {"horizon", "step", "target", "others", "running", "pending", "rank_every", "jobs", "model", "shares",
         "settings", "admin"}
 _JOB = {"user", "account", "partition", "nodes", "cpus", "gpus", "gpu_type", "mem", "tres", "billing",
-        "start", "walltime", "count", "every", "repeat", "runtime", "qos_factor", "site"}
+        "start", "walltime", "count", "every", "repeat", "runtime", "qos_factor", "site", "site_scale", "site_rule"}
 _ADMIN = {"halving_usage", "weeks", "check_every", "upkeep_amount"}
 _MODEL = {"halving_usage", "half_life", "initial_usage"}
 _SHARES = {"account", "user", "raw_shares"}
@@ -452,7 +465,11 @@ def parse_scenario(data: dict[str, Any], source: str = "scenario") -> Scenario:
             runtime_s=rd.time(j, "runtime", p + "runtime", None, positive=True),
             qos_factor=rd.number(j, "qos_factor", p + "qos_factor", None, low=0),
             site=float(rd.number(j, "site", p + "site", 0.0) or 0.0),
+            site_scale=rd.number(j, "site_scale", p + "site_scale", None, low=0),
+            site_rule=rd.text(j, "site_rule", p + "site_rule", "power"),
         )
+        if job.site_rule not in ("power", "sigmoid"):
+            raise rd.fail(p + "site_rule", f"\"power\" or \"sigmoid\" (seed 004), not {job.site_rule!r}")
         if job.runtime_s is not None and job.runtime_s > job.walltime_s:
             raise rd.fail(p + "runtime", "longer than the walltime: Slurm ends the job at its time limit")
         if job.repeat > 1 and job.every_s <= 0:
@@ -575,6 +592,10 @@ def scenario_to_dict(sc: Scenario) -> dict[str, Any]:
             t["qos_factor"] = j.qos_factor
         if j.site:
             t["site"] = j.site
+        if j.site_scale is not None:
+            t["site_scale"] = j.site_scale
+        if j.site_rule != "power":
+            t["site_rule"] = j.site_rule
         jobs.append(t)
     if jobs:
         out["jobs"] = jobs
@@ -806,8 +827,9 @@ class ScenarioResult:
         k0 = int(np.searchsorted(self.t_hours, p.submit_h))
         if k0 >= self.t_hours.size:
             return f"job {p.job} ({p.user}): submitted after the horizon"
+        site = float(p.site[k0]) if isinstance(p.site, np.ndarray) else p.site
         held = [f"{k} {v:,.0f}" for k, v in (("JOBSIZE", p.jobsize), ("PARTITION", p.partition), ("QOS", p.qos),
-                                              ("TRES", p.tres), ("SITE", p.site)) if v]
+                                              ("TRES", p.tres), ("SITE", site)) if v]
         line = (f"job {p.job} ({p.user}): priority {p.priority[k0]:,.0f} at submission "
                 f"({self.date(self.t_hours[k0]):%Y-%m-%d %H:%M}: FAIRSHARE {p.fairshare[k0]:,.0f}, AGE {p.age[k0]:,.0f}"
                 + "".join(f", {x}" for x in held) + f") -> {p.priority[-1]:,.0f} at the horizon's end")
@@ -1052,7 +1074,7 @@ def run_scenario(sc: Scenario, snapshot: Snapshot | None = None, now: datetime |
     parts = {p.name: p for p in snapshot.partitions}
     planned = tuple(planned_priority(i, str(tree.account[rows_of[i]]), str(tree.user[rows_of[i]]), t,
                                      fs.fairshare[:, col[rows_of[i]]], st, parts, j.partition, j.totals(), j.start_s,
-                                     j.walltime_s, j.qos_factor, j.site)
+                                     j.walltime_s, j.qos_factor, _site(j, balances.get(rows_of[i]), t))
                     for i, j in enumerate(sc.jobs))
     series = []
     for c, row in enumerate(watch):
@@ -1087,6 +1109,9 @@ def run_scenario(sc: Scenario, snapshot: Snapshot | None = None, now: datetime |
         notes.append("everyone else only decays; with others = \"steady\" they keep their usage")
     if sc.others == "observed" and earlier is not None:
         notes.append(f"everyone keeps the pace seen since {earlier.taken_at:%Y-%m-%d %H:%M}")
+    notes.extend(f"jobs[{p.job}]: site_scale given but no dated allocation binds it: SITE is its site "
+                 f"({sc.jobs[p.job].site:g})" for p in planned
+                 if sc.jobs[p.job].site_scale is not None and not isinstance(p.site, np.ndarray))
     refused_runs = sum(sc.jobs[i].count for i, _, _ in runs) - sum(started)
     if refused_runs:
         notes.append(f"{refused_runs} job runs refused by the allocation are left out of the usage")
@@ -1121,6 +1146,14 @@ def _balances(sc: Scenario, snap: Snapshot, tree: AssocTree, now: datetime, watc
                 brs.append(BalanceRun(i, float(s), float(e), per_s, float(j.walltime_s), j.count))
         out[row] = project_balance(acct, brs, t, lambda x: decay_series(x, hl, period))
     return out
+
+
+def _site(job: ScenarioJob, bal: BalanceSeries | str | None, t: np.ndarray) -> float | np.ndarray:
+    """The job line's site part: fixed, or seed 004's factor of its allocation x ``site_scale``."""
+    if job.site_scale is None:
+        return job.site
+    series = site_series(bal, t, job.site_scale, job.site_rule) if isinstance(bal, BalanceSeries) else None
+    return job.site if series is None else series
 
 
 def _started_copies(sc: Scenario, runs: list[tuple[int, int, int]], rows_of: list[int], watch: list[int],
