@@ -416,3 +416,18 @@ def test_site_factor_follows_the_allocation() -> None:
     assert p.site[5] == pytest.approx(1000 * 0.5**0.5 * (2 / 3) ** 2)
     no_alloc = run_scenario(sc, _snapshot(), NOW)
     assert "jobs[0]: site_scale given but no dated allocation binds it: SITE is its site (0)" in no_alloc.notes
+
+
+def test_scontrol_show_node_free_text_fields_are_skipped() -> None:
+    # The layout of Slurm 23.02's scontrol show node: OS= and Reason= hold spaces; CPUEfctv is what
+    # jobs can use (CPUTot minus the cores kept for the system).
+    text = (
+        "NodeName=sandbox-node Arch=x86_64 CoresPerSocket=1 \n"
+        "   CPUAlloc=0 CPUEfctv=6 CPUTot=8 CPULoad=0.50\n"
+        "   AvailableFeatures=(null)\n   Gres=(null)\n"
+        "   NodeAddr=127.0.0.1 NodeHostName=vm Version=23.02.7\n"
+        "   OS=Linux 6.1.0-18-amd64 #1 SMP PREEMPT_DYNAMIC Debian 6.1.76-1 (2024-02-01) \n"
+        "   RealMemory=1024 AllocMem=0 FreeMem=1000 Sockets=8 Boards=1\n"
+        "   CfgTRES=cpu=8,mem=1G,billing=8\n"
+        "   Reason=draining for maintenance [root@2026-11-22T10:00:00]\n\n")
+    assert slurm_text.parse_nodes(text) == {"sandbox-node": NodeType(6, 1024.0, 0, "")}

@@ -337,7 +337,10 @@ def _partitions(files: Outputs, warnings: list[str]) -> tuple[Partition, ...]:
     nodes_text = files.data.get(FILES["node"], b"")
     if nodes_text.strip():  # optional: older captures lack it, and it only feeds the what-if checks
         label = f"{files.where}/{FILES['node']}" if files.where else FILES["node"]
-        parts = slurm_text.attach_node_types(parts, slurm_text.parse_nodes(nodes_text, label))
+        try:
+            parts = slurm_text.attach_node_types(parts, slurm_text.parse_nodes(nodes_text, label))
+        except InputError as exc:  # only the what-if's node checks need it: they then say "unknown"
+            warnings.append(f"{exc}: node sizes unknown")
     elif files.data.get(conf):
         parts = slurm_text.attach_node_types(parts, slurm_text.parse_slurm_conf_nodes(files.data[conf], conf))
     return tuple(parts)

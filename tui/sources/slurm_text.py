@@ -344,14 +344,38 @@ def parse_gres_gpus(text: str) -> tuple[int, str]:
     return count, kind
 
 
+_NODE_KEY = re.compile(r"(?<!\S)(NodeName|CPUTot|CPUEfctv|RealMemory|Gres)=(\S*)")
+
+
 def parse_nodes(data: bytes | str, source: str = "scontrol show node") -> dict[str, NodeType]:
-    """``scontrol show node``: each node's shape (CPUTot, RealMemory, Gres), by node name."""
+    """``scontrol show node``: each node's shape, by node name.
+
+    CPUs are ``CPUEfctv`` (23.02+: without the cores kept for the system) else ``CPUTot``; memory
+    ``RealMemory`` (MB); GPUs from ``Gres``. Only these keys are read: other fields hold free text
+    with spaces (``OS=Linux 6.1.0 #1 SMP ...``, ``Reason=...``).
+    """
     text = decode(data, source)
     out: dict[str, NodeType] = {}
-    for no, kv in _key_values(text, source, "NodeName"):
-        gpus, kind = parse_gres_gpus(kv.get("Gres", ""))
-        out[kv["NodeName"]] = NodeType(_int(kv.get("CPUTot", kv.get("CPUs", "0")), "CPUTot", source, no),
-                                       float(_int(kv.get("RealMemory", "0"), "RealMemory", source, no)), gpus, kind)
+    block: dict[str, str] = {}
+    first = 0
+
+    def flush() -> None:
+        if not block:
+            return
+        gpus, kind = parse_gres_gpus(block.get("Gres", ""))
+        cpus = block.get("CPUEfctv", block.get("CPUTot", "0"))
+        out[block["NodeName"]] = NodeType(_int(cpus, "CPUTot", source, first),
+                                          float(_int(block.get("RealMemory", "0"), "RealMemory", source, first)),
+                                          gpus, kind)
+
+    for no, line in enumerate(text.splitlines(), 1):
+        for key, value in _NODE_KEY.findall(line):
+            if key == "NodeName":
+                flush()
+                block, first = {"NodeName": value}, no
+            elif block:
+                block.setdefault(key, value)
+    flush()
     return out
 
 
