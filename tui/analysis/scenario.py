@@ -827,6 +827,9 @@ class ScenarioResult:
         k0 = int(np.searchsorted(self.t_hours, p.submit_h))
         if k0 >= self.t_hours.size:
             return f"job {p.job} ({p.user}): submitted after the horizon"
+        if not np.any(np.nan_to_num(p.priority)):
+            return (f"job {p.job} ({p.user}): priority 0 from every factor: every PriorityWeight is 0 (Slurm's "
+                    "default, or the source has no scontrol show config), so jobs go by submit time")
         site = float(p.site[k0]) if isinstance(p.site, np.ndarray) else p.site
         held = [f"{k} {v:,.0f}" for k, v in (("JOBSIZE", p.jobsize), ("PARTITION", p.partition), ("QOS", p.qos),
                                               ("TRES", p.tres), ("SITE", site)) if v]
