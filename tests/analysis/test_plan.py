@@ -431,3 +431,12 @@ def test_scontrol_show_node_free_text_fields_are_skipped() -> None:
         "   CfgTRES=cpu=8,mem=1G,billing=8\n"
         "   Reason=draining for maintenance [root@2026-11-22T10:00:00]\n\n")
     assert slurm_text.parse_nodes(text) == {"sandbox-node": NodeType(6, 1024.0, 0, "")}
+
+
+def test_questions_the_standalone_model_cannot_answer_are_said() -> None:
+    sc = parse_scenario({"horizon": "1-0", "model": {"halving_usage": 1e4}, "admin": {"halving_usage": 1e4},
+                         "jobs": [{"cpus": 28}]})
+    res = run_scenario(sc, None, NOW)
+    assert res.notes == ("[admin] not answered in the standalone model: the dampening and padding need a Slurm "
+                         "tree's users",)
+    assert whatif_dict(res)["series"][0]["balance_note"] == "no balance in this model"

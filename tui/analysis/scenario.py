@@ -1263,7 +1263,7 @@ def _run_pbs(sc: Scenario, snap: Snapshot, now: datetime, t: np.ndarray, runs: l
                   for i, j in enumerate(sc.jobs))
     t_h = t / HOUR
     rec = tuple(recovery_time(t_h, s.fairshare, sc.target) if runs else None for s in series)
-    notes = (f"PBS: usage x {f:g} every {period / 3600:g} h; accrual counted to each job's end",)
+    notes = (f"PBS: usage x {f:g} every {period / 3600:g} h; accrual counted to each job's end",) + _not_here(sc, "PBS")
     return ScenarioResult(now, t_h, series, "pbs", "pbs", int(period), int(np.count_nonzero(
         np.bincount(parent[1:], minlength=len(parent)) == 0)), np.ones(t.size, bool), costs, campaign_end_h,
         sc.target, tree.usage_res, notes, rec)
@@ -1289,7 +1289,19 @@ def _run_model(sc: Scenario, now: datetime, t: np.ndarray, runs: list[tuple[int,
         rec = model_recovery_h(campaign_end_h, m, sc.target, sc, runs)
     series = AssocSeries("", "", -1, u, f)
     return ScenarioResult(now, th, (series,), "continuous", "model", m.half_life_s, 1, np.ones(th.size, bool),
-                          costs, campaign_end_h, sc.target, "core-hours", (), (rec,))
+                          costs, campaign_end_h, sc.target, "core-hours", _not_here(sc, "the standalone model"), (rec,))
+
+
+def _not_here(sc: Scenario, where: str) -> tuple[str, ...]:
+    """Say which asked-for answers need a Slurm source (never drop a question silently)."""
+    out = []
+    if sc.admin is not None:
+        out.append(f"[admin] not answered in {where}: the dampening and padding need a Slurm tree's users")
+    if sc.shares:
+        out.append(f"[[shares]] not applied in {where}: raw shares are Slurm's")
+    if sc.pending:
+        out.append(f"pending not followed in {where}: it needs the source's sprio")
+    return tuple(out)
 
 
 def model_recovery_h(end_h: float, m: Model, target: float, sc: Scenario,
