@@ -440,3 +440,15 @@ def test_questions_the_standalone_model_cannot_answer_are_said() -> None:
     assert res.notes == ("[admin] not answered in the standalone model: the dampening and padding need a Slurm "
                          "tree's users",)
     assert whatif_dict(res)["series"][0]["balance_note"] == "no balance in this model"
+
+
+def test_the_group_s_pace_runs_the_allocation_out() -> None:
+    # 100 SU granted 10 days ago, 40 used: 4 SU/day. 60 SU free, the campaign holds and debits 10 SU
+    # (10/s for an hour) at once: 50 SU left, gone at the group's pace after 12.5 days -> day 13 step.
+    alloc = Allocation("7", "lab", 100.0, 40.0, 0.0, NOW - timedelta(days=10), NOW + timedelta(days=100))
+    sc = parse_scenario({"horizon": "20-0", "step": "1-0", "jobs": [{"user": "alice", "billing": 10.0}]})
+    res = run_scenario(sc, _snapshot(allocations=(alloc,)), NOW)
+    b = res.series[0].balance
+    assert b is not None and b.account.pace_su_per_day == 4.0 and b.balance[1] == 50.0
+    assert b.runs_out_with_pace_h(res.t_hours) == 13 * 24.0
+    assert any("with the group's own pace (4.0 SU/day) it runs out on 2026-06-14" in x for x in res.sentences())

@@ -64,6 +64,8 @@ class Account:
     latest_end_s: float | None = None
     """Allocation only: seconds from now to the latest end of any active allocation (the temporal
     factor's ``max_j dt_j``)."""
+    pace_su_per_day: float | None = None
+    """Allocation only: the group's own use so far, SU per day since its start (None: unknown)."""
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,15 @@ class BalanceSeries:
         """Hours from now of the first refusal (None: none within the horizon)."""
         return self.refused[0][1] if self.refused else None
 
+    def runs_out_with_pace_h(self, t_hours: np.ndarray) -> float | None:
+        """First sampled hour at which the balance minus the group's own pace since its start (SU
+        per day, :attr:`Account.pace_su_per_day`) is gone; None if it lasts or the pace is unknown."""
+        pace = self.account.pace_su_per_day
+        if not pace:
+            return None
+        hit = np.flatnonzero(self.balance - pace * np.asarray(t_hours) / 24.0 <= 0)
+        return float(t_hours[hit[0]]) if hit.size else None
+
 
 def _aware(t: datetime) -> datetime:
     return t if t.tzinfo is not None else t.replace(tzinfo=timezone.utc)
@@ -127,7 +138,8 @@ def binding_account(snap: Snapshot, tree: AssocTree, row: int, now: datetime) ->
         active_ends = [(_aware(x.end) - now).total_seconds() for x in snap.allocations
                        if x.end is not None and _aware(x.end) >= now and (x.start is None or _aware(x.start) <= now)]
         return Account("allocation", f"allocation {a.allocation_id} of {a.project}", "billing",
-                       st.remaining * 60.0, 0.0, ends, a.granted_su * 60.0, max(active_ends, default=None))
+                       st.remaining * 60.0, 0.0, ends, a.granted_su * 60.0, max(active_ends, default=None),
+                       st.burn_per_day)
     known = [b for b in budgets_for(snap.budgets, tree, row) if b.used_minutes is not None]
     if not known:
         return None

@@ -820,6 +820,10 @@ class ScenarioResult:
                      f"runs out then, {len(b.refused)} runs refused in all")
         else:
             line += "; no job refused"
+        pace = b.runs_out_with_pace_h(self.t_hours)
+        if pace is not None:
+            line += (f"; with the group's own pace ({b.account.pace_su_per_day:,.1f} SU/day) it runs out on "
+                     f"{self.date(pace):%Y-%m-%d}")
         out.append(line)
         return out
 

@@ -54,6 +54,8 @@ def whatif_dict(res: ScenarioResult) -> dict[str, Any]:
             obj["balance_held"] = _list(b.held)
             obj["balance_source"] = b.account.label
             obj["balance_refused"] = [{"job": j, "hours": h} for j, h in b.refused]
+            obj["balance_pace_su_per_day"] = b.account.pace_su_per_day
+            obj["balance_runs_out_with_pace_hours"] = b.runs_out_with_pace_h(res.t_hours)
         else:
             obj["balance_note"] = s.balance_note or "no balance in this model"
         mine = next((p for p in res.planned if (p.account, p.user) == (s.account, s.user)), None)
