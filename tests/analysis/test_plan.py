@@ -452,3 +452,13 @@ def test_the_group_s_pace_runs_the_allocation_out() -> None:
     assert b is not None and b.account.pace_su_per_day == 4.0 and b.balance[1] == 50.0
     assert b.runs_out_with_pace_h(res.t_hours) == 13 * 24.0
     assert any("with the group's own pace (4.0 SU/day) it runs out on 2026-06-14" in x for x in res.sentences())
+
+
+def test_compare_false_skips_before_and_stop() -> None:
+    sc = parse_scenario({"horizon": "3:00:00", "step": "1:00:00",
+                         "jobs": [{"user": "alice", "billing": 0.5, "walltime": "2:00:00"}]})
+    fast = run_scenario(sc, _snapshot(), NOW, compare=False)
+    full = run_scenario(sc, _snapshot(), NOW)
+    assert fast.series[0].fairshare_before is None and fast.series[0].fairshare_stop is None
+    assert fast.series[0].fairshare.tolist() == full.series[0].fairshare.tolist()
+    assert "campaign costs fairshare" not in "\n".join(fast.sentences())

@@ -6,7 +6,8 @@ API for the pane (extended, nothing renamed): :func:`parse_scenario` / :func:`lo
 * ``series[i]`` (:class:`AssocSeries`, one per charged association): ``raw_usage``, ``fairshare``,
   ``rank``/``ahead``/``level_fs`` (Fair Tree), and now ``raw_usage_before``/``fairshare_before``/
   ``rank_before`` (the same projection without the scenario's jobs: plot "before vs after"),
-  ``fairshare_stop`` (if the association stops now), ``balance`` (a
+  ``fairshare_stop`` (if the association stops now; both skipped, None, with
+  ``run_scenario(..., compare=False)`` for a faster redraw), ``balance`` (a
   :class:`~tui.analysis.plan_balance.BalanceSeries`: ``.balance`` SU free per step, ``.held``,
   ``.refused`` ``[(job, hours)]``, ``.runs_out_h``, ``.account.label``) or ``balance_note`` saying why
   there is none (unknown or absent);
@@ -993,7 +994,8 @@ def _running_charges(tree: AssocTree, snap: Snapshot, now: datetime) -> list[tup
 
 
 def run_scenario(sc: Scenario, snapshot: Snapshot | None = None, now: datetime | None = None,
-                 source: str = "scenario", earlier: Snapshot | None = None) -> ScenarioResult:
+                 source: str = "scenario", earlier: Snapshot | None = None, *,
+                 compare: bool = True) -> ScenarioResult:
     """Project a scenario: with a Slurm snapshot, Slurm's law over the whole tree; without one,
     the standalone model (``[model]``).
 
@@ -1008,6 +1010,9 @@ def run_scenario(sc: Scenario, snapshot: Snapshot | None = None, now: datetime |
         The scenario's file name, for error messages.
     earlier : Snapshot, optional
         An older snapshot of the same cluster, for ``others = "observed"``.
+    compare : bool
+        Also project "before" (without the jobs) and "if we stop" (Slurm sources); False skips
+        them (``*_before`` and ``fairshare_stop`` are then None) for a faster redraw.
 
     Raises
     ------
@@ -1064,12 +1069,14 @@ def run_scenario(sc: Scenario, snapshot: Snapshot | None = None, now: datetime |
     else:
         every = 1 if t.size * tree.size <= 5_000_000 else max(1, round(86400 / sc.step_s))
     fs: FairshareSeries = project_fairshare(tree, proj, watch + extra, algorithm, damp, every)
-    base_fs = fs
-    if runs:  # before: the same projection without the scenario's jobs
+    base_fs: FairshareSeries | None = fs
+    if runs and compare:  # before: the same projection without the scenario's jobs
         base = project_usage(tree, base_rows, base_start, base_end, base_bill, t, hl, period, "slurm", resets, rate)
         base_fs = project_fairshare(tree, base, watch, algorithm, damp, every)
     stop_fs = base_fs
-    if rate is not None:  # "if we stop": the charged associations' own pace ends too
+    if not compare:
+        base_fs = stop_fs = None
+    elif rate is not None:  # "if we stop": the charged associations' own pace ends too
         rate_stop = np.array(rate, dtype=np.float64)
         rate_stop[watch] = 0.0
         stop = project_usage(tree, base_rows, base_start, base_end, base_bill, t, hl, period, "slurm", resets,
@@ -1094,10 +1101,10 @@ def run_scenario(sc: Scenario, snapshot: Snapshot | None = None, now: datetime |
             None if fs.rank is None else fs.rank[:, c],
             None if fs.ahead is None else fs.ahead[:, c],
             w * f if w else None,
-            raw_usage_before=base_fs.usage[:, c].astype(np.float64),
-            fairshare_before=base_fs.fairshare[:, c],
-            rank_before=None if base_fs.rank is None else base_fs.rank[:, c],
-            fairshare_stop=stop_fs.fairshare[:, c],
+            raw_usage_before=None if base_fs is None else base_fs.usage[:, c].astype(np.float64),
+            fairshare_before=None if base_fs is None else base_fs.fairshare[:, c],
+            rank_before=None if base_fs is None or base_fs.rank is None else base_fs.rank[:, c],
+            fairshare_stop=None if stop_fs is None else stop_fs.fairshare[:, c],
             balance=bal if isinstance(bal, BalanceSeries) else None,
             balance_note=bal if isinstance(bal, str) else ""))
     t_h = t / HOUR
