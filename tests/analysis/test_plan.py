@@ -462,3 +462,16 @@ def test_compare_false_skips_before_and_stop() -> None:
     assert fast.series[0].fairshare_before is None and fast.series[0].fairshare_stop is None
     assert fast.series[0].fairshare.tolist() == full.series[0].fairshare.tolist()
     assert "campaign costs fairshare" not in "\n".join(fast.sentences())
+
+
+def test_job_size_part_from_the_cluster_s_nodes() -> None:
+    # Partitions a = n[1-4] and b = n[3-6] of 16-CPU nodes: the cluster is 6 nodes, 96 CPUs. A job of
+    # 2 nodes x 16 CPUs, favouring large jobs: (2/6 + 32/96) / 2 = 1/3 -> 3,000 x 1/3 = 1,000.
+    node = NodeType(16, 64_000.0, 0, "", 4)
+    parts = (Partition("a", node_list="n[1-4]", node_types=(node,)), Partition("b", node_list="n[3-6]",
+                                                                               node_types=(node,)))
+    st = PrioritySettings(algorithm="classic", decay_half_life_s=0, weight_jobsize=3000)
+    sc = parse_scenario({"horizon": "1:00:00", "jobs": [{"user": "alice", "partition": "a", "nodes": 2, "cpus": 16,
+                                                         "billing": 0.0}]})
+    p = run_scenario(sc, _snapshot(parts, st), NOW).planned[0]
+    assert p.jobsize == pytest.approx(1000.0) and p.notes == ()
