@@ -167,7 +167,7 @@ MAX_BACKOFF = 8.0
 
 class LiveSlurm:
     """The live cluster read with a cadence per command, so that a session costs slurmctld a few
-    commands a minute (not seven every few seconds). Outputs are kept between reads; the
+    commands a minute (not eight every few seconds). Outputs are kept between reads; the
     snapshot is rebuilt from the freshest output of each command.
 
     ``runner`` and ``clock`` are replaceable for tests and benchmarks.
