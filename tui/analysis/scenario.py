@@ -796,18 +796,19 @@ class ScenarioResult:
         if fb is not None and self.costs and not np.isnan(fb[end_k]):
             out.append(f"{s.label}: the campaign costs fairshare {fb[end_k]:.4f} -> {s.fairshare[end_k]:.4f} "
                        f"(without -> with it, {self.date(self.t_hours[end_k]):%Y-%m-%d})")
-        fb = s.fairshare_stop
-        if fb is not None and not np.all(np.isnan(fb)):
-            if fb[0] >= self.target:
-                out.append(f"{s.label}: if it stops now, fairshare is already {fb[0]:.4f} (>= {self.target:g})")
+        stop = s.fairshare_stop
+        if stop is not None and not np.all(np.isnan(stop)):
+            if stop[0] >= self.target:
+                out.append(f"{s.label}: if it stops now, fairshare is already {stop[0]:.4f} (>= {self.target:g})")
             else:
-                hit = np.flatnonzero(np.nan_to_num(fb, nan=-1.0) >= self.target)
-                out.append(f"{s.label}: if it stops now, fairshare {fb[0]:.4f} is back to {self.target:g} on "
+                hit = np.flatnonzero(np.nan_to_num(stop, nan=-1.0) >= self.target)
+                out.append(f"{s.label}: if it stops now, fairshare {stop[0]:.4f} is back to {self.target:g} on "
                            f"{self.date(self.t_hours[hit[0]]):%Y-%m-%d %H:%M}" if hit.size else
-                           f"{s.label}: if it stops now, fairshare {fb[0]:.4f} is not back to {self.target:g} by "
+                           f"{s.label}: if it stops now, fairshare {stop[0]:.4f} is not back to {self.target:g} by "
                            f"{self.date(self.t_hours[-1]):%Y-%m-%d}" + (
-                               " (everyone only decays, so the ratios hardly move: try others = \"steady\")"
-                               if fb[-1] - fb[0] < 0.01 else ""))
+                               " (it hardly moves: when everyone only decays, ratios stay put; try "
+                               "others = \"steady\")"
+                               if stop[-1] - stop[0] < 0.01 else ""))
         b = s.balance
         if b is None:
             if s.balance_note:
