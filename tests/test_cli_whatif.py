@@ -112,3 +112,22 @@ def test_observed_pace_from_an_earlier_capture(capsys, tmp_path) -> None:
     assert any("keeps the pace seen since 2026-11-21 18:37" in a for a in d["answers"])
     code, _, err = run(capsys, "whatif", str(p), "--from", str(base / "classic"))
     assert code == 2 and "plan.toml:others: \"observed\" needs an earlier snapshot" in err
+
+
+def test_a_job_the_capture_s_nodes_cannot_run(capsys, tmp_path) -> None:
+    # deep4's slurm.conf: one node with CPUs=16, RealMemory=1024; its partitions are MaxTime=INFINITE.
+    p = tmp_path / "plan.toml"
+    p.write_text('horizon = "1-0"\n[[jobs]]\nuser = "d2"\npartition = "burn"\ncpus = 17\nwalltime = "1:00:00"\n')
+    code, out, err = run(capsys, "whatif", str(p), "--from", str(DEEP4), "--now", NOW)
+    assert code == 2 and out == ""
+    assert f"{p}:jobs[0].cpus: 17 CPUs in all; partition 'burn' has 16" in err  # the totals speak first
+    p.write_text('horizon = "1-0"\n[[jobs]]\nuser = "d2"\npartition = "burn"\ncpus = 4\nmem = "2G"\n')
+    code, out, err = run(capsys, "whatif", str(p), "--from", str(DEEP4), "--now", NOW)
+    # no memory total in slurm.conf's partitions: the node check names the node's 1 GB
+    assert code == 2 and f"{p}:jobs[0].mem: 2 GB of memory per node; the largest node in burn has 1" in err
+    p.write_text('horizon = "1-0"\nstep = "12:00:00"\n[[jobs]]\nuser = "d2"\npartition = "burn"\ncpus = 16\n')
+    code, out, err = run(capsys, "whatif", str(p), "--from", str(DEEP4), "--now", NOW, "--format", "json")
+    assert code == 0, err
+    s = json.loads(out)["series"][0]
+    assert s["balance_note"] == "balance unknown: the source has no allocations and no GrpTRESMins budgets"
+    assert len(s["fairshare_before"]) == len(s["priority"]) == 3

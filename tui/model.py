@@ -184,6 +184,22 @@ class PrioritySettings:
     """PriorityWeightTRES, e.g. ``{"cpu": 1000.0, "gres/gpu": 3000.0}``."""
 
 
+#: ``MaxTime=UNLIMITED`` / ``MaxNodes=UNLIMITED``: the partition sets no limit.
+UNLIMITED = -1
+
+
+@dataclass(frozen=True)
+class NodeType:
+    """Nodes of one shape in a partition (``scontrol show node`` / slurm.conf ``NodeName``)."""
+
+    cpus: int
+    mem_mb: float
+    """RealMemory, MB."""
+    gpus: int = 0
+    gpu_type: str = ""
+    count: int = 1
+
+
 @dataclass(frozen=True)
 class Partition:
     """A partition and how it bills."""
@@ -197,6 +213,14 @@ class Partition:
     priority_job_factor: int = 1
     tres_totals: dict[str, float] = field(default_factory=dict)
     description: str = ""
+    node_types: tuple[NodeType, ...] = ()
+    """Its nodes grouped by shape; empty when the source does not say (checks then say "unknown")."""
+    max_time_s: int | None = None
+    """MaxTime in seconds; :data:`UNLIMITED` for none; None when the source does not say."""
+    max_nodes: int | None = None
+    """MaxNodes per job; :data:`UNLIMITED` for none; None when the source does not say."""
+    node_list: str = ""
+    """``Nodes=`` host list as the source prints it ("" when not given)."""
 
 
 @dataclass(frozen=True)

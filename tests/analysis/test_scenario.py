@@ -340,9 +340,10 @@ def test_a_job_larger_than_its_partition_is_refused(job, key, words) -> None:
         run_scenario(sc, demo, NOW, "p.toml")
 
 
-def test_more_per_node_than_the_partition_averages_is_said() -> None:
-    # 500 CPUs on one sapphire node: the partition has 21,504 CPUs on 192 nodes (112 each).
+def test_more_per_node_than_the_nodes_have_is_refused() -> None:
+    # 500 CPUs on one sapphire node: the demo's sapphire nodes have 112 cores (and 990 GB) each.
     demo = registry.make("demo", "slurm").load()
     sc = parse_scenario({"horizon": "1-0", "jobs": [{"user": "llim", "partition": "sapphire", "cpus": 500}]})
-    text = "\n".join(run_scenario(sc, demo, NOW, "p.toml").sentences())
-    assert "jobs[0]: 500 CPUs per node; sapphire has 112 per node on average (21,504 on 192 nodes)" in text
+    with pytest.raises(InputError, match=r"p.toml:jobs\[0\].cpus.*500 CPUs per node; the largest node in sapphire "
+                                         r"has 112"):
+        run_scenario(sc, demo, NOW, "p.toml")

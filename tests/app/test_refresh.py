@@ -153,7 +153,7 @@ async def test_refresh_keeps_the_what_if_form(make_app) -> None:
 
 async def test_r_asks_the_live_source_for_everything_now(monkeypatch) -> None:
     # The real SlurmSource on the real sandbox capture's outputs: after the first read only the
-    # due commands run; `r` makes the next read ask all seven again, sshare included.
+    # due commands run; `r` makes the next read ask all eight again (scontrol show node too), sshare included.
     from tests.sources.test_live_cadence import FakeCluster
     from tui.app.main import build_app
     from tui.cli import build_parser
@@ -167,8 +167,8 @@ async def test_r_asks_the_live_source_for_everything_now(monkeypatch) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         live = app.on_reload.__self__.cluster  # type: ignore[union-attr]  # the bound source
-        assert len(live.issued) == 7
+        assert len(live.issued) == 8
         fake.now += 5
         await pilot.press("r")
         await ready(pilot)
-        assert len(live.issued) == 14 and app.standing is not None
+        assert len(live.issued) == 16 and app.standing is not None

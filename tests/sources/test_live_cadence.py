@@ -43,7 +43,7 @@ def test_each_command_on_its_own_cadence() -> None:
     fake = FakeCluster()
     live = LiveSlurm(Cadence(jobs_s=30), runner=fake.run, clock=fake.clock)
     snap = live.read()
-    assert snap.tree is not None and snap.tree.size > 5 and len(live.issued) == 7
+    assert snap.tree is not None and snap.tree.size > 5 and len(live.issued) == 8  # 7 + scontrol show node
     assert live.cadence.usage_s == 60  # the cluster's PriorityCalcPeriod replaced the default
     fake.now += 30
     n = len(live.issued)
@@ -60,7 +60,7 @@ def test_each_command_on_its_own_cadence() -> None:
     live.refresh_usage_now()  # the user pressed r
     n = len(live.issued)
     live.read()
-    assert len(live.issued) - n == 7
+    assert len(live.issued) - n == 8
 
 
 def test_a_slow_controller_is_asked_less_often() -> None:
@@ -91,7 +91,7 @@ def test_sshare_failure_is_never_hidden_by_a_kept_output() -> None:
 
 
 def test_commands_per_minute() -> None:
-    # sshare and assoc_mgr every 5 min, squeue and sprio every 30 s, config and partitions every
-    # 10 min: 4.6 a minute to slurmctld; sacctmgr every 10 min: 0.1 to slurmdbd.
+    # sshare and assoc_mgr every 5 min, squeue and sprio every 30 s, config, partitions and
+    # nodes every 10 min: 4.7 a minute to slurmctld; sacctmgr every 10 min: 0.1 to slurmdbd.
     rates = Cadence(jobs_s=30, usage_s=300, slow_s=600).per_minute()
-    assert rates == pytest.approx({"slurmctld": 4.6, "slurmdbd": 0.1})
+    assert rates == pytest.approx({"slurmctld": 4.7, "slurmdbd": 0.1})

@@ -458,3 +458,19 @@ def test_live_socket_equals_live_sshare() -> None:
                            check=True).stdout
     assert {p.name: p.billing_weights for p in snap.partitions} == {
         p.name: p.billing_weights for p in parse_partitions(shown)}
+
+
+def test_partition_limits_from_the_real_v0038_answer() -> None:
+    # max_time_limit -1 and maximum_nodes_per_job -1: UNLIMITED; a limit of 90 minutes is 5,400 s
+    import json
+
+    from tui.model import UNLIMITED
+    from tui.sources.slurmrestd import partitions_from_json
+
+    doc = json.loads((FIXTURES / "slurm" / "live" / "fair_tree" / "rest" / "slurm_v0.0.38_partitions.json").read_text())
+    debug = {p.name: p for p in partitions_from_json(doc)}["debug"]
+    assert (debug.max_time_s, debug.max_nodes, debug.node_list) == (UNLIMITED, UNLIMITED, "sandbox-node")
+    assert debug.node_types == ()  # slurmrestd's nodes are not read: the what-if says "unknown"
+    doc["partitions"][0] = {**doc["partitions"][0], "max_time_limit": 90, "maximum_nodes_per_job": 2}
+    first = partitions_from_json(doc)[0]
+    assert (first.max_time_s, first.max_nodes) == (5400, 2)

@@ -1,5 +1,11 @@
 """The what-if editor's fields as a job request: validation with one message per bad field.
 
+API: :func:`parse_job_form(fields, partitions)` -> ``(JobRequest | None, errors)`` refuses a job
+its partition's nodes cannot run (CPUs, memory, GPUs per node, node count, MaxTime, via
+:func:`tui.analysis.node_check.check_fit`); :meth:`JobRequest.fit(partitions)` gives the same
+check's :class:`~tui.analysis.node_check.Fit`, whose ``unknown`` says what the source could not
+check (show it: a check that could not be made is never a silent pass).
+
 No Textual here: the pane passes its fields' text and shows the messages.
 """
 
@@ -9,6 +15,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from tui.analysis.node_check import Fit, check_fit
 from tui.engine.billing import JobCost, billing_mode, job_cost
 from tui.model import Partition
 from tui.sources.slurm_units import parse_slurm_time
@@ -27,6 +34,14 @@ class JobRequest:
     gpu_type: str = ""
     mem_gb_per_node: float = 4.0
     walltime_s: int = 3600
+
+    def fit(self, partitions: Mapping[str, Partition]) -> Fit:
+        """Check against the partition's nodes and limits (``unknown`` when the source lacks them)."""
+        part = partitions.get(self.partition)
+        if part is None:
+            return Fit({}, (f"partition {self.partition!r} unknown: its nodes not checked",))
+        return check_fit(part, self.nodes, self.cpus_per_node, self.mem_gb_per_node * 1024, self.gpus_per_node,
+                         self.gpu_type, self.walltime_s)
 
     def cost(self, partitions: Mapping[str, Partition], flags: frozenset[str] = frozenset()) -> JobCost:
         """Bill this request on its partition (totals = per node x nodes)."""
@@ -100,4 +115,8 @@ def parse_job_form(fields: Mapping[str, str],
     if errors:
         return None, errors
     assert wall is not None  # else errors["walltime"] is set
-    return JobRequest(part, nodes, cpus, gpus, fields.get("gpu_type", "").strip(), mem, int(wall)), {}
+    req = JobRequest(part, nodes, cpus, gpus, fields.get("gpu_type", "").strip(), mem, int(wall))
+    refused = {("mem_gb" if k == "mem" else k): v for k, v in req.fit(partitions).errors.items()}
+    if refused:
+        return None, refused
+    return req, {}

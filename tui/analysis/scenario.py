@@ -1,5 +1,28 @@
 """What-if scenarios: a campaign of jobs projected over time (issue 9), without the UI.
 
+API for the pane (extended, nothing renamed): :func:`parse_scenario` / :func:`load_scenario` /
+:func:`save_scenario` / :func:`scenario_to_dict`; :func:`run_scenario` -> :class:`ScenarioResult` with
+
+* ``series[i]`` (:class:`AssocSeries`, one per charged association): ``raw_usage``, ``fairshare``,
+  ``rank``/``ahead``/``level_fs`` (Fair Tree), and now ``raw_usage_before``/``fairshare_before``/
+  ``rank_before`` (the same projection without the scenario's jobs: plot "before vs after"),
+  ``fairshare_stop`` (if the association stops now; both skipped, None, with
+  ``run_scenario(..., compare=False)`` for a faster redraw), ``balance`` (a
+  :class:`~tui.analysis.plan_balance.BalanceSeries`: ``.balance`` SU free per step, ``.held``,
+  ``.refused`` ``[(job, hours)]``, ``.runs_out_h``, ``.account.label``) or ``balance_note`` saying why
+  there is none (unknown or absent);
+* ``planned[j]`` (:class:`~tui.analysis.plan_priority.PlannedPriority`, one per job line): ``priority``
+  per step and its parts (``age``, ``fairshare`` series; ``jobsize``, ``partition``, ``qos``, ``tres``,
+  ``site`` numbers; ``notes`` for parts the source cannot give);
+* ``pending`` (the source's pending jobs' priority), ``shares_now`` (``[[shares]]``: fairshare today
+  before -> after), ``admin`` (:class:`~tui.analysis.plan_answers.AdminAnswer`), ``costs`` (billing/s,
+  SU charged and pre-debited per job line), ``notes`` (including what could not be checked), and
+  :meth:`ScenarioResult.sentences` (the answers in words).
+
+A job its partition's nodes cannot run (CPUs, memory, GPUs per node, node count, MaxNodes, MaxTime:
+:mod:`tui.analysis.node_check`) raises :class:`InputError` naming ``file:jobs[i].key``. Saved
+scenarios in the state file: :mod:`tui.analysis.scenario_store`.
+
 A :class:`Scenario` is what a researcher plans: jobs (shape, start, walltime, copies, repeats)
 over a horizon sampled every ``step``. It is read from and written to TOML::
 
@@ -27,6 +50,12 @@ over a horizon sampled every ``step``. It is read from and written to TOML::
     count = 20                # copies running at once
     every = "7-0"             # repeat the block every week ...
     repeat = 2                # ... twice in all
+    runtime = "10:00:00"      # expected run time (default: the walltime): usage and the debit stop
+                              # there; the allocation pre-debits the walltime
+    qos_factor = 0.5          # the QOS's Priority / the largest (the priority's QOS part)
+    site = 0                  # the SiteFactor the job would carry, or:
+    # site_scale = 1000       # SiteFactor = site_scale x seed 004's site factor of its allocation
+    # site_rule = "power"     # (credit left, time to expiry) by the "power" or "sigmoid" rule
 
     [[shares]]                # "with N raw shares": what-if on the tree itself
     account = "chem"
@@ -39,6 +68,12 @@ over a horizon sampled every ``step``. It is read from and written to TOML::
     algorithm = "fair_tree"   # or "classic"
     dampening = 1
     usage_reset_period = "NONE"
+
+    [admin]                   # seed 000's control, for a target u*
+    halving_usage = 1e9       # u*: fairshare halves every u* of usage (RawUsage units)
+    weeks = 4                 # how far to follow the dampening drift and the padding upkeep
+    check_every = "4:00:00"   # upkeep checks (the paper's 4 hours)
+    # upkeep_amount = 5e7     # usage one upkeep job adds (default 1.02 x one interval's decay)
 
     [model]                   # without a source: seed 000's single-user model
     halving_usage = 10000     # u*: F = 2**(-u/u*), core-hours
@@ -64,6 +99,17 @@ from typing import Any
 
 import numpy as np
 
+from tui.analysis.node_check import check_fit
+from tui.analysis.plan_answers import AdminAnswer, SharesNow, admin_answer, shares_now
+from tui.analysis.plan_balance import (
+    BalanceRun,
+    BalanceSeries,
+    binding_account,
+    project_balance,
+    site_series,
+    why_no_account,
+)
+from tui.analysis.plan_priority import PlannedPriority, planned_priority
 from tui.engine.billing import billable_tres, billing_mode, normalize_tres_name
 from tui.engine.decay import next_reset
 from tui.engine.projection import (
@@ -126,6 +172,16 @@ class ScenarioJob:
     count: int = 1
     every_s: int = 0
     repeat: int = 1
+    runtime_s: int | None = None
+    """Expected run time (None: the walltime): usage and the debit stop there; the pre-debit is the walltime's."""
+    qos_factor: float | None = None
+    """The QOS's normalised priority (Priority / the largest), for the priority's QOS part."""
+    site: float = 0.0
+    """SiteFactor the job would carry (priority part)."""
+    site_scale: float | None = None
+    """SiteFactor at seed 004's site factor 1: the site part then follows the allocation's credit
+    and time to expiry at each step (``site_rule``)."""
+    site_rule: str = "power"
 
     def totals(self) -> dict[str, float]:
         """The whole job's TRES (per copy)."""
@@ -140,8 +196,14 @@ class ScenarioJob:
 
     def runs(self) -> list[tuple[int, int]]:
         """``(start, end)`` seconds from now of every repeat."""
-        return [(self.start_s + i * self.every_s, self.start_s + i * self.every_s + self.walltime_s)
+        run = self.walltime_s if self.runtime_s is None else min(self.runtime_s, self.walltime_s)
+        return [(self.start_s + i * self.every_s, self.start_s + i * self.every_s + run)
                 for i in range(self.repeat)]
+
+    @property
+    def run_s(self) -> int:
+        """Seconds one copy runs (the runtime, capped at the walltime)."""
+        return self.walltime_s if self.runtime_s is None else min(self.runtime_s, self.walltime_s)
 
 
 @dataclass(frozen=True)
@@ -153,6 +215,20 @@ class Model:
     half_life_s: int
     initial_usage: float = 0.0
     """Core-hours now."""
+
+
+@dataclass(frozen=True)
+class Admin:
+    """``[admin]``: hold fairshare to halve every ``halving_usage`` (seed 000's control)."""
+
+    halving_usage: float
+    """u*, in the source's RawUsage unit (billing TRES-seconds)."""
+    weeks: float = 4.0
+    """How far to follow the dampening drift and the padding upkeep."""
+    check_every_s: int = 4 * 3600
+    """Upkeep check interval (the paper's 4 hours)."""
+    upkeep_amount: float | None = None
+    """Usage one upkeep job adds (None: 1.02 x one interval's decay of the padding, the paper's ratio)."""
 
 
 @dataclass(frozen=True)
@@ -200,6 +276,7 @@ class Scenario:
     """Charge the snapshot's running jobs until their time limit (as Slurm will)."""
     pending: tuple[str, ...] = ()
     """Job ids of the snapshot's pending jobs whose priority to follow (the first against the others)."""
+    admin: Admin | None = None
 
     @property
     def times_s(self) -> np.ndarray:
@@ -214,9 +291,10 @@ class Scenario:
 # --------------------------------------------------------------------------------------------
 
 _TOP = {"horizon", "step", "target", "others", "running", "pending", "rank_every", "jobs", "model", "shares",
-        "settings"}
+        "settings", "admin"}
 _JOB = {"user", "account", "partition", "nodes", "cpus", "gpus", "gpu_type", "mem", "tres", "billing",
-        "start", "walltime", "count", "every", "repeat"}
+        "start", "walltime", "count", "every", "repeat", "runtime", "qos_factor", "site", "site_scale", "site_rule"}
+_ADMIN = {"halving_usage", "weeks", "check_every", "upkeep_amount"}
 _MODEL = {"halving_usage", "half_life", "initial_usage"}
 _SHARES = {"account", "user", "raw_shares"}
 _SETTINGS = {"half_life", "calc_period", "algorithm", "dampening", "usage_reset_period", "pbs_decay_factor",
@@ -242,6 +320,16 @@ class _Reader:
                 near = difflib.get_close_matches(key, sorted(allowed), n=1)
                 hint = f"; did you mean {near[0]!r}?" if near else f"; expected one of {', '.join(sorted(allowed))}"
                 raise self.fail(f"{prefix}{key}", f"unknown key{hint}")
+
+    def table(self, data: dict[str, Any], key: str, allowed: set[str]) -> dict[str, Any] | None:
+        """The sub-table ``[key]`` checked for unknown keys; None when absent."""
+        if key not in data:
+            return None
+        t = data[key]
+        if not isinstance(t, dict):
+            raise self.fail(key, f"a table ([{key}])")
+        self.unknown(t, allowed, f"{key}.")
+        return t
 
     def time(self, table: dict[str, Any], key: str, name: str, default: int | None = None,
              positive: bool = False) -> int | None:
@@ -375,7 +463,16 @@ def parse_scenario(data: dict[str, Any], source: str = "scenario") -> Scenario:
             count=int(rd.number(j, "count", p + "count", 1, low=1, integer=True) or 1),
             every_s=int(rd.time(j, "every", p + "every", 0) or 0),
             repeat=int(rd.number(j, "repeat", p + "repeat", 1, low=1, integer=True) or 1),
+            runtime_s=rd.time(j, "runtime", p + "runtime", None, positive=True),
+            qos_factor=rd.number(j, "qos_factor", p + "qos_factor", None, low=0),
+            site=float(rd.number(j, "site", p + "site", 0.0) or 0.0),
+            site_scale=rd.number(j, "site_scale", p + "site_scale", None, low=0),
+            site_rule=rd.text(j, "site_rule", p + "site_rule", "power"),
         )
+        if job.site_rule not in ("power", "sigmoid"):
+            raise rd.fail(p + "site_rule", f"\"power\" or \"sigmoid\" (seed 004), not {job.site_rule!r}")
+        if job.runtime_s is not None and job.runtime_s > job.walltime_s:
+            raise rd.fail(p + "runtime", "longer than the walltime: Slurm ends the job at its time limit")
         if job.repeat > 1 and job.every_s <= 0:
             raise rd.fail(p + "every", f"needed with repeat = {job.repeat}: the time between repeats")
         if job.repeat * job.count > 100_000:
@@ -383,11 +480,7 @@ def parse_scenario(data: dict[str, Any], source: str = "scenario") -> Scenario:
         jobs.append(job)
 
     model = None
-    if "model" in data:
-        m = data["model"]
-        if not isinstance(m, dict):
-            raise rd.fail("model", "a table ([model])")
-        rd.unknown(m, _MODEL, "model.")
+    if (m := rd.table(data, "model", _MODEL)) is not None:
         u_star = rd.number(m, "halving_usage", "model.halving_usage", None, low=0)
         if u_star is None or u_star <= 0:
             raise rd.fail("model.halving_usage", "required: u* > 0, the usage that halves fairshare (core-hours)")
@@ -411,11 +504,7 @@ def parse_scenario(data: dict[str, Any], source: str = "scenario") -> Scenario:
         shares.append(SharesOverride(acct, rd.text(s, "user", p + "user"), int(n)))
 
     settings = SettingsOverride()
-    if "settings" in data:
-        st = data["settings"]
-        if not isinstance(st, dict):
-            raise rd.fail("settings", "a table ([settings])")
-        rd.unknown(st, _SETTINGS, "settings.")
+    if (st := rd.table(data, "settings", _SETTINGS)) is not None:
         algorithm = rd.text(st, "algorithm", "settings.algorithm") or None
         if algorithm not in (None, "fair_tree", "classic"):
             raise rd.fail("settings.algorithm", f"\"fair_tree\" or \"classic\", not {algorithm!r}")
@@ -432,8 +521,16 @@ def parse_scenario(data: dict[str, Any], source: str = "scenario") -> Scenario:
                                     algorithm, rd.number(st, "dampening", "settings.dampening", None, low=1),
                                     reset, pbs_f, rd.time(st, "pbs_decay_time", "settings.pbs_decay_time", None,
                                                           positive=True))
+    admin = None
+    if (a := rd.table(data, "admin", _ADMIN)) is not None:
+        u_star = rd.number(a, "halving_usage", "admin.halving_usage", None, low=0)
+        if not u_star:
+            raise rd.fail("admin.halving_usage", "required: u* > 0, the usage that halves fairshare (RawUsage units)")
+        admin = Admin(float(u_star), float(rd.number(a, "weeks", "admin.weeks", 4.0, low=0) or 0.0),
+                      int(rd.time(a, "check_every", "admin.check_every", 4 * 3600, positive=True) or 0),
+                      rd.number(a, "upkeep_amount", "admin.upkeep_amount", None, low=0))
     return Scenario(int(horizon), int(step), tuple(jobs), model, tuple(shares), settings, float(target), others,
-                    rank_every, running, tuple(str(x) for x in pending))
+                    rank_every, running, tuple(str(x) for x in pending), admin)
 
 
 def load_scenario(path: str | Path) -> Scenario:
@@ -490,6 +587,16 @@ def scenario_to_dict(sc: Scenario) -> dict[str, Any]:
         t["walltime"] = _time_text(j.walltime_s)
         if j.every_s:
             t["every"] = _time_text(j.every_s)
+        if j.runtime_s is not None:
+            t["runtime"] = _time_text(j.runtime_s)
+        if j.qos_factor is not None:
+            t["qos_factor"] = j.qos_factor
+        if j.site:
+            t["site"] = j.site
+        if j.site_scale is not None:
+            t["site_scale"] = j.site_scale
+        if j.site_rule != "power":
+            t["site_rule"] = j.site_rule
         jobs.append(t)
     if jobs:
         out["jobs"] = jobs
@@ -505,6 +612,12 @@ def scenario_to_dict(sc: Scenario) -> dict[str, Any]:
             st[key] = getattr(sc.settings, key)
     if st:
         out["settings"] = st
+    if sc.admin is not None:
+        adm: dict[str, Any] = {"halving_usage": sc.admin.halving_usage, "weeks": sc.admin.weeks,
+                               "check_every": _time_text(sc.admin.check_every_s)}
+        if sc.admin.upkeep_amount is not None:
+            adm["upkeep_amount"] = sc.admin.upkeep_amount
+        out["admin"] = adm
     if sc.model is not None:
         out["model"] = {"halving_usage": sc.model.halving_usage, "half_life": _time_text(sc.model.half_life_s),
                         "initial_usage": sc.model.initial_usage}
@@ -542,6 +655,16 @@ class AssocSeries:
     """The job priority's FAIRSHARE part, ``PriorityWeightFairshare * F`` (when the weight is known)."""
     tree_usage: np.ndarray | None = None
     """PBS ``fairshare_tree_usage``."""
+    raw_usage_before: np.ndarray | None = None
+    """The same projection without the scenario's jobs ("before"; the source's running jobs stay)."""
+    fairshare_before: np.ndarray | None = None
+    rank_before: np.ndarray | None = None
+    fairshare_stop: np.ndarray | None = None
+    """If the association stops now: no campaign and (with ``others`` = steady/observed) no own pace."""
+    balance: BalanceSeries | None = None
+    """The binding allocation or Slurm budget over the horizon (None: see ``balance_note``)."""
+    balance_note: str = ""
+    """Why there is no balance (unknown or absent), when ``balance`` is None."""
 
     @property
     def label(self) -> str:
@@ -558,6 +681,9 @@ class CostLine:
     runs: int
     """``count * repeat``."""
     billing_seconds: float
+    """Charged: billing x run time (the runtime, else the walltime) x runs."""
+    held_billing_seconds: float | None = None
+    """Pre-debited at the starts: billing x walltime x runs (None: the same as charged)."""
 
     @property
     def su(self) -> float:
@@ -602,6 +728,11 @@ class ScenarioResult:
     recovery_h: tuple[float | None, ...] = ()
     """Per series: hours from now at which fairshare is back to ``target`` after the campaign."""
     pending: tuple[PendingPriority, ...] = ()
+    planned: tuple[PlannedPriority, ...] = ()
+    """Per job line: its priority while pending, submitted at its start offset, part by part."""
+    shares_now: tuple[SharesNow, ...] = ()
+    """With ``[[shares]]``: each charged association's fairshare today before -> after."""
+    admin: AdminAnswer | None = None
 
     @property
     def total_billing_seconds(self) -> float:
@@ -616,8 +747,11 @@ class ScenarioResult:
         total = self.total_billing_seconds
         if self.costs:
             unit = {"model": "core-hours", "pbs": f"{self.usage_unit}-hours"}.get(self.algorithm, "SU (billing-hours)")
+            held = sum(c.held_billing_seconds if c.held_billing_seconds is not None else c.billing_seconds
+                       for c in self.costs)
             out.append(f"campaign: {sum(c.runs for c in self.costs)} job runs, {total / 3600:,.1f} {unit}"
                        + (f" = {total:,.0f} billing TRES-seconds" if self.law == "slurm" else "")
+                       + (f" (pre-debited at the starts: {held / 3600:,.1f} SU)" if abs(held - total) > 1e-9 else "")
                        + f", last job ends {self.date(self.campaign_end_h):%Y-%m-%d %H:%M}")
         end_k = min(int(np.searchsorted(self.t_hours, self.campaign_end_h)), self.t_hours.size - 1)
         for s, rec in zip(self.series, self.recovery_h or (None,) * len(self.series)):
@@ -637,6 +771,16 @@ class ScenarioResult:
             elif f[lo] < self.target:
                 out.append(f"{s.label}: fairshare not back to {self.target:g} by "
                            f"{self.date(self.t_hours[-1]):%Y-%m-%d} (end of the horizon)")
+            out.extend(self._before_after(s, end_k))
+        out.extend(f"{x.label}: with the scenario's raw shares, fairshare now {x.before:.6f} -> {x.after:.6f}"
+                   + (f" (rank {x.rank_before} -> {x.rank_after} of {self.users})" if x.rank_before is not None else "")
+                   for x in self.shares_now)
+        for p in self.planned:
+            out.append(self._planned_line(p))
+            out.extend(f"job {p.job} ({p.user}) vs pending job {b.job_id} ({b.user}): " + self._passes_planned(p, b)
+                       for b in self.pending)
+        if self.admin is not None:
+            out.extend(self.admin.sentences())
         if len(self.pending) > 1:
             a = self.pending[0]
             for b in self.pending[1:]:
@@ -644,6 +788,71 @@ class ScenarioResult:
                            f"{b.priority[0]:,.0f}; " + self._passes(a, b))
         out.extend(self.notes)
         return out
+
+    def _before_after(self, s: AssocSeries, end_k: int) -> list[str]:
+        """The campaign's cost in fairshare, what stopping now gives, and the balance."""
+        out = []
+        fb = s.fairshare_before
+        if fb is not None and self.costs and not np.isnan(fb[end_k]):
+            out.append(f"{s.label}: the campaign costs fairshare {fb[end_k]:.4f} -> {s.fairshare[end_k]:.4f} "
+                       f"(without -> with it, {self.date(self.t_hours[end_k]):%Y-%m-%d})")
+        stop = s.fairshare_stop
+        if stop is not None and not np.all(np.isnan(stop)):
+            if stop[0] >= self.target:
+                out.append(f"{s.label}: if it stops now, fairshare is already {stop[0]:.4f} (>= {self.target:g})")
+            else:
+                hit = np.flatnonzero(np.nan_to_num(stop, nan=-1.0) >= self.target)
+                out.append(f"{s.label}: if it stops now, fairshare {stop[0]:.4f} is back to {self.target:g} on "
+                           f"{self.date(self.t_hours[hit[0]]):%Y-%m-%d %H:%M}" if hit.size else
+                           f"{s.label}: if it stops now, fairshare {stop[0]:.4f} is not back to {self.target:g} by "
+                           f"{self.date(self.t_hours[-1]):%Y-%m-%d}" + (
+                               " (it hardly moves: when everyone only decays, ratios stay put; try "
+                               "others = \"steady\")"
+                               if stop[-1] - stop[0] < 0.01 else ""))
+        b = s.balance
+        if b is None:
+            if s.balance_note:
+                out.append(f"{s.label}: {s.balance_note}")
+            return out
+        line = (f"{s.label}: {b.account.label}: {b.balance[0]:,.1f} SU free now -> {b.balance[end_k]:,.1f} SU at "
+                f"{self.date(self.t_hours[end_k]):%Y-%m-%d}")
+        if b.refused:
+            job, h = b.refused[0]
+            line += (f"; refuses jobs[{job}] on {self.date(h):%Y-%m-%d %H:%M} (its pre-debit exceeds the balance): "
+                     f"runs out then, {len(b.refused)} runs refused in all")
+        else:
+            line += "; no job refused"
+        pace = b.runs_out_with_pace_h(self.t_hours)
+        if pace is not None:
+            line += (f"; with the group's own pace ({b.account.pace_su_per_day:,.1f} SU/day) it runs out on "
+                     f"{self.date(pace):%Y-%m-%d}")
+        out.append(line)
+        return out
+
+    def _planned_line(self, p: PlannedPriority) -> str:
+        k0 = int(np.searchsorted(self.t_hours, p.submit_h))
+        if k0 >= self.t_hours.size:
+            return f"job {p.job} ({p.user}): submitted after the horizon"
+        if not np.any(np.nan_to_num(p.priority)):
+            return (f"job {p.job} ({p.user}): priority 0 from every factor: every PriorityWeight is 0 (Slurm's "
+                    "default, or the source has no scontrol show config), so jobs go by submit time")
+        site = float(p.site[k0]) if isinstance(p.site, np.ndarray) else p.site
+        held = [f"{k} {v:,.0f}" for k, v in (("JOBSIZE", p.jobsize), ("PARTITION", p.partition), ("QOS", p.qos),
+                                              ("TRES", p.tres), ("SITE", site)) if v]
+        line = (f"job {p.job} ({p.user}): priority {p.priority[k0]:,.0f} at submission "
+                f"({self.date(self.t_hours[k0]):%Y-%m-%d %H:%M}: FAIRSHARE {p.fairshare[k0]:,.0f}, AGE {p.age[k0]:,.0f}"
+                + "".join(f", {x}" for x in held) + f") -> {p.priority[-1]:,.0f} at the horizon's end")
+        return line + "".join(f"; {n}" for n in p.notes)
+
+    def _passes_planned(self, a: PlannedPriority, b: PendingPriority) -> str:
+        ok = ~np.isnan(a.priority)
+        hit = np.flatnonzero(ok & (np.nan_to_num(a.priority, nan=-np.inf) > b.priority))
+        if not hit.size:
+            return f"does not pass it by {self.date(self.t_hours[-1]):%Y-%m-%d} (end of the horizon)"
+        k0 = int(np.flatnonzero(ok)[0])
+        if hit[0] == k0:
+            return "ahead from its submission"
+        return f"passes it on {self.date(self.t_hours[hit[0]]):%Y-%m-%d %H:%M}"
 
     def _passes(self, a: PendingPriority, b: PendingPriority) -> str:
         if a.priority[0] > b.priority[0]:
@@ -706,11 +915,15 @@ def _job_billing(job: ScenarioJob, snap: Snapshot, where: str) -> float:
 
 
 def _check_shape(job: ScenarioJob, snap: Snapshot, where: str) -> list[str]:
-    """Refuse a job larger than its partition; warn when a node would need more than the
-    partition's nodes have on average (per-node sizes are not in the snapshot)."""
+    """Refuse a job its partition cannot run (totals, then each node's CPUs, memory and GPUs, the
+    node count, MaxNodes and MaxTime: :func:`tui.analysis.node_check.check_fit`); say what the
+    source could not check (a note per unknown), never pass it silently."""
     part = {p.name: p for p in snap.partitions}.get(job.partition)
-    if part is None or job.tres is not None:
-        return []
+    label = where.rsplit(":", 1)[-1]
+    if part is None:
+        why = ("no partition given" if not job.partition else "the source has no partitions" if not snap.partitions
+               else f"partition {job.partition!r} is not in the source")
+        return [f"{label}: {why}: nodes and limits not checked"]
     totals = job.totals()
     limits = [("nodes", "node", float(part.total_nodes), "nodes"), ("cpus", "cpu", float(part.total_cpus), "CPUs"),
               ("mem", "mem", part.tres_totals.get("mem", 0.0), "MB of memory"),
@@ -721,15 +934,14 @@ def _check_shape(job: ScenarioJob, snap: Snapshot, where: str) -> list[str]:
             raise InputError(f"{where}.gpus", f"partition {part.name!r} has no GPUs")
         if total and need > total:
             raise InputError(f"{where}.{key}", f"{need:,.0f} {what} in all; partition {part.name!r} has {total:,.0f}")
-    notes = []
-    n = part.total_nodes
-    for _key, per_node, total, what in (("cpus", job.cpus, float(part.total_cpus), "CPUs"),
-                                       ("gpus", float(job.gpus), part.tres_totals.get("gres/gpu", 0.0), "GPUs"),
-                                       ("mem", job.mem_mb / 1024, part.tres_totals.get("mem", 0.0) / 1024, "GB")):
-        if n and total and per_node > total / n:
-            notes.append(f"{where.rsplit(':', 1)[-1]}: {per_node:,.0f} {what} per node; {part.name} has "
-                         f"{total / n:,.0f} per node on average ({total:,.0f} on {n} nodes)")
-    return notes
+    nodes = max(1, round(totals.get("node", 1.0)))
+    gpu_type = job.gpu_type or next((k.split(":", 1)[1] for k in totals if k.startswith("gres/gpu:")), "")
+    fit = check_fit(part, nodes, totals.get("cpu", 0.0) / nodes, totals.get("mem", 0.0) / nodes,
+                    math.ceil(totals.get("gres/gpu", 0.0) / nodes), gpu_type, job.walltime_s)
+    for key, why in fit.errors.items():
+        field_ = "tres" if job.tres is not None and key != "walltime" else key
+        raise InputError(f"{where}.{field_}", why)
+    return [f"{label}: {u}" for u in fit.unknown]
 
 
 def _apply_shares(tree: AssocTree, shares: tuple[SharesOverride, ...], source: str) -> AssocTree:
@@ -783,7 +995,8 @@ def _running_charges(tree: AssocTree, snap: Snapshot, now: datetime) -> list[tup
 
 
 def run_scenario(sc: Scenario, snapshot: Snapshot | None = None, now: datetime | None = None,
-                 source: str = "scenario", earlier: Snapshot | None = None) -> ScenarioResult:
+                 source: str = "scenario", earlier: Snapshot | None = None, *,
+                 compare: bool = True) -> ScenarioResult:
     """Project a scenario: with a Slurm snapshot, Slurm's law over the whole tree; without one,
     the standalone model (``[model]``).
 
@@ -798,6 +1011,9 @@ def run_scenario(sc: Scenario, snapshot: Snapshot | None = None, now: datetime |
         The scenario's file name, for error messages.
     earlier : Snapshot, optional
         An older snapshot of the same cluster, for ``others = "observed"``.
+    compare : bool
+        Also project "before" (without the jobs) and "if we stop" (Slurm sources); False skips
+        them (``*_before`` and ``fairshare_stop`` are then None) for a faster redraw.
 
     Raises
     ------
@@ -828,43 +1044,70 @@ def run_scenario(sc: Scenario, snapshot: Snapshot | None = None, now: datetime |
     bill = [_job_billing(j, snapshot, f"{source}:jobs[{i}]") for i, j in enumerate(sc.jobs)]
     unpriced = [i for i, j in enumerate(sc.jobs) if j.billing is None and not snapshot.partitions]
     shape_notes = [n for i, j in enumerate(sc.jobs) for n in _check_shape(j, snapshot, f"{source}:jobs[{i}]")]
-    costs = tuple(CostLine(i, bill[i], j.count * j.repeat, bill[i] * j.count * j.repeat * j.walltime_s)
+    watch = list(dict.fromkeys(rows_of))
+    balances = _balances(sc, snapshot, tree, now, watch, rows_of, bill, t, hl, period)
+    started = _started_copies(sc, runs, rows_of, watch, balances)
+    costs = tuple(CostLine(i, bill[i], j.count * j.repeat, bill[i] * j.count * j.repeat * j.run_s,
+                           bill[i] * j.count * j.repeat * j.walltime_s)
                   for i, j in enumerate(sc.jobs))
     rate = steady_rate(tree, hl, period) if sc.others == "steady" else None
     if sc.others == "observed":
         rate = _observed(tree, snapshot, earlier, hl, period, source)
-    c_rows = [rows_of[i] for i, _, _ in runs]
-    c_start = [float(s) for _, s, _ in runs]
-    c_end = [float(e) for _, _, e in runs]
-    c_bill = [bill[i] * sc.jobs[i].count for i, _, _ in runs]
     running = _running_charges(tree, snapshot, now) if sc.running and sc.others == "decay" else []
-    for row, end, b in running:
-        c_rows.append(row)
-        c_start.append(0.0)
-        c_end.append(end)
-        c_bill.append(b)
+    base_rows = [row for row, _, _ in running]
+    base_start = [0.0] * len(running)
+    base_end = [end for _, end, _ in running]
+    base_bill = [b for _, _, b in running]
+    c_rows = [rows_of[i] for i, _, _ in runs] + base_rows
+    c_start = [float(s) for _, s, _ in runs] + base_start
+    c_end = [float(e) for _, _, e in runs] + base_end
+    c_bill = [bill[i] * n for (i, _, _), n in zip(runs, started)] + base_bill
     proj = project_usage(tree, c_rows, c_start, c_end, c_bill, t, hl, period, "slurm", resets, rate)
     pend_jobs = _pending_jobs(sc, snapshot, tree, source)
-    watch = list(dict.fromkeys(rows_of))
     extra = [row for _, row in pend_jobs if row not in watch]
     if sc.rank_every_s is not None:
         every = max(1, round(sc.rank_every_s / sc.step_s))
     else:
         every = 1 if t.size * tree.size <= 5_000_000 else max(1, round(86400 / sc.step_s))
     fs: FairshareSeries = project_fairshare(tree, proj, watch + extra, algorithm, damp, every)
+    base_fs: FairshareSeries | None = fs
+    if runs and compare:  # before: the same projection without the scenario's jobs
+        base = project_usage(tree, base_rows, base_start, base_end, base_bill, t, hl, period, "slurm", resets, rate)
+        base_fs = project_fairshare(tree, base, watch, algorithm, damp, every)
+    stop_fs = base_fs
+    if not compare:
+        base_fs = stop_fs = None
+    elif rate is not None:  # "if we stop": the charged associations' own pace ends too
+        rate_stop = np.array(rate, dtype=np.float64)
+        rate_stop[watch] = 0.0
+        stop = project_usage(tree, base_rows, base_start, base_end, base_bill, t, hl, period, "slurm", resets,
+                             rate_stop)
+        stop_fs = project_fairshare(tree, stop, watch, algorithm, damp, every)
     w = st.weight_fairshare
     col = {row: c for c, row in enumerate(watch + extra)}
     pend = tuple(_pending_priority(job, row, t, fs.fairshare[:, col[row]], st) for job, row in pend_jobs)
+    parts = {p.name: p for p in snapshot.partitions}
+    planned = tuple(planned_priority(i, str(tree.account[rows_of[i]]), str(tree.user[rows_of[i]]), t,
+                                     fs.fairshare[:, col[rows_of[i]]], st, parts, j.partition, j.totals(), j.start_s,
+                                     j.walltime_s, j.qos_factor, _site(j, balances.get(rows_of[i]), t))
+                    for i, j in enumerate(sc.jobs))
     series = []
     for c, row in enumerate(watch):
         f = fs.fairshare[:, c]
+        bal = balances.get(row)
         series.append(AssocSeries(
             str(tree.account[row]), str(tree.user[row]) if tree.is_user[row] else "", row,
             fs.usage[:, c].astype(np.float64), f,
             None if fs.level_fs is None else fs.level_fs[:, c].astype(np.float64),
             None if fs.rank is None else fs.rank[:, c],
             None if fs.ahead is None else fs.ahead[:, c],
-            w * f if w else None))
+            w * f if w else None,
+            raw_usage_before=None if base_fs is None else base_fs.usage[:, c].astype(np.float64),
+            fairshare_before=None if base_fs is None else base_fs.fairshare[:, c],
+            rank_before=None if base_fs is None or base_fs.rank is None else base_fs.rank[:, c],
+            fairshare_stop=None if stop_fs is None else stop_fs.fairshare[:, c],
+            balance=bal if isinstance(bal, BalanceSeries) else None,
+            balance_note=bal if isinstance(bal, str) else ""))
     t_h = t / HOUR
     notes = list(shape_notes)
     if unpriced:
@@ -881,9 +1124,68 @@ def run_scenario(sc: Scenario, snapshot: Snapshot | None = None, now: datetime |
         notes.append("everyone else only decays; with others = \"steady\" they keep their usage")
     if sc.others == "observed" and earlier is not None:
         notes.append(f"everyone keeps the pace seen since {earlier.taken_at:%Y-%m-%d %H:%M}")
+    notes.extend(f"jobs[{p.job}]: site_scale given but no dated allocation binds it: SITE is its site "
+                 f"({sc.jobs[p.job].site:g})" for p in planned
+                 if sc.jobs[p.job].site_scale is not None and not isinstance(p.site, np.ndarray))
+    refused_runs = sum(sc.jobs[i].count for i, _, _ in runs) - sum(started)
+    if refused_runs:
+        notes.append(f"{refused_runs} job runs refused by the allocation are left out of the usage")
     rec = tuple(recovery_time(t_h, s.fairshare, sc.target) if runs else None for s in series)
+    shares = tuple(shares_now(snapshot.tree, tree, watch, algorithm, damp)) if sc.shares else ()
+    admin = None
+    if sc.admin is not None:
+        users = tree.is_user
+        mean_rate = 0.0 if rate is None else float(np.asarray(rate, dtype=np.float64)[users].mean())
+        admin = admin_answer(tree, sc.admin.halving_usage, hl, sc.admin.weeks, sc.admin.check_every_s,
+                             sc.admin.upkeep_amount, mean_rate)
     return ScenarioResult(now, t_h, tuple(series), "slurm", algorithm, int(hl), tree.user_count, fs.ranked, costs,
-                          campaign_end_h, sc.target, "billing TRES-seconds", tuple(notes), rec, pend)
+                          campaign_end_h, sc.target, "billing TRES-seconds", tuple(notes), rec, pend, planned,
+                          shares, admin)
+
+
+def _balances(sc: Scenario, snap: Snapshot, tree: AssocTree, now: datetime, watch: list[int], rows_of: list[int],
+              bill: list[float], t: np.ndarray, hl: float, period: float) -> dict[int, BalanceSeries | str]:
+    """Per charged association: its balance over the horizon, or why it is unknown."""
+    out: dict[int, BalanceSeries | str] = {}
+    for row in watch:
+        acct = binding_account(snap, tree, row, now)
+        if acct is None:
+            out[row] = why_no_account(snap, tree, row)
+            continue
+        brs: list[BalanceRun] = []
+        for i, j in enumerate(sc.jobs):
+            if rows_of[i] != row:
+                continue
+            per_s = bill[i] if acct.tres == "billing" else j.totals().get(acct.tres, 0.0)
+            for s, e in j.runs():
+                brs.append(BalanceRun(i, float(s), float(e), per_s, float(j.walltime_s), j.count))
+        out[row] = project_balance(acct, brs, t, lambda x: decay_series(x, hl, period))
+    return out
+
+
+def _site(job: ScenarioJob, bal: BalanceSeries | str | None, t: np.ndarray) -> float | np.ndarray:
+    """The job line's site part: fixed, or seed 004's factor of its allocation x ``site_scale``."""
+    if job.site_scale is None:
+        return job.site
+    series = site_series(bal, t, job.site_scale, job.site_rule) if isinstance(bal, BalanceSeries) else None
+    return job.site if series is None else series
+
+
+def _started_copies(sc: Scenario, runs: list[tuple[int, int, int]], rows_of: list[int], watch: list[int],
+                    balances: dict[int, BalanceSeries | str]) -> list[int]:
+    """Copies of each run (in ``runs`` order) the allocation lets start (all, without one)."""
+    taken: dict[int, int] = {row: 0 for row in watch}
+    out = []
+    for i, _, _ in runs:
+        row = rows_of[i]
+        bal = balances.get(row)
+        n = sc.jobs[i].count
+        if isinstance(bal, BalanceSeries):
+            k = taken[row]
+            n = sum(bal.started[k:k + n])
+            taken[row] = k + sc.jobs[i].count
+        out.append(n)
+    return out
 
 
 def _observed(tree: AssocTree, snap: Snapshot, earlier: Snapshot | None, hl: float, period: float,
@@ -978,7 +1280,7 @@ def _run_pbs(sc: Scenario, snap: Snapshot, now: datetime, t: np.ndarray, runs: l
                   for i, j in enumerate(sc.jobs))
     t_h = t / HOUR
     rec = tuple(recovery_time(t_h, s.fairshare, sc.target) if runs else None for s in series)
-    notes = (f"PBS: usage x {f:g} every {period / 3600:g} h; accrual counted to each job's end",)
+    notes = (f"PBS: usage x {f:g} every {period / 3600:g} h; accrual counted to each job's end",) + _not_here(sc, "PBS")
     return ScenarioResult(now, t_h, series, "pbs", "pbs", int(period), int(np.count_nonzero(
         np.bincount(parent[1:], minlength=len(parent)) == 0)), np.ones(t.size, bool), costs, campaign_end_h,
         sc.target, tree.usage_res, notes, rec)
@@ -1004,7 +1306,19 @@ def _run_model(sc: Scenario, now: datetime, t: np.ndarray, runs: list[tuple[int,
         rec = model_recovery_h(campaign_end_h, m, sc.target, sc, runs)
     series = AssocSeries("", "", -1, u, f)
     return ScenarioResult(now, th, (series,), "continuous", "model", m.half_life_s, 1, np.ones(th.size, bool),
-                          costs, campaign_end_h, sc.target, "core-hours", (), (rec,))
+                          costs, campaign_end_h, sc.target, "core-hours", _not_here(sc, "the standalone model"), (rec,))
+
+
+def _not_here(sc: Scenario, where: str) -> tuple[str, ...]:
+    """Say which asked-for answers need a Slurm source (never drop a question silently)."""
+    out = []
+    if sc.admin is not None:
+        out.append(f"[admin] not answered in {where}: the dampening and padding need a Slurm tree's users")
+    if sc.shares:
+        out.append(f"[[shares]] not applied in {where}: raw shares are Slurm's")
+    if sc.pending:
+        out.append(f"pending not followed in {where}: it needs the source's sprio")
+    return tuple(out)
 
 
 def model_recovery_h(end_h: float, m: Model, target: float, sc: Scenario,

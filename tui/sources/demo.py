@@ -55,9 +55,11 @@ from tui.model import (
     Allocation,
     AssocTree,
     Job,
+    NodeType,
     Partition,
     PrioritySettings,
     Snapshot,
+    UNLIMITED,
 )
 
 # --- Organisation ---------------------------------------------------------------------------
@@ -250,6 +252,9 @@ def _build_partitions() -> tuple[Partition, ...]:
             total_nodes=int(totals["node"]),
             tres_totals=totals,
             description=spec.description,
+            node_types=tuple(NodeType(h.cores, float(h.mem_gb * 1024), h.gpus, h.gpu, h.nodes) for h in hws),
+            max_time_s=spec.max_time_s,
+            max_nodes=UNLIMITED,
         ))
     return tuple(parts)
 

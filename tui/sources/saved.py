@@ -11,6 +11,7 @@ file                            command                                     need
 ``sacctmgr_assoc_hdr.psv``      ``sacctmgr -P show assoc ... format=..LFT``  no
 ``assoc_mgr.txt``               ``scontrol show assoc_mgr flags=assoc``     no
 ``scontrol_show_partition.txt`` ``scontrol show partition``                 no
+``scontrol_show_node.txt``      ``scontrol show node``                      no
 ``sprio_l.txt``                 ``sprio -l``                                no
 ``squeue.txt``                  ``squeue -a`` or ``squeue -O ...:|``        no
 ``captured_at.txt``             ``date -u``                                 no
@@ -18,8 +19,10 @@ file                            command                                     need
 ==============================  ==========================================  =========
 
 Partitions come from ``scontrol show partition``, else from ``slurm.conf`` (with a warning saying
-so). Jobs from an ``sprio``/``squeue`` without an account column are attached to the user's
-association when the user has only one.
+so); their node shapes (for the what-if's per-node checks) from ``scontrol show node``, else the
+``NodeName`` lines of ``slurm.conf``, else none (the checks then say "unknown"). Jobs from an
+``sprio``/``squeue`` without an account column are attached to the user's association when the
+user has only one.
 
 Raw usage comes from ``assoc_mgr.txt`` when it agrees with sshare: sshare prints it truncated to
 a whole number, which moves a printed LevelFS by one in the sixth decimal now and then; assoc_mgr
@@ -54,6 +57,7 @@ FILES = {
     "config": "scontrol_show_config.txt",
     "assoc": "sacctmgr_assoc_hdr.psv",
     "partition": "scontrol_show_partition.txt",
+    "node": "scontrol_show_node.txt",
     "assoc_mgr": "assoc_mgr.txt",
     "sprio": "sprio_l.txt",
     "squeue": "squeue.txt",
@@ -327,7 +331,19 @@ def _partitions(files: Outputs, warnings: list[str]) -> tuple[Partition, ...]:
                         f"read from {conf} (totals from its NodeName lines)")
         return tuple(slurm_text.parse_slurm_conf_partitions(files.data[conf], label))
     got = files.get("partition", warnings)
-    return tuple(slurm_text.parse_partitions(*got)) if got is not None else ()
+    if got is None:
+        return ()
+    parts = slurm_text.parse_partitions(*got)
+    nodes_text = files.data.get(FILES["node"], b"")
+    if nodes_text.strip():  # optional: older captures lack it, and it only feeds the what-if checks
+        label = f"{files.where}/{FILES['node']}" if files.where else FILES["node"]
+        try:
+            parts = slurm_text.attach_node_types(parts, slurm_text.parse_nodes(nodes_text, label))
+        except InputError as exc:  # only the what-if's node checks need it: they then say "unknown"
+            warnings.append(f"{exc}: node sizes unknown")
+    elif files.data.get(conf):
+        parts = slurm_text.attach_node_types(parts, slurm_text.parse_slurm_conf_nodes(files.data[conf], conf))
+    return tuple(parts)
 
 
 def _attach_accounts(jobs: tuple[Job, ...], tree: AssocTree, warnings: list[str]) -> tuple[Job, ...]:

@@ -50,6 +50,7 @@ def commands(cluster: str = "") -> dict[str, list[str]]:
         f["config"]: ["scontrol", "show", "config"],
         f["assoc"]: assoc,
         f["partition"]: ["scontrol", "show", "partition"],
+        f["node"]: ["scontrol", "show", "node"],
         f["assoc_mgr"]: ["scontrol", "show", "assoc_mgr", "flags=assoc"],
         f["sprio"]: ["sprio", "-l"],
         f["squeue"]: ["squeue", "-a", "-O", ",".join(f"{name}:|" for name in slurm_text.SQUEUE_FIELDS)],
@@ -166,7 +167,7 @@ MAX_BACKOFF = 8.0
 
 class LiveSlurm:
     """The live cluster read with a cadence per command, so that a session costs slurmctld a few
-    commands a minute (not seven every few seconds). Outputs are kept between reads; the
+    commands a minute (not eight every few seconds). Outputs are kept between reads; the
     snapshot is rebuilt from the freshest output of each command.
 
     ``runner`` and ``clock`` are replaceable for tests and benchmarks.

@@ -24,7 +24,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from tui.sources.slurm_units import parse_slurm_time, parse_tres_billing_weights
-from tui.model import Job, Partition, PrioritySettings
+import dataclasses
+
+from tui.model import UNLIMITED, Job, NodeType, Partition, PrioritySettings
 from tui.sources.errors import InputError
 from tui.sources.sshare import decode
 
@@ -35,6 +37,10 @@ __all__ = [
     "SprioRow",
     "parse_config",
     "parse_partitions",
+    "parse_nodes",
+    "parse_slurm_conf_nodes",
+    "parse_gres_gpus",
+    "attach_node_types",
     "parse_sacctmgr_assoc",
     "parse_assoc_mgr",
     "parse_sprio",
@@ -292,7 +298,107 @@ def parse_partitions(data: bytes | str, source: str = "scontrol show partition")
             total_nodes=_int(kv.get("TotalNodes", "0"), "TotalNodes", source, no),
             priority_job_factor=_int(kv.get("PriorityJobFactor", "1"), "PriorityJobFactor", source, no),
             tres_totals=parse_tres_counts(kv.get("TRES", ""), source, no),
+            max_time_s=_limit_time(kv.get("MaxTime"), name, source, no),
+            max_nodes=_limit_count(kv.get("MaxNodes"), "MaxNodes", source, no),
+            node_list="" if kv.get("Nodes", "") in _NULL else kv["Nodes"],
         ))
+    return out
+
+
+def _limit_time(text: str | None, part: str, source: str, no: int) -> int | None:
+    """MaxTime: seconds, :data:`UNLIMITED`, or None when the line does not give it."""
+    if text is None:
+        return None
+    try:
+        secs = parse_slurm_time(text)
+    except ValueError:
+        raise InputError(source, f"partition {part}: MaxTime {text!r} is not a Slurm time", no) from None
+    return UNLIMITED if secs is None else secs
+
+
+def _limit_count(text: str | None, what: str, source: str, no: int) -> int | None:
+    if text is None:
+        return None
+    if text.upper() in ("UNLIMITED", "INFINITE"):
+        return UNLIMITED
+    return _int(text, what, source, no)
+
+
+def parse_gres_gpus(text: str) -> tuple[int, str]:
+    """GPUs and their type from a node's ``Gres=`` (``gpu:a100:4(S:0-1)``, ``gpu:2,mps:100``).
+
+    Returns ``(count, type)``; several typed GPU entries give their sum and the first type.
+    """
+    count, kind = 0, ""
+    for item in re.split(r",(?![^(]*\))", text or ""):
+        fields = item.split("(", 1)[0].split(":")
+        if fields[0].strip().lower() != "gpu" or len(fields) < 2:
+            continue
+        try:
+            n = int(fields[-1])
+        except ValueError:
+            continue
+        count += n
+        if len(fields) == 3 and not kind:
+            kind = fields[1].lower()
+    return count, kind
+
+
+_NODE_KEY = re.compile(r"(?<!\S)(NodeName|CPUTot|CPUEfctv|RealMemory|Gres)=(\S*)")
+
+
+def parse_nodes(data: bytes | str, source: str = "scontrol show node") -> dict[str, NodeType]:
+    """``scontrol show node``: each node's shape, by node name.
+
+    CPUs are ``CPUEfctv`` (23.02+: without the cores kept for the system) else ``CPUTot``; memory
+    ``RealMemory`` (MB); GPUs from ``Gres``. Only these keys are read: other fields hold free text
+    with spaces (``OS=Linux 6.1.0 #1 SMP ...``, ``Reason=...``).
+    """
+    text = decode(data, source)
+    out: dict[str, NodeType] = {}
+    block: dict[str, str] = {}
+    first = 0
+
+    def flush() -> None:
+        if not block:
+            return
+        gpus, kind = parse_gres_gpus(block.get("Gres", ""))
+        cpus = block.get("CPUEfctv", block.get("CPUTot", "0"))
+        out[block["NodeName"]] = NodeType(_int(cpus, "CPUTot", source, first),
+                                          float(_int(block.get("RealMemory", "0"), "RealMemory", source, first)),
+                                          gpus, kind)
+
+    for no, line in enumerate(text.splitlines(), 1):
+        for key, value in _NODE_KEY.findall(line):
+            if key == "NodeName":
+                flush()
+                block, first = {"NodeName": value}, no
+            elif block:
+                block.setdefault(key, value)
+    flush()
+    return out
+
+
+def attach_node_types(parts: list[Partition], nodes: dict[str, NodeType]) -> list[Partition]:
+    """Give each partition its nodes grouped by shape, from its ``Nodes=`` host list (``ALL``:
+    every node). A partition whose list names a node not in ``nodes`` keeps no node types
+    (its checks then say "unknown" rather than judge from part of the partition)."""
+    out = []
+    for p in parts:
+        try:
+            names = list(nodes) if p.node_list.upper() == "ALL" else expand_hostlist(p.node_list)
+        except ValueError:
+            names = []
+        if not names or any(n not in nodes for n in names):
+            out.append(p)
+            continue
+        groups: dict[tuple[int, float, int, str], int] = {}
+        for n in names:
+            t = nodes[n]
+            key = (t.cpus, t.mem_mb, t.gpus, t.gpu_type)
+            groups[key] = groups.get(key, 0) + 1
+        types = tuple(NodeType(c, m, g, k, count) for (c, m, g, k), count in groups.items())
+        out.append(dataclasses.replace(p, node_types=types))
     return out
 
 
@@ -316,6 +422,32 @@ def expand_hostlist(text: str) -> list[str]:
     return out
 
 
+def parse_slurm_conf_nodes(data: bytes | str, source: str = "slurm.conf") -> dict[str, NodeType]:
+    """Each node's shape from ``slurm.conf``'s ``NodeName`` lines (``NodeName=DEFAULT`` applies to
+    the lines after it; Slurm's defaults are CPUs=1, RealMemory=1 MB)."""
+    text = decode(data, source)
+    shapes: dict[str, NodeType] = {}
+    defaults: dict[str, str] = {}
+    for no, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line.startswith("NodeName="):
+            continue
+        kv = dict(token.partition("=")[::2] for token in line.split())
+        if kv["NodeName"] == "DEFAULT":
+            defaults.update({k: v for k, v in kv.items() if k != "NodeName"})
+            continue
+        nk = {**defaults, **kv}
+        gpus, kind = parse_gres_gpus(nk.get("Gres", ""))
+        shape = NodeType(_int(nk.get("CPUs", "1"), "CPUs", source, no),
+                         float(_int(nk.get("RealMemory", "1"), "RealMemory", source, no)), gpus, kind)
+        try:
+            for name in expand_hostlist(kv["NodeName"]):
+                shapes[name] = shape
+        except ValueError as exc:
+            raise InputError(source, str(exc), no) from None
+    return shapes
+
+
 def parse_slurm_conf_partitions(data: bytes | str, source: str = "slurm.conf") -> list[Partition]:
     """Partitions as ``slurm.conf`` defines them, when ``scontrol show partition`` was not saved.
 
@@ -325,7 +457,7 @@ def parse_slurm_conf_partitions(data: bytes | str, source: str = "slurm.conf") -
     TRESBillingWeights.
     """
     text = decode(data, source)
-    node_cpus: dict[str, int] = {}
+    shapes = parse_slurm_conf_nodes(text, source)
     defaults: dict[str, str] = {}
     parts: list[tuple[int, dict[str, str]]] = []
     for no, raw in enumerate(text.splitlines(), 1):
@@ -334,10 +466,9 @@ def parse_slurm_conf_partitions(data: bytes | str, source: str = "slurm.conf") -
             continue
         kv = dict(token.partition("=")[::2] for token in line.split())
         try:
-            if "NodeName" in kv and kv["NodeName"] != "DEFAULT":
-                for name in expand_hostlist(kv["NodeName"]):
-                    node_cpus[name] = _int(kv.get("CPUs", "1"), "CPUs", source, no)
-            elif kv.get("PartitionName") == "DEFAULT":
+            if "NodeName" in kv:
+                continue
+            if kv.get("PartitionName") == "DEFAULT":
                 defaults.update({k: v for k, v in kv.items() if k != "PartitionName"})
             elif "PartitionName" in kv:
                 parts.append((no, {**defaults, **kv}))
@@ -347,14 +478,17 @@ def parse_slurm_conf_partitions(data: bytes | str, source: str = "slurm.conf") -
     for no, kv in parts:
         spec = kv.get("Nodes", "")
         try:
-            names = list(node_cpus) if spec.upper() == "ALL" else expand_hostlist(spec) if spec else []
+            names = list(shapes) if spec.upper() == "ALL" else expand_hostlist(spec) if spec else []
         except ValueError as exc:
             raise InputError(source, str(exc), no) from None
-        cpus = sum(node_cpus.get(n, 0) for n in names)
+        cpus = sum(shapes[n].cpus if n in shapes else 0 for n in names)
         blocks.append(" ".join([f"PartitionName={kv['PartitionName']}", f"TotalCPUs={cpus}",
                                 f"TotalNodes={len(names)}"]
-                               + [f"{k}={kv[k]}" for k in ("TRESBillingWeights", "PriorityJobFactor") if k in kv]))
-    return parse_partitions("\n".join(blocks), source)
+                               + [f"{k}={kv[k]}" for k in ("TRESBillingWeights", "PriorityJobFactor") if k in kv]
+                               + [f"Nodes={','.join(names)}" if names else ""]
+                               # slurm.conf's defaults: MaxTime and MaxNodes are UNLIMITED unless set
+                               + [f"{k}={kv.get(k, 'UNLIMITED')}" for k in ("MaxTime", "MaxNodes")]))
+    return attach_node_types(parse_partitions("\n".join(blocks), source), shapes)
 
 
 # --------------------------------------------------------------------------------------------

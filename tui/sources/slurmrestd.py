@@ -62,7 +62,7 @@ import httpx
 import numpy as np
 
 from tui.sources.slurm_units import parse_tres_billing_weights
-from tui.model import NO_VAL, USE_PARENT, AssocTree, Job, ModelError, Partition, PrioritySettings, Snapshot
+from tui.model import NO_VAL, UNLIMITED, USE_PARENT, AssocTree, Job, ModelError, Partition, PrioritySettings, Snapshot
 from tui.sources.errors import InputError, SourceUnavailable
 from tui.sources.slurm_text import parse_tres_counts
 
@@ -628,6 +628,9 @@ def partitions_from_json(doc: Mapping[str, Any], source: str = "slurmrestd parti
             total_nodes=int(nodes or 0),
             priority_job_factor=1 if factor is None else int(factor),
             tres_totals=parse_tres_counts(tres if isinstance(tres, str) else "", source),
+            max_time_s=_limit(p.get("max_time_limit"), 60),
+            max_nodes=_limit(p.get("maximum_nodes_per_job"), 1),
+            node_list=p["nodes"] if isinstance(p.get("nodes"), str) else "",
         ))
     return out
 
@@ -696,6 +699,13 @@ def attach_jobs(jobs: list[Job], tree: AssocTree, source: str) -> list[str]:
     names = ", ".join(f"{j.job_id} ({j.account}/{j.user})" for j in lost[:5])
     return [f"{source}: {len(lost)} job(s) belong to no association in the tree: {names}"
             + (", ..." if len(lost) > 5 else "")]
+
+
+def _limit(value: Any, unit: int) -> int | None:
+    """A v0.0.36-v0.0.38 flat limit (-1: UNLIMITED; MaxTime in minutes); None when absent."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return UNLIMITED if value < 0 or value >= 0xFFFFFFFE else int(value) * unit
 
 
 def _openapi(client: RestClient) -> dict[str, Any]:
