@@ -98,9 +98,9 @@ async def test_pbs_folder_tree_equals_both_reports_cell_for_cell(seed_dir, capsy
         await pilot.press("m")
         row = tree.selected_row
         assert str(table.names[row]) == "L5"
-        line = tree._row_strip(row, False, SIZE[0]).text
-        # 2 spaces a level below TREEROOT, then the marker
-        assert line.startswith("      L5 ") and line.split()[1:7] == by_name["L5"][1:]
+        line = tree._row_strip(row, False, SIZE[0], tree.layout_for(SIZE[0])).text
+        # 2 spaces a level (TREEROOT's children are indented under it), then the marker
+        assert line.startswith("        L5 ") and line.split()[1:7] == by_name["L5"][1:]
         assert "14 entities" in str(app.query_one("#status").render())
 
 
