@@ -37,7 +37,7 @@ def test_demo_summary_for_alice(demo) -> None:
     # its end on 2025-06-18.
     assert s.text == ("alice · FairShare 0.349460 · 1,627 of 2,501 users ahead of you · held back by "
                       "mech_vargas_lab (5th of 5 in mech) · 1 pending job, priority 8.6M · allocation "
-                      "mech_vargas_lab 56% left (lasts to its end, 2025-06-18, at the current rate)")
+                      "mech_vargas_lab 56% left (lasts to its end, 2025-06-18)")
 
 
 def test_demo_rank_path_adds_up_to_alices_rank(demo) -> None:

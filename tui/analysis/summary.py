@@ -72,7 +72,7 @@ def _allocation_part(standing: Standing, row: int) -> str | None:
         return text + f" (runs out {tight.exhaustion:%Y-%m-%d} at the current rate)"
     end = tight.allocation.end
     if end is not None and tight.burn_per_day:
-        return text + f" (lasts to its end, {end:%Y-%m-%d}, at the current rate)"
+        return text + f" (lasts to its end, {end:%Y-%m-%d})"
     return text
 
 

@@ -28,7 +28,7 @@ from tui.app.widgets.prompt import PromptBar
 from tui.config import Settings, State
 from tui.model import Snapshot
 from tui.analysis.standing import Standing
-from tui.analysis.summary import user_summary
+from tui.analysis.summary import UserSummary, user_summary
 
 if TYPE_CHECKING:
     from tui.app.host import AppHost
@@ -114,6 +114,7 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
         """Breakdown panes (the tab's, the one beside a wide tree) behind the selection."""
         self._breakdown_timer: Timer | None = None
         self._reload_asked = False
+        self._my_summary: UserSummary | None = None
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         # Built-in Textual themes lack our variables; app.tcss needs a value under any theme.
@@ -191,9 +192,8 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
             if warning not in self._warned:  # a live source repeats them on every refresh
                 self._warned.add(warning)
                 self.notify(warning, severity="warning")
-        summary = user_summary(message.standing)
-        self._summary.update(summary.text if summary is not None else "")
-        self._summary.display = summary is not None
+        self._my_summary = user_summary(message.standing)
+        self._fit_summary()
         tree = self._assoc
         tree.set_table(message.table, self.me)
         self._stale = {"breakdown", "side"}
@@ -229,6 +229,15 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
             self._stale.discard(shown)
             self._show_pane(shown, self._assoc.selected_row)
 
+    def _fit_summary(self) -> None:
+        """At most two lines: on a narrow terminal the last parts (allocation, jobs) give way."""
+        summary = self._my_summary
+        self._summary.display = summary is not None
+        if summary is not None:
+            ranked = [(-i, part) for i, part in enumerate(summary.parts)]  # the first part matters most
+            # 2 lines less the padding, and room for word wrap's ragged first line
+            self._summary.update(fit_parts(ranked, 2 * (self.size.width - 2) - 16))
+
     def _fit_footer(self) -> None:
         footer = self._footer
         footer.compact = self.size.width < COMPACT_FOOTER
@@ -239,6 +248,7 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
         if not hasattr(self, "_side"):
             return  # before on_mount
         self._fit_footer()
+        self._fit_summary()
         wide = self.size.width >= SIDE_BREAKDOWN_WIDTH
         if wide != self._side.display:
             self._side.display = wide

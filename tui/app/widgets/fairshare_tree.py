@@ -339,15 +339,15 @@ class FairshareTree(ScrollView, can_focus=True):
         name_w = max(MIN_NAME, min(natural, width - need))
         self.col_offset = max(0, min(self.col_offset, len(ranked) - 1))
         shown: list[Column | None] = []
-        room = width - name_w
+        room = width - name_w - 2  # 2: the header's " ▸" when columns are left out
         for c in ranked[self.col_offset:]:
             w = (c.width if c is not None else BAR) + 1
             if w > room and shown:
                 break
             shown.append(c)
             room -= w
-        name_w += max(0, room)  # what is left widens the name
         right = len(ranked) - self.col_offset - len(shown)
+        name_w += max(0, room) + (0 if right else 2)  # what is left widens the name
         return Layout(name_w, tuple(shown), self.col_offset, right)
 
     def _header(self, layout: Layout) -> str:
