@@ -98,3 +98,23 @@ def test_summary_without_usage_or_user(demo) -> None:
     nobody = build_standing(demo.snapshot, "nobody")
     assert user_summary(nobody).text == "nobody: no association in this snapshot"
     assert user_summary(build_standing(demo.snapshot, "")) is None
+
+
+def test_test24_4_uf1_ties_through_two_levels() -> None:
+    """Spec §3.6 F1: u1, aE and aF (LevelFS inf, no usage) lead the root level and all rank 21/21."""
+    tree = parse_sshare((FIXTURES / "sshare" / "test24_4_fair_tree.psv").read_bytes()).tree
+    st = build_standing(Snapshot("t", "t", tree=tree, settings=PrioritySettings(algorithm="fair_tree")))
+    row = next(i for i in range(tree.size) if tree.account[i] == "aF" and tree.user[i] == "uF1")
+    ex = explain_slurm(st, row)
+    af, uf1 = ex.steps[1:]
+    assert af.place_text == "place 3 of 9 · tied with 2 others"
+    assert af.note == ("tied with aE, placed just before it (equal LevelFS); its first user keeps the rank of "
+                       "the user reached just before")
+    assert uf1.place_text == "tied with all 2 (equal LevelFS)" and uf1.note == ""
+    # u1 (1 user) and aE (2 users) come first: 21 - 3 = 18 without ties; the ties keep u1's 21
+    assert ex.rank_lines == (
+        "aF: 3rd of 9 (tied with 2 others) in root: 3 users under the 2 siblings placed before it",
+        "uF1: tied with all 2 in aF: 0 users reached before it",
+        "N − users reached first = 21 − 3 = 18",
+        "a tie (equal LevelFS) with the user reached just before keeps that user's rank: 21")
+    assert ex.rank == 21

@@ -154,7 +154,8 @@ class TreeTable:
         """Cells the widest name needs, with its indentation and marker (``  `` per depth, ``▸ ``)."""
         if not self.size:
             return 0
-        lengths = np.fromiter((len(str(n)) for n in self.names), dtype=np.int64, count=self.size)
+        lengths = (np.char.str_len(self.names_lower) if self.names_lower is not None  # vectorised: 100k rows
+                   else np.fromiter((len(str(n)) for n in self.names), dtype=np.int64, count=self.size))
         return int((2 * self.depth + 2 + lengths).max())
 
     @classmethod

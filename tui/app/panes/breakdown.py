@@ -7,10 +7,10 @@ place among siblings, then the factor, a sentence in words, and the pending jobs
 
 from __future__ import annotations
 
+import numpy as np
 from textual import work
 from textual.worker import Worker, get_current_worker
 from textual.app import ComposeResult
-import numpy as np
 from textual.containers import Vertical, VerticalScroll
 from textual.markup import escape
 from textual.widgets import Static
