@@ -28,7 +28,17 @@ SUMMARY = ("alice · FairShare 0.349460 · 1,627 of 2,501 users ahead of you · 
 
 
 def demo_app() -> FairtopApp:
-    return FairtopApp(Settings(theme="dark"), partial(demo_snapshot, seed=0, me=ME, now=NOW), ME, State())
+    app = FairtopApp(Settings(theme="dark"), partial(demo_snapshot, seed=0, me=ME, now=NOW), ME, State())
+    # Every toast, kept: a loaded machine can outlast a toast's timeout before the test looks.
+    app.told = []  # type: ignore[attr-defined]
+    notify = app.notify
+
+    def recording(message: str, **kwargs):  # noqa: ANN003, ANN202
+        app.told.append(message)  # type: ignore[attr-defined]
+        return notify(message, **kwargs)
+
+    app.notify = recording  # type: ignore[method-assign]
+    return app
 
 
 def line_of(tree: FairshareTree, row: int, width: int) -> str:
@@ -36,7 +46,7 @@ def line_of(tree: FairshareTree, row: int, width: int) -> str:
 
 
 def messages(app: FairtopApp) -> list[str]:
-    return [n.message for n in app._notifications]
+    return list(app.told)  # type: ignore[attr-defined]
 
 
 async def test_opens_on_a_summary_and_on_my_row() -> None:
