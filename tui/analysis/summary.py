@@ -76,6 +76,22 @@ def _allocation_part(standing: Standing, row: int) -> str | None:
     return text
 
 
+def _pbs_summary(standing: Standing) -> UserSummary:
+    """PBS: the entity's fairshare_factor (``%.6f`` as the report prints it) and how many leaf
+    entities have a higher one (PBS orders by the factor; there is no rank)."""
+    pbs, fs, me = standing.snapshot.pbs, standing.pbs, standing.me
+    assert pbs is not None and fs is not None
+    if not len(standing.my_rows):
+        return UserSummary((f"{me}: no entity of that name in this snapshot",), None)
+    row = int(standing.my_rows[0])
+    leaves = np.ones(len(pbs.parent), dtype=bool)
+    leaves[np.asarray(pbs.parent)[np.asarray(pbs.parent) >= 0]] = False
+    leaves[0] = False
+    higher = int(np.count_nonzero(fs.factor[leaves] > fs.factor[row]))
+    return UserSummary((me, f"fairshare_factor {fs.factor[row]:.6f}",
+                        f"{higher:,} of {int(leaves.sum()):,} entities have a higher factor"), row)
+
+
 def user_summary(standing: Standing) -> UserSummary | None:
     """The summary line for ``standing.me`` (None without a user or a Slurm tree).
 
@@ -84,6 +100,8 @@ def user_summary(standing: Standing) -> UserSummary | None:
     first (``m`` cycles through them).
     """
     tree, res, me = standing.snapshot.tree, standing.fairshare, standing.me
+    if me and standing.pbs is not None and standing.snapshot.pbs is not None:
+        return _pbs_summary(standing)
     if not me or tree is None or res is None:
         return None
     if not len(standing.my_rows):
