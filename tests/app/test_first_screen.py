@@ -41,6 +41,14 @@ def demo_app() -> FairtopApp:
     return app
 
 
+async def settled(pilot) -> None:  # noqa: ANN001
+    """Ready, and the breakdown's selection timer fired and its worker done."""
+    for _ in range(2):
+        await ready(pilot)
+        await pilot.pause(0.3)
+    await ready(pilot)
+
+
 def line_of(tree: FairshareTree, row: int, width: int) -> str:
     return tree._row_strip(row, False, width, tree.layout_for(width)).text
 
@@ -186,7 +194,7 @@ async def test_status_keeps_me_with_sort_and_filter_at_120() -> None:
 async def test_200_columns_show_the_breakdown_beside_the_tree() -> None:
     app = demo_app()
     async with app.run_test(size=(200, 60)) as pilot:
-        await ready(pilot)
+        await settled(pilot)
         side = app.query_one("#pane-side")
         assert side.display
         assert str(side.query_one("#bd-title", Static).content).startswith(
@@ -194,9 +202,7 @@ async def test_200_columns_show_the_breakdown_beside_the_tree() -> None:
         tree = app.query_one(FairshareTree)
         assert tree.layout_for(tree.scrollable_content_region.width).name_width <= 45
         await pilot.press("down")
-        await ready(pilot)
-        await pilot.pause(0.3)
-        await ready(pilot)
+        await settled(pilot)
         assert "anthonyj" in str(side.query_one("#bd-title", Static).content)
     narrow = demo_app()
     async with narrow.run_test(size=(120, 40)) as pilot:

@@ -309,7 +309,7 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
             if self.theme not in self.fairtop_themes and themes.FALLBACK in self.available_themes:
                 self.theme = themes.FALLBACK  # at start-up: fall back rather than keep Textual's
                 message += f" Using {themes.FALLBACK}."
-            self.notify(message, title="Theme not changed", severity="warning")
+            self.notify(message, title="Theme not changed", severity="warning", timeout=10)
             return
         self.state.last_theme = name
 
