@@ -112,7 +112,10 @@ def test_fair_tree_uga1_level_by_level():
     # root level sorted: u1, aE, aF (inf), aB, u2, aA, aD, aG, aC
     assert (ag.position, ag.siblings) == (8, 9)
     assert (aga.position, aga.siblings, aga.level_fs) == (2, 2, "1.000000")
-    assert aga.note == "ties aG/uG1 (equal LevelFS): its first user keeps that rank"
+    # aG's two children (uG1, aGA) both have LevelFS 1.0: all tied, so the place reads as a tie
+    assert aga.tied == 2 and aga.place_text == "tied with all 2 (equal LevelFS)"
+    assert aga.note == "its first user keeps the rank of the user reached just before"
+    assert ag.place_text == "place 8 of 9" and me.place_text == "place 1 of 2"
     assert me.level_fs == "1.250000" and (me.position, me.siblings) == (1, 2)
     assert me.usage_formula == "U = usage / usage(aGA) = 4 / 10 = 0.400000"
     assert (ex.rank, ex.users, ex.factor_text) == (4, 21, "0.190476")

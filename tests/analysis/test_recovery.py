@@ -52,3 +52,19 @@ def test_no_decay_means_nothing_recovers():
 def test_bad_row_is_an_error():
     with pytest.raises(ValueError, match="not in the association tree"):
         recovery(view_of(FLAT), row=99)
+
+
+def test_day_reached_interpolates_and_dates_from_the_snapshot() -> None:
+    from datetime import datetime, timezone
+
+    from tui.analysis.recovery import Recovery, day_reached
+
+    start = datetime(2025, 1, 15, tzinfo=timezone.utc)
+    rec = Recovery(np.array([0.0, 2.0, 4.0]), np.array([9.0, 3.0, 1.0]), np.array([0.2, 0.4, 0.6]), 3.0, start)
+    # 0.5 lies halfway between day 2 (0.4) and day 4 (0.6): day 3, 2025-01-18
+    assert day_reached(rec, 0.5) == 3.0
+    assert rec.date_at(3.0) == datetime(2025, 1, 18, tzinfo=timezone.utc)
+    assert day_reached(rec, 0.2) == 0.0 and day_reached(rec, 0.7) is None
+    assert rec.has_fairshare
+    account = Recovery(rec.days, rec.usage, np.full(3, np.nan), 3.0, start)
+    assert not account.has_fairshare

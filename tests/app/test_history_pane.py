@@ -58,7 +58,8 @@ async def test_in_the_app_the_records_are_read_when_the_tab_is_shown(isolated_pa
     from tui.app.main import build_app
     from tui.cli import build_parser
 
-    app = build_app(build_parser().parse_args(["--from", str(LIVE)]))
+    # A user with no association here: the tree opens on its first row (the cluster), not on "me".
+    app = build_app(build_parser().parse_args(["--from", str(LIVE), "--user", "nobody-here"]))
     async with app.run_test(size=(120, 45)) as pilot:
         await pilot.pause(0.5)
         await app.workers.wait_for_complete()

@@ -92,7 +92,13 @@ async def test_breakdown_fair_tree_uga1_and_no_selection():
         empty = await reshow(pilot, pane, standing, None)
     assert "LevelFS      LevelFS = S / U = 0.500000 / 0.400000 = 1.250000" in text
     assert "place 8 of 9" in text
-    assert "ties aG/uG1 (equal LevelFS): its first user keeps that rank" in text
+    # aGA ties uG1 (LevelFS 1.0, the only two at aG's level): the heading says all are tied
+    assert "aGA  shares 10 of 20 · usage 10  tied with all 2 (equal LevelFS)" in text
+    assert "its first user keeps the rank of the user reached just before" in text
+    # how the places make the rank: 17 users before aG, uG1 before aGA, none before uGA1 = 18;
+    # 21 - 18 = 3, and the tie keeps uG1's rank 4
+    assert "aG: 8th of 9 in root: 17 users under the 7 siblings placed before it" in text
+    assert "N − users reached first = 21 − 18 = 3" in text
     assert "FairShare: F = rank / N = 4/21 = 0.190476" in text
     assert "aGA/uGA1 ranks 4 of 21 (21 is best: 17 users are ahead)" in text
     assert empty.strip() == "Select an association in the tree."

@@ -98,10 +98,16 @@ async def test_pbs_folder_tree_equals_both_reports_cell_for_cell(seed_dir, capsy
         await pilot.press("m")
         row = tree.selected_row
         assert str(table.names[row]) == "L5"
-        line = tree._row_strip(row, False, SIZE[0]).text
-        # 2 spaces a level below TREEROOT, then the marker
-        assert line.startswith("      L5 ") and line.split()[1:7] == by_name["L5"][1:]
+        line = tree._row_strip(row, False, SIZE[0], tree.layout_for(SIZE[0])).text
+        # 2 spaces a level (TREEROOT's children are indented under it), then the marker
+        assert line.startswith("        L5 ") and line.split()[1:7] == by_name["L5"][1:]
         assert "14 entities" in str(app.query_one("#status").render())
+        # the line about me: L5's factor as the report prints it, and the leaf entities (groups
+        # excluded: TREEROOT, B1-B4) the report gives a higher factor
+        leaves = {"L1", "L2", "L3", "L4", "L5", "L6", "L7", "L8", "unknown"}
+        higher = sum(float(r[6]) > float(by_name["L5"][6]) for r in from_dir if r[0] in leaves)
+        assert str(app.query_one("#me-summary").content) == (
+            f"L5 · fairshare_factor 0.098927 · {higher} of 9 entities have a higher factor")
 
 
 async def test_pbs_sort_keys_use_the_same_letters(seed_dir):

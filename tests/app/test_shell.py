@@ -28,7 +28,9 @@ async def test_theme_switch_by_key_and_command(make_app) -> None:
         assert app.current_theme.ansi
         await pilot.press("colon", *"theme ansi15", "enter")
         assert app.theme == "ansi16"
-        assert any("did you mean 'ansi16'" in n.message for n in app._notifications)
+        # one sentence, naming the themes that exist
+        assert any(n.message.startswith("There is no theme 'ansi15'. Did you mean 'ansi16'? The themes are dark, ")
+                   and "ansi16" in n.message.split("The themes are")[1] for n in app._notifications)
 
 
 async def test_bad_theme_file_falls_back_to_dark(make_app, tmp_path: Path, monkeypatch) -> None:
@@ -42,7 +44,7 @@ async def test_bad_theme_file_falls_back_to_dark(make_app, tmp_path: Path, monke
         assert app.theme == "dark"
         messages = [n.message for n in app._notifications]
         assert any("broken.toml" in m and "primary" in m for m in messages)
-        assert any("no theme 'broken'" in m for m in messages)
+        assert any("There is no theme 'broken'." in m for m in messages)
 
 
 THEME_DIRS = themes.theme_dirs()
@@ -72,7 +74,8 @@ async def test_keymap_rebinds_and_warns(make_app) -> None:
         await pilot.press("x")
         tree = app.query_one(FairshareTree)
         assert tree.table.users[tree.selected_row] == ME
-        assert any("'jump' is not a binding id" in n.message for n in app._notifications)
+        messages = [n.message for n in app._notifications]
+        assert any("'jump' is not a binding id" in m for m in messages), messages
 
 
 async def test_palette_offers_registry_actions(make_app) -> None:

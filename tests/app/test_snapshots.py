@@ -46,3 +46,20 @@ def test_screen(snap_compare, screen: str, theme: str) -> None:
         await ready(pilot)  # the breakdown follows the selection on a short timer
 
     assert snap_compare(demo_app(theme), run_before=run_before, terminal_size=SIZE)
+
+
+#: Terminal sizes an admin over SSH meets, from the smallest to a wide screen (issue 11).
+SIZES = {"80x24": (80, 24), "200x60": (200, 60)}
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+@pytest.mark.parametrize("screen", ["tree", "breakdown"])
+def test_screen_size(snap_compare, screen: str, size: str) -> None:
+    """The tree (columns by priority at 80, the breakdown beside it at 200) and the breakdown."""
+
+    async def run_before(pilot: Pilot) -> None:
+        await ready(pilot)
+        await pilot.press(*SCREENS[screen])
+        await ready(pilot)
+
+    assert snap_compare(demo_app("dark"), run_before=run_before, terminal_size=SIZES[size])

@@ -20,6 +20,7 @@ import numpy as np
 from tui.engine.result import FairshareResult
 from tui.model import NO_VAL, USE_PARENT, AssocTree, path_to
 from tui.formats.sshare import sshare_cells
+from tui.analysis.rank_path import fair_tree_siblings, rank_path
 from tui.analysis.standing import Standing
 
 __all__ = [
@@ -30,8 +31,26 @@ __all__ = [
     "explain_slurm",
     "halving_usage_classic",
     "halving_usage_level_fs",
+    "level_fs_text",
     "sibling_position",
 ]
+
+
+PARENT_LEVEL_FS = "parent"
+"""The LevelFS of a ``parent`` association, the same in the tree, the breakdown and the what-if:
+it has none of its own (sshare prints the cell empty)."""
+PARENT_USER_LEVEL_FS = ("LevelFS = parent: none of its own (sshare prints it empty); Fair Tree sorts it as "
+                        "+inf, before every sibling with a number and tied with its parent siblings")
+
+
+def level_fs_text(value: float | None, transparent: bool) -> str:
+    """A LevelFS for people: ``parent`` for a ``parent`` association, ``inf`` for no usage, else
+    sshare's six decimals (the what-if's before and after use it too)."""
+    if transparent:
+        return PARENT_LEVEL_FS
+    if value is None or math.isnan(value):
+        return "-"
+    return "inf" if math.isinf(value) else f"{value:f}"
 
 
 @dataclass(frozen=True)
@@ -65,6 +84,20 @@ class Step:
     """Fair Tree: 1-based place among siblings sorted by LevelFS (1 = ranked first)."""
     siblings: int | None = None
     note: str = ""
+    tied: int = 1
+    """Fair Tree: siblings with exactly this LevelFS, itself included (1: no tie)."""
+
+    @property
+    def place_text(self) -> str:
+        """``place 5 of 5``, ``tied with all 24 (equal LevelFS)``, ``place 3 of 9 · tied with 2 others``."""
+        if self.position is None or self.siblings is None:
+            return ""
+        if self.tied == self.siblings > 1:
+            return f"tied with all {self.siblings:,} (equal LevelFS)"
+        text = f"place {self.position:,} of {self.siblings:,}"
+        if self.tied > 1:
+            text += f" · tied with {self.tied - 1:,} other{'s' if self.tied > 2 else ''}"
+        return text
 
 
 @dataclass(frozen=True)
@@ -103,6 +136,8 @@ class Explanation:
     factor (Fair Tree: the row's LevelFS); ``inf`` if no amount does, None if undefined."""
     summary: str
     jobs: tuple[JobParts, ...] = ()
+    rank_lines: tuple[str, ...] = ()
+    """Fair Tree users: how the places along the path add up to the rank (:mod:`rank_path`)."""
 
 
 def sibling_position(tree: AssocTree, result: FairshareResult, row: int) -> tuple[int, int, int | None]:
@@ -116,13 +151,7 @@ def sibling_position(tree: AssocTree, result: FairshareResult, row: int) -> tupl
     (position, count, predecessor)
         1-based position, number of siblings, and the row sorted just before it (None if first).
     """
-    st = result.structure
-    lf = result.level_fs
-    assert lf is not None, "sibling_position needs Fair Tree results (LevelFS)"
-    sibs = np.flatnonzero(st.fs_parent == st.fs_parent[row])
-    sibs = sibs[sibs != 0]
-    key = tree.sibling_order[sibs] if tree.sibling_order is not None else sibs
-    order = sibs[np.lexsort((key, ~tree.is_user[sibs], -lf[sibs]))]
+    order = fair_tree_siblings(tree, result, row)
     k = int(np.flatnonzero(order == row)[0])
     return k + 1, len(order), (int(order[k - 1]) if k else None)
 
@@ -281,19 +310,22 @@ def _fair_tree_steps(standing: Standing, path: list[int], cells: dict[str, list[
         fp = int(st.fs_parent[r])
         parent_usage = float(tree.usage_raw[fp])
         pos, count, before = sibling_position(tree, res, r)
+        sibs = fair_tree_siblings(tree, res, r)
+        tied = int(np.count_nonzero(res.level_fs[sibs] == res.level_fs[r]))
         note = ""
         if before is not None and res.level_fs[before] == res.level_fs[r]:
-            note = f"ties {tree.label(before)} (equal LevelFS)"
+            if tied < count:  # all tied: the heading says so
+                note = f"tied with {tree.label(before)}, placed just before it (equal LevelFS)"
             if not tree.is_user[r]:
-                note += ": its first user keeps that rank"
+                note += ("; " if note else "") + "its first user keeps the rank of the user reached just before"
         eff = f"U = usage / usage({tree.label(fp)}) = {usage:,.0f} / {parent_usage:,.0f} = {cells['EffectvUsage'][r]}"
         if st.use_parent[r]:
             steps.append(Step(r, label, depth, "parent", ls, True, usage, cells["NormShares"][r],
                               f"parent: shows {tree.label(fp)}'s level ratio", cells["NormUsage"][r],
-                              cells["EffectvUsage"][r], eff, cells["LevelFS"][r],
-                              "parent: ranked first at its parent's level" if tree.is_user[r]
+                              cells["EffectvUsage"][r], eff, PARENT_LEVEL_FS,
+                              PARENT_USER_LEVEL_FS if tree.is_user[r]
                               else "parent: transparent, its children sit at this level",
-                              pos, count, note))
+                              pos, count, note, tied))
             continue
         own = int(tree.shares_raw[r])
         shares = (f"S = {own}/{ls} = {cells['NormShares'][r]}" if ls
@@ -307,7 +339,7 @@ def _fair_tree_steps(standing: Standing, path: list[int], cells: dict[str, list[
             lf_formula = f"LevelFS = S / U = {cells['NormShares'][r]} / {cells['EffectvUsage'][r]} = {lf}"
         steps.append(Step(r, label, depth, str(own), ls, False, usage, cells["NormShares"][r], shares,
                           cells["NormUsage"][r], cells["EffectvUsage"][r], eff, lf, lf_formula,
-                          pos, count, note))
+                          pos, count, note, tied))
     return steps
 
 
@@ -416,6 +448,8 @@ def explain_slurm(standing: Standing, row: int) -> Explanation:
     for fix in standing.order_fixes:  # an order the inputs could not decide, taken from sshare's
         if fix.first in on_path or fix.second in on_path:
             summary += " " + fix.sentence()
+    path_places = rank_path(standing, row) if is_user and res.algorithm == "fair_tree" else None
+    rank_lines = tuple(path_places.lines()) if path_places is not None else ()
     return Explanation(res.algorithm, row, label, is_user, tuple(steps), factor, factor_text, factor_formula,
                        rank, users, ratio, None if math.isnan(halving) else halving / 3600, summary,
-                       _jobs_of(standing, row))
+                       _jobs_of(standing, row), rank_lines)

@@ -8,6 +8,7 @@ target is reached. No Textual here.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 import numpy as np
 
@@ -27,6 +28,19 @@ class Recovery:
     """Its fairshare factor at each time (NaN for Fair Tree accounts, which have none)."""
     half_life_days: float
     """PriorityDecayHalfLife in days (0: usage never decays, nothing recovers)."""
+    start: datetime | None = None
+    """The snapshot's time: day 0 (None: dates unknown, days only)."""
+
+    def date_at(self, day: float) -> datetime:
+        """The date ``day`` days after the snapshot (``start`` must be known)."""
+        if self.start is None:
+            raise ValueError("this recovery has no start date")
+        return self.start + timedelta(days=float(day))
+
+    @property
+    def has_fairshare(self) -> bool:
+        """False for a Fair Tree account: it has no factor, so no fairshare curve is drawn."""
+        return bool(np.isfinite(self.fairshare).any())
 
 
 def recovery(standing: Standing, row: int, half_lives: float = 4, points: int = 17) -> Recovery:
@@ -58,7 +72,22 @@ def recovery(standing: Standing, row: int, half_lives: float = 4, points: int = 
     seconds = np.linspace(0.0, (hl if hl > 0 else 7 * 86400) * half_lives, points)
     usage, fairshare = recovery_curve(tree, row, seconds, hl, settings.algorithm, settings.dampening,
                                       fairshare_now=float(standing.fairshare.fairshare[row]))
-    return Recovery(seconds / 86400.0, usage, fairshare, hl / 86400.0)
+    return Recovery(seconds / 86400.0, usage, fairshare, hl / 86400.0, standing.snapshot.taken_at)
+
+
+def day_reached(rec: Recovery, target: float) -> float | None:
+    """The day fairshare first reaches ``target``, interpolated linearly between the two samples
+    around it (None: not within the span). Under Fair Tree the factor moves in rank steps, so
+    the day is "around": within one sample interval."""
+    hit = np.flatnonzero(rec.fairshare >= target)
+    if not len(hit):
+        return None
+    k = int(hit[0])
+    if k == 0:
+        return 0.0
+    f0, f1 = float(rec.fairshare[k - 1]), float(rec.fairshare[k])
+    d0, d1 = float(rec.days[k - 1]), float(rec.days[k])
+    return d0 + (d1 - d0) * (target - f0) / (f1 - f0) if f1 > f0 else d1
 
 
 def days_to_reach(rec: Recovery, target: float) -> float | None:

@@ -10,6 +10,8 @@ import difflib
 import re
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from tui.app import commands
 from tui.app.widgets.prompt import PromptBar
 from tui.app.tree_rows import column_id, column_names
@@ -72,6 +74,9 @@ class TreeActions:
             self._assoc.set_filter(pattern)
         except re.error as exc:
             self.notify(f"invalid regex {pattern!r}: {exc}", title="Filter not changed", severity="warning")
+        else:
+            if pattern and self._assoc.table is not None and not len(self._assoc.rows_shown):
+                self.notify(f"No association matches /{pattern}/. Esc clears the filter.", severity="warning")
         self._update_status()
 
     def action_clear_filter(self: AppHost) -> None:
@@ -96,13 +101,36 @@ class TreeActions:
             return
         hits = (tree.table.users == name) & tree.table.is_user
         if not hits.any():
+            if name in self.account_names():  # ":user mech_vargas_lab": the account is meant
+                self.notify(f"{name} is an account, not a user: shown (:account {name} goes there too).")
+                self.action_goto_account(name)
+                return
             users = sorted(set(tree.table.users[tree.table.is_user].tolist()))
             close = difflib.get_close_matches(name, users, n=1)
-            self.notify(f"no user {name!r}" + (f"; did you mean {close[0]!r}?" if close else ""),
+            self.notify(f"There is no user {name!r}." + (f" Did you mean {close[0]!r}?" if close else ""),
                         severity="warning")
             return
         self.action_show_tab("tree")
         tree.go_to_row(int(hits.argmax()))
+        self._update_status()
+
+    def account_names(self: AppHost) -> list[str]:
+        """Every account of the shown tree (PBS: every group), in tree order."""
+        table = self._assoc.table
+        return [] if table is None else [str(n) for n in table.names[~table.is_user].tolist()]
+
+    def action_goto_account(self: AppHost, name: str) -> None:
+        tree = self._assoc
+        if tree.table is None:
+            return
+        hits = np.flatnonzero((tree.table.names == name) & ~tree.table.is_user)
+        if not hits.size:
+            close = difflib.get_close_matches(name, self.account_names(), n=1)
+            self.notify(f"There is no account {name!r}." + (f" Did you mean {close[0]!r}?" if close else ""),
+                        severity="warning")
+            return
+        self.action_show_tab("tree")
+        tree.go_to_row(int(hits[0]))
         self._update_status()
 
     def action_sort(self: AppHost, column: str) -> None:

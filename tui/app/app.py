@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from textual import on
 from textual.app import App, ComposeResult, InvalidThemeError
 from textual.timer import Timer
+from textual.containers import Horizontal
 from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 
 from tui.app import themes
@@ -27,6 +28,7 @@ from tui.app.widgets.prompt import PromptBar
 from tui.config import Settings, State
 from tui.model import Snapshot
 from tui.analysis.standing import Standing
+from tui.analysis.summary import UserSummary, user_summary
 
 if TYPE_CHECKING:
     from tui.app.host import AppHost
@@ -36,8 +38,22 @@ BREAKDOWN_DELAY_S = 0.15
 PANES = {"breakdown": ("Breakdown", BreakdownPane), "alloc": ("Allocations", AllocationsPane),
          "whatif": ("What-if", WhatIfPane), "history": ("History", HistoryPane)}
 """Tab id -> (title, pane class) of the panes beside the tree."""
+SIDE_BREAKDOWN_WIDTH = 180
+"""From this many columns the tree tab shows the breakdown beside the tree."""
+COMPACT_FOOTER = 120
+"""Below this many columns the footer packs its keys closer, so every one fits."""
 STATUS_TICK_S = 1.0
 """How often "updated N s ago" is redrawn for a live source."""
+
+
+def fit_parts(parts: list[tuple[int, str]], width: int, sep: str = " · ") -> str:
+    """Join ``(priority, text)`` parts in their order, leaving out the lowest priorities (the
+    later first on equal ones) until the line fits ``width`` cells."""
+    kept = list(parts)
+    while len(kept) > 1 and len(sep.join(t for _, t in kept)) > width:
+        drop = min(range(len(kept)), key=lambda i: (kept[i][0], -i))
+        del kept[drop]
+    return sep.join(t for _, t in kept)
 
 
 def standing_notes(standing: Standing) -> list[str]:
@@ -94,8 +110,11 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
         self._refresh_error: str | None = None
         self._warned: set[str] = set()
         self._me_next = 0
-        self._breakdown_stale = True
+        self._stale: set[str] = {"breakdown", "side"}
+        """Breakdown panes (the tab's, the one beside a wide tree) behind the selection."""
         self._breakdown_timer: Timer | None = None
+        self._reload_asked = False
+        self._my_summary: UserSummary | None = None
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         # Built-in Textual themes lack our variables; app.tcss needs a value under any theme.
@@ -105,7 +124,10 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
         yield Header()
         with TabbedContent(initial="tree", id="tabs"):
             with TabPane("Tree", id="tree"):
-                yield FairshareTree(id="assoc")
+                yield Static("", id="me-summary", markup=False)
+                with Horizontal(id="tree-row"):
+                    yield FairshareTree(id="assoc")
+                    yield BreakdownPane(id="pane-side")
             for tab_id, (title, pane) in PANES.items():
                 with TabPane(title, id=tab_id):
                     yield pane(id=f"pane-{tab_id}")
@@ -119,6 +141,11 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
         self._tabs = self.query_one(TabbedContent)
         self._status = self.query_one("#status", Static)
         self._prompt = self.query_one(PromptBar)
+        self._side = self.query_one("#pane-side", BreakdownPane)
+        self._summary = self.query_one("#me-summary", Static)
+        self._footer = self.query_one(Footer)
+        self._side.display = self.size.width >= SIDE_BREAKDOWN_WIDTH
+        self._fit_footer()
         self.sub_title = "read-only" if self.settings.read_only else "read-write"
         self._prompt.close()
         self._register_themes()
@@ -158,13 +185,18 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
         mode = "read-only" if self.settings.read_only else "read-write"
         self.sub_title = f"{snap.source} · {message.standing.algorithm.replace('_', ' ')} · {mode}"
         self._loaded_at, self._refresh_error = self.clock(), None
+        if self._reload_asked:
+            self._reload_asked = False
+            self.notify(f"Reloaded: {self._data_age()}.", timeout=3)
         for warning in (*snap.warnings, *standing_notes(message.standing)):
             if warning not in self._warned:  # a live source repeats them on every refresh
                 self._warned.add(warning)
                 self.notify(warning, severity="warning")
+        self._my_summary = user_summary(message.standing)
+        self._fit_summary()
         tree = self._assoc
         tree.set_table(message.table, self.me)
-        self._breakdown_stale = True
+        self._stale = {"breakdown", "side"}
         for tab_id in PANES:
             if tab_id != "breakdown":
                 self._show_pane(tab_id, tree.selected_row)
@@ -184,21 +216,49 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
         # The breakdown follows the selection, but only once it settles and only while it is on
         # screen: its worker explains the row and runs the engine 16 times (seconds at 100k rows),
         # not worth starting (and cancelling) per key.
-        self._breakdown_stale = True
+        self._stale = {"breakdown", "side"}
         if self._breakdown_timer is not None:
             self._breakdown_timer.stop()
         self._breakdown_timer = self.set_timer(BREAKDOWN_DELAY_S, self._refresh_breakdown)
         self._update_status()
 
     def _refresh_breakdown(self) -> None:
-        if self._breakdown_stale and self._tabs.active == "breakdown":
-            self._breakdown_stale = False
-            self._show_pane("breakdown", self._assoc.selected_row)
+        active = self._tabs.active
+        shown = "breakdown" if active == "breakdown" else "side" if active == "tree" and self._side.display else None
+        if shown in self._stale:
+            self._stale.discard(shown)
+            self._show_pane(shown, self._assoc.selected_row)
+
+    def _fit_summary(self) -> None:
+        """At most two lines: on a narrow terminal the last parts (allocation, jobs) give way."""
+        summary = self._my_summary
+        self._summary.display = summary is not None
+        if summary is not None:
+            ranked = [(-i, part) for i, part in enumerate(summary.parts)]  # the first part matters most
+            # 2 lines less the padding, and room for word wrap's ragged first line
+            self._summary.update(fit_parts(ranked, 2 * (self.size.width - 2) - 16))
+
+    def _fit_footer(self) -> None:
+        footer = self._footer
+        footer.compact = self.size.width < COMPACT_FOOTER
+        footer.show_command_palette = self.size.width >= COMPACT_FOOTER  # ctrl+p is in the help
+
+    def on_resize(self) -> None:
+        # A wide terminal shows the breakdown beside the tree (the tab stays for narrow ones).
+        if not hasattr(self, "_side"):
+            return  # before on_mount
+        self._fit_footer()
+        self._fit_summary()
+        wide = self.size.width >= SIDE_BREAKDOWN_WIDTH
+        if wide != self._side.display:
+            self._side.display = wide
+            self._refresh_breakdown()
+        self._update_status()
 
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
         tab_id = event.pane.id or ""
-        if tab_id == "breakdown":
+        if tab_id in ("breakdown", "tree"):
             self._refresh_breakdown()
         elif tab_id in ("alloc", "whatif"):
             self._show_pane(tab_id, self._assoc.selected_row)
@@ -207,21 +267,24 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
         tree = self._assoc
         if tree.table is None:
             return
-        parts = [self._data_age(), f"{tree.table.size:,} {tree.table.noun}", f"{len(tree.rows_shown):,} shown"]
+        # (priority, text): when the line is too wide the lowest priorities go first.
+        parts = [(2, self._data_age()), (1, f"{tree.table.size:,} {tree.table.noun}"),
+                 (5, f"{len(tree.rows_shown):,} shown")]
         if tree.sort_column:
             title = next(c.title for c in tree.columns if c.id == tree.sort_column)
-            parts.append(f"sort {title} {'▼' if tree.sort_descending else '▲'}")
+            parts.append((4, f"sort {title} {'▼' if tree.sort_descending else '▲'}"))
         if tree.filter_text:
-            parts.append(f"filter /{tree.filter_text}/ (Esc clears)")
+            none = "no match, " if not len(tree.rows_shown) else ""
+            parts.append((6, f"filter /{tree.filter_text}/ ({none}Esc clears)"))
         row = tree.selected_row
         if row is not None and self.standing is not None and self.standing.snapshot.tree is not None:
-            parts.append(self.standing.snapshot.tree.label(row))
+            parts.append((3, self.standing.snapshot.tree.label(row)))
         elif row is not None and self.standing is not None and self.standing.snapshot.pbs is not None:
-            parts.append(str(self.standing.snapshot.pbs.name[row]))
+            parts.append((3, str(self.standing.snapshot.pbs.name[row])))
         if self.me:
             found = len(self.standing.my_rows if self.standing else ())
-            parts.append(f"me: {self.me}" + ("" if found else " (not found)"))
-        self._status.update(" · ".join(parts))
+            parts.append((4, f"me: {self.me}" + ("" if found else " (not found)")))
+        self._status.update(fit_parts(parts, self._status.size.width or self.size.width - 2))
 
     # --- actions (declared in tui.app.commands; tree and prompt ones in tui.app.actions) -----
 
@@ -240,11 +303,13 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
             self.theme = name
         except InvalidThemeError:
             close = difflib.get_close_matches(name, self.available_themes, n=1)
-            message = f"no theme {name!r}" + (f"; did you mean {close[0]!r}?" if close else "")
+            names = self.fairtop_themes or sorted(self.available_themes)
+            message = f"There is no theme {name!r}." + (f" Did you mean {close[0]!r}?" if close else "")
+            message += f" The themes are {', '.join(names[:-1])} and {names[-1]}." if len(names) > 1 else ""
             if self.theme not in self.fairtop_themes and themes.FALLBACK in self.available_themes:
                 self.theme = themes.FALLBACK  # at start-up: fall back rather than keep Textual's
-                message += f" Using {themes.FALLBACK!r}."
-            self.notify(message, severity="warning")
+                message += f" Using {themes.FALLBACK}."
+            self.notify(message, title="Theme not changed", severity="warning", timeout=10)
             return
         self.state.last_theme = name
 
@@ -258,6 +323,8 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
         if self.on_reload is not None:
             self.on_reload()
         self.query_one(AllocationsPane).refresh_feeds(force=True)  # the service and ledger too
+        self._reload_asked = True
+        self.notify(f"Reading {self.source_name or 'the source'} again…", timeout=3)
         self.load()
 
 

@@ -49,6 +49,8 @@ class Command:
     """Shown in the footer."""
     help: str = ""
     """One sentence for the palette, the tooltip and the help screen."""
+    short: str = ""
+    """The footer's label when shorter than ``title`` (the footer fits 80 columns)."""
 
 
 _SORT_KEYS = ", ".join(f"{c.key} {c.title.split(' ')[0]}" for c in COLUMNS)
@@ -56,22 +58,25 @@ _SORT_KEYS = ", ".join(f"{c.key} {c.title.split(' ')[0]}" for c in COLUMNS)
 COMMANDS: tuple[Command, ...] = (
     Command("help", "Help", "app.help", "question_mark", command="help", show=True,
             help="List every key and command."),
-    Command("command", "Command", "app.command_mode", "colon", show=True,
-            help="Type a command: :tree :user NAME :alloc :whatif :theme NAME :sort COLUMN :q"),
+    Command("command", "Command", "app.command_mode", "colon", show=True, short="Cmd",
+            help="Type a command: :tree :user NAME :account NAME :alloc :whatif :theme NAME :sort COLUMN :q"),
     Command("filter", "Filter", "app.filter_mode", "slash", command="filter", arg="REGEX", show=True,
             arg_action="app.set_filter({arg})",
             help="Filter associations by name with a regular expression; Esc clears it."),
     Command("clear-filter", "Clear filter", "app.clear_filter", "escape", command="nofilter",
             help="Show every association again."),
-    Command("me", "Jump to me", "app.jump_me", "m", command="me", show=True,
+    Command("me", "Jump to me", "app.jump_me", "m", command="me", show=True, short="Me",
             help="Move to your association (again: your next one)."),
     Command("user", "Go to user", "app.jump_me", command="user", arg="NAME",
             arg_action="app.goto_user({arg})", palette=False, help="Move to a user's first association."),
+    Command("account", "Go to account", "app.command_mode", command="account", aliases=("acct",), arg="NAME",
+            arg_action="app.goto_account({arg})", palette=False,
+            help="Move to an account (the palette, ctrl+p, searches them by name)."),
     Command("tab-tree", "Tree", "app.show_tab('tree')", "1", command="tree", show=True,
             help="The association tree."),
     Command("tab-breakdown", "Breakdown", "app.show_tab('breakdown')", "2", command="breakdown",
             aliases=("why",), show=True, help="Why the selected association's fairshare is what it is."),
-    Command("tab-alloc", "Allocations", "app.show_tab('alloc')", "3", command="alloc", show=True,
+    Command("tab-alloc", "Allocations", "app.show_tab('alloc')", "3", command="alloc", show=True, short="Alloc",
             help="Service-unit balances of the selected association's projects."),
     Command("tab-whatif", "What-if", "app.show_tab('whatif')", "4", command="whatif", show=True,
             help="What a job would cost, and what it would do to the selected user's fairshare."),
@@ -103,6 +108,10 @@ COMMANDS: tuple[Command, ...] = (
     Command("page-down", "Page down", "page(1)", "pagedown", scope="tree", help="One screen down."),
     Command("first", "First row", "edge(0)", "home,g", scope="tree", help="First row."),
     Command("last", "Last row", "edge(1)", "end,G", scope="tree", help="Last row."),
+    Command("columns-right", "More columns", "scroll_columns(1)", "shift+right,greater_than_sign", scope="tree",
+            help="When not every column fits: show the next ones (RawUsage comes last)."),
+    Command("columns-left", "Fewer columns", "scroll_columns(-1)", "shift+left,less_than_sign", scope="tree",
+            help="Back to the first columns (FairShare, LevelFS, Rank)."),
     Command("toggle", "Expand/collapse", "toggle", "enter,space", scope="tree",
             help="Expand or collapse the selected account."),
     Command("collapse", "Collapse / parent", "collapse", "left,h", scope="tree",
@@ -124,7 +133,7 @@ def bindings(scope: str) -> list[BindingType]:
         if c.scope != scope or not c.keys:
             continue
         action = c.action.removeprefix("app.") if scope == "app" else c.action
-        out.append(Binding(c.keys, action, c.title, show=c.show, id=c.id, tooltip=c.help))
+        out.append(Binding(c.keys, action, c.short or c.title, show=c.show, id=c.id, tooltip=c.help))
     return out
 
 
@@ -154,6 +163,13 @@ def parse(line: str) -> str:
     return cmd.arg_action.replace("{arg}", repr(" ".join(args)))
 
 
+def key_text(keys: str | None) -> str:
+    """Textual key names as a person types them: ``question_mark,colon`` -> ``?, :``."""
+    names = {"question_mark": "?", "colon": ":", "slash": "/", "plus": "+", "minus": "-", "escape": "Esc",
+             "less_than_sign": "<", "greater_than_sign": ">"}
+    return ", ".join(names.get(k, k) for k in (keys or "").split(",") if k)
+
+
 def usage(cmd: Command) -> str:
     """``:name ARG`` as the help screen prints it."""
     if not cmd.command:
@@ -162,16 +178,23 @@ def usage(cmd: Command) -> str:
 
 
 def _palette_entries(app: object) -> Iterator[tuple[str, str, str]]:
-    """(title, help, action) for everything the palette offers."""
+    """(title, help, action) for everything the palette offers; the help starts with the keys
+    (as the app's keymap binds them) and the ``:`` command."""
+    keymap = dict(getattr(app, "_keymap", {}))
     for c in COMMANDS:
         if c.scope == "app" and c.palette and c.id not in ("command", "clear-filter"):
-            yield c.title, c.help, c.action
+            how = " · ".join(x for x in (key_text(keymap.get(c.id, c.keys)), usage(c)) if x)
+            yield c.title, (f"{how} · " if how else "") + c.help, c.action
     for name in sorted(getattr(app, "fairtop_themes", ())):
-        yield f"Theme: {name}", f"Switch to the {name} theme.", f"app.set_theme({name!r})"
+        yield f"Theme: {name}", f":theme {name} · Switch to the {name} theme.", f"app.set_theme({name!r})"
+
+
+MAX_ACCOUNT_HITS = 50
+"""Accounts the palette lists for one query (a big site has thousands)."""
 
 
 class FairtopCommands(Provider):
-    """The registry's actions in Textual's command palette (ctrl+p)."""
+    """The registry's actions in Textual's command palette (ctrl+p), and the tree's accounts."""
 
     def _run(self, action: str) -> None:
         self.app.call_later(self.app.run_action, action)
@@ -186,3 +209,13 @@ class FairtopCommands(Provider):
             score = matcher.match(title)
             if score > 0:
                 yield Hit(score, matcher.highlight(title), partial(self._run, action), help=text)
+        hits = 0
+        for name in getattr(self.app, "account_names", lambda: [])():
+            title = f"Account: {name}"
+            score = matcher.match(title)
+            if score > 0:
+                yield Hit(score * 0.9, matcher.highlight(title),
+                          partial(self._run, f"app.goto_account({name!r})"), help=f":account {name} · Go to it.")
+                hits += 1
+                if hits >= MAX_ACCOUNT_HITS:
+                    break

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from tui.model import NO_VAL, USE_PARENT, depth_of
 from tui.formats.pbsfs import TABLE_COLUMNS, pbs_cells, pbs_rows
 from tui.formats.sshare import printed_fairshare, sshare_cells, wire
+from tui.analysis.breakdown import PARENT_LEVEL_FS
 from tui.analysis.standing import Standing
 
 
@@ -35,26 +37,31 @@ class Column:
     """Cells are right-aligned in this many characters (0: the flexible name column)."""
     key: str
     """Shift+letter that sorts by this column."""
+    priority: int = 9
+    """When the terminal is too narrow for every column, the lower numbers are shown first and
+    the rest are reached by scrolling sideways (the name column always stays)."""
 
 
 COLUMNS: tuple[Column, ...] = (
-    Column("name", "Account / User", 0, "N"),
-    Column("raw_shares", "RawShares", 10, "R"),
-    Column("norm_shares", "NormShares", 11, "O"),
-    Column("raw_usage", "RawUsage", 12, "U"),
-    Column("eff_usage", "EffectvUsage", 13, "E"),
-    Column("fairshare", "FairShare", 10, "F"),
-    Column("level_fs", "LevelFS", 10, "L"),
-    Column("rank", "Rank", 6, "K"),
+    Column("name", "Account / User", 0, "N", 0),
+    Column("raw_shares", "RawShares", 10, "R", 6),
+    Column("norm_shares", "NormShares", 11, "O", 5),
+    Column("raw_usage", "RawUsage", 12, "U", 7),
+    Column("eff_usage", "EffectvUsage", 13, "E", 4),
+    Column("fairshare", "FairShare", 10, "F", 1),
+    Column("level_fs", "LevelFS", 10, "L", 2),
+    Column("rank", "Rank", 6, "K", 3),
 )
 COLUMN_IDS = tuple(c.id for c in COLUMNS)
 _PBS_WIDTHS = {"shares": 8, "percentage": 11, "usage": 12, "fairshare_tree_usage": 10, "usage_per_perc": 12,
                "fairshare_factor": 9}
 _PBS_KEYS = {"shares": "R", "percentage": "O", "usage": "U", "fairshare_tree_usage": "E", "usage_per_perc": "L",
              "fairshare_factor": "F"}
+_PBS_PRIORITY = {"fairshare_factor": 1, "usage_per_perc": 2, "fairshare_tree_usage": 3, "percentage": 4,
+                 "shares": 5, "usage": 6}
 PBS_COLUMNS: tuple[Column, ...] = (
-    Column("name", "Entity", 0, "N"),
-    *(Column(key, title, _PBS_WIDTHS[key], _PBS_KEYS[key]) for key, title, _ in TABLE_COLUMNS),
+    Column("name", "Entity", 0, "N", 0),
+    *(Column(key, title, _PBS_WIDTHS[key], _PBS_KEYS[key], _PBS_PRIORITY[key]) for key, title, _ in TABLE_COLUMNS),
 )
 """PBS columns: ids are :func:`tui.formats.pbsfs.pbs_rows` keys, titles the report table's."""
 
@@ -142,6 +149,15 @@ class TreeTable:
     def size(self) -> int:
         return len(self.parent)
 
+    @cached_property
+    def name_width(self) -> int:
+        """Cells the widest name needs, with its indentation and marker (``  `` per depth, ``▸ ``)."""
+        if not self.size:
+            return 0
+        lengths = (np.char.str_len(self.names_lower) if self.names_lower is not None  # vectorised: 100k rows
+                   else np.fromiter((len(str(n)) for n in self.names), dtype=np.int64, count=self.size))
+        return int((2 * self.depth + 2 + lengths).max())
+
     @classmethod
     def from_standing(cls, standing: Standing) -> TreeTable:
         """Turn a standing's tree (Slurm or PBS) and engine results into strings and keys."""
@@ -170,6 +186,9 @@ class TreeTable:
         names = np.where(tree.is_user, tree.user, tree.account).astype(object)
         out["name"] = names
         _as_printed(out, standing)
+        if res.level_fs is not None:  # sshare prints nothing for a `parent` row: it has no level of its own
+            out["level_fs"] = np.where(res.structure.use_parent & (out["level_fs"] == ""), PARENT_LEVEL_FS,
+                                       out["level_fs"]).astype(object)
 
         # Sort keys from the same doubles sshare prints (no string parsing: 100k rows).
         raw_f = np.where((raw == USE_PARENT) | (raw == NO_VAL), np.nan, raw.astype(float))
@@ -189,6 +208,8 @@ class TreeTable:
         has_children[tree.parent[1:]] = True
         by_depth = tuple(np.flatnonzero(depth == d) for d in range(1, int(depth.max()) + 1))
         fair = np.asarray(keys["fairshare"], dtype=float)
+        if res.algorithm == "fair_tree":
+            keys["fairshare"] = best_below(fair, tree.parent, by_depth)
         caps = standing.snapshot.capabilities
         if caps is not None and "usage" not in caps:
             # Rule two: a source without usage (slurmrestd 22.05) gets no fabricated fairshare.
@@ -241,6 +262,16 @@ class TreeTable:
         fair[0] = np.nan
         return cls(parent, depth, is_user, has_children, names, names, cells, keys, fair, by_depth,
                    lower_names(names), PBS_COLUMNS, "entities")
+
+
+def best_below(values: np.ndarray, parent: np.ndarray, by_depth: tuple[np.ndarray, ...]) -> np.ndarray:
+    """``values`` with each NaN row (a Fair Tree account, which has no FairShare) given the
+    largest value below it: sorting by FairShare then orders accounts by their best user, which
+    under Fair Tree is the order it ranks them in (depth-first, the best subtree first)."""
+    best = values.copy()
+    for rows in reversed(by_depth):  # deepest first; NaN-ignoring max
+        np.fmax.at(best, parent[rows], best[rows])
+    return np.where(np.isnan(values), best, values)
 
 
 LOWER_NAMES_MAX_BYTES = 32 << 20

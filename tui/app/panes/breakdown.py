@@ -7,72 +7,106 @@ place among siblings, then the factor, a sentence in words, and the pending jobs
 
 from __future__ import annotations
 
+import numpy as np
 from textual import work
 from textual.worker import Worker, get_current_worker
 from textual.app import ComposeResult
-from textual.containers import VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.markup import escape
-from textual.widgets import Sparkline, Static
+from textual.widgets import Static
+from textual_plotext import PlotextPlot
 
 from tui.app.messages import ExplanationReady, RecoveryReady
 from tui.app.panes.base import PaneFrame
 from tui.analysis.breakdown import Explanation, Step, explain_slurm
 from tui.analysis.pbs_breakdown import PbsExplanation, PbsStep, explain_pbs
-from tui.analysis.recovery import Recovery, days_to_reach, recovery
+from tui.analysis.recovery import Recovery, day_reached, recovery
 from tui.analysis.standing import Standing
 
 #: Pending jobs listed (the root and big accounts can have thousands).
 MAX_JOBS = 20
+#: The fairshare the recovery text dates ("back to 0.5 around ..."); above it, when it doubles.
+RECOVERY_TARGET = 0.5
+#: Dates on the curves' time axis (plotext's form and the strftime that writes it).
+PLOT_DATE_FORM, PLOT_DATE = "Y-m-d", "%Y-%m-%d"
 
 
 def _recovery_text(rec: Recovery) -> str:
-    """Start and end values, and when the factor doubles, under the two curves."""
+    """Start and end values, and when the factor is back to 0.5 (or doubles), under the curves."""
     if rec.half_life_days == 0:
         return "PriorityDecayHalfLife is 0: usage never decays here, so nothing recovers by waiting."
     f0, f1 = rec.fairshare[0], rec.fairshare[-1]
+    span = f"over the next {rec.days[-1]:g} days (to {rec.date_at(rec.days[-1]):%Y-%m-%d})"
     if f0 != f0:  # NaN: a Fair Tree account has no factor of its own
-        return (f"raw usage {rec.usage[0]:,.0f} -> {rec.usage[-1]:,.0f} after {rec.days[-1]:g} days "
-                f"(half-life {rec.half_life_days:g} days); accounts have no Fair Tree factor.")
-    doubled = days_to_reach(rec, min(1.0, 2 * f0)) if f0 > 0 else None
-    when = (f"; it is at least doubled ({min(1.0, 2 * f0):.6f}) by day {doubled:g}" if doubled
-            else "")
-    return (f"raw usage {rec.usage[0]:,.0f} -> {rec.usage[-1]:,.0f}, fairshare {f0:.6f} -> {f1:.6f} "
-            f"over {rec.days[-1]:g} days (half-life {rec.half_life_days:g} days){when}.")
+        return (f"raw usage {rec.usage[0]:,.0f} -> {rec.usage[-1]:,.0f} {span} (half-life "
+                f"{rec.half_life_days:g} days). No fairshare curve: a Fair Tree account has no factor of its own.")
+    text = (f"raw usage {rec.usage[0]:,.0f} -> {rec.usage[-1]:,.0f}, fairshare {f0:.6f} -> {f1:.6f} {span} "
+            f"(half-life {rec.half_life_days:g} days).")
+    target = RECOVERY_TARGET if f0 < RECOVERY_TARGET else min(1.0, 2 * f0) if f0 > 0 else None
+    if target is not None and target > f0:
+        day = day_reached(rec, target)
+        text += (f" Back to {target:g} around {rec.date_at(day):%Y-%m-%d} (day {day:.1f})." if day is not None
+                 else f" It stays below {target:g} {span}.")
+    return text
 
 
-def _step_markup(step: Step) -> str:
-    """One association's lines: a heading, then one line per quantity, indented by depth."""
-    pad = "  " * step.depth
-    head = f"{pad}[b]{escape(step.label)}[/b]"
+def _step_lines(step: Step) -> list[tuple[int, str]]:
+    """One association's lines as (indent, markup): a heading, then one line per quantity."""
+    pad = 2 * step.depth
+    head = f"[b]{escape(step.label)}[/b]"
     if step.row:
         shares = "parent" if step.transparent else f"{step.raw_shares} of {step.level_shares}"
         head += f"  [$text-muted]shares {escape(shares)} · usage {step.usage_raw:,.0f}[/]"
-        if step.position is not None:
-            head += f"  [$accent]place {step.position} of {step.siblings}[/]"
-    lines = [head,
-             f"{pad}  [$text-muted]NormShares  [/] {escape(step.shares_formula)}",
-             f"{pad}  [$text-muted]EffectvUsage[/] {escape(step.usage_formula)}"]
+        if step.place_text:
+            head += f"  [$accent]{escape(step.place_text)}[/]"
+    lines = [(pad, head),
+             (pad + 2, f"[$text-muted]NormShares  [/] {escape(step.shares_formula)}"),
+             (pad + 2, f"[$text-muted]EffectvUsage[/] {escape(step.usage_formula)}")]
     if step.level_fs_formula:
-        lines.append(f"{pad}  [$text-muted]LevelFS     [/] {escape(step.level_fs_formula)}")
+        lines.append((pad + 2, f"[$text-muted]LevelFS     [/] {escape(step.level_fs_formula)}"))
     if step.note:
-        lines.append(f"{pad}  [$warning]{escape(step.note)}[/]")
-    return "\n".join(lines)
+        lines.append((pad + 2, f"[$warning]{escape(step.note)}[/]"))
+    return lines
 
 
-def _pbs_step_markup(step: PbsStep) -> str:
+def _pbs_step_lines(step: PbsStep) -> list[tuple[int, str]]:
     """One fairshare node's lines: a heading, then percentage, tree usage and usage/perc."""
-    pad = "  " * step.depth
-    head = f"{pad}[b]{escape(step.name)}[/b]"
+    pad = 2 * step.depth
+    head = f"[b]{escape(step.name)}[/b]"
     if step.sibling_shares is not None:
         head += f"  [$text-muted]shares {step.shares} of {step.sibling_shares} · usage {step.usage:,.0f}[/]"
     else:
         head += f"  [$text-muted]usage {step.usage:,.0f} (U_root)[/]"
-    return "\n".join([
-        head,
-        f"{pad}  [$text-muted]Percentage          [/] {escape(step.percentage_formula)}",
-        f"{pad}  [$text-muted]fairshare_tree_usage[/] {escape(step.tree_usage_formula)}",
-        f"{pad}  [$text-muted]usage/perc          [/] {escape(step.usage_per_perc_formula)}",
-    ])
+    return [
+        (pad, head),
+        (pad + 2, f"[$text-muted]Percentage          [/] {escape(step.percentage_formula)}"),
+        (pad + 2, f"[$text-muted]fairshare_tree_usage[/] {escape(step.tree_usage_formula)}"),
+        (pad + 2, f"[$text-muted]usage/perc          [/] {escape(step.usage_per_perc_formula)}"),
+    ]
+
+
+class IndentedLines(Vertical):
+    """Lines that wrap under their own indentation (one Static per line, reused between updates)."""
+
+    DEFAULT_CSS = """
+    IndentedLines { height: auto; }
+    IndentedLines > Static { height: auto; }
+    """
+
+    def set_lines(self, lines: list[tuple[int, str]]) -> None:
+        """Show ``(indent, markup)`` lines; a wrapped line continues at its indent."""
+        have = list(self.query_children(Static))
+        for widget in have[len(lines):]:
+            widget.remove()
+        new = []
+        for i, (indent, markup) in enumerate(lines):
+            widget = have[i] if i < len(have) else Static()
+            widget.update(markup)
+            widget.styles.padding = (0, 0, 0, indent)
+            if i >= len(have):
+                new.append(widget)
+        if new:
+            self.mount(*new)
 
 
 def _jobs_markup(ex: Explanation) -> str:
@@ -100,26 +134,28 @@ class BreakdownPane(PaneFrame):
     BreakdownPane #bd-summary { color: $foreground; padding-bottom: 1; }
     BreakdownPane #bd-steps { padding-bottom: 1; }
     BreakdownPane #bd-factor { color: $foreground; text-style: bold; padding-bottom: 1; }
+    BreakdownPane #bd-rank { padding-bottom: 1; }
     BreakdownPane #bd-jobs { color: $foreground; padding-bottom: 1; }
     BreakdownPane #bd-rec-title { text-style: bold; color: $foreground; }
-    BreakdownPane Sparkline { height: 1; width: 64; margin-bottom: 1; }
+    BreakdownPane PlotextPlot { height: 12; max-width: 100; margin-bottom: 1; }
     BreakdownPane .bd-label { color: $text-muted; }
     BreakdownPane #bd-rec-text { color: $foreground; padding-bottom: 1; }
     """
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll():
+        with VerticalScroll(id="bd-scroll"):
             yield Static("Select an association in the tree.", id="bd-title", classes="pane-title", markup=False)
             yield Static("", id="bd-summary", markup=False)
-            yield Static("", id="bd-steps")
+            yield IndentedLines(id="bd-steps")
             yield Static("", id="bd-factor", markup=False)
+            yield IndentedLines(id="bd-rank")
             yield Static("", id="bd-jobs")
             yield Static("", id="bd-rec-title", markup=False)
-            yield Static("", id="bd-usage-label", classes="bd-label", markup=False)
-            yield Sparkline([], id="bd-usage-spark")
-            yield Static("", id="bd-fs-label", classes="bd-label", markup=False)
-            yield Sparkline([], id="bd-fs-spark")
             yield Static("", id="bd-rec-text", markup=False)
+            yield Static("", id="bd-usage-label", classes="bd-label", markup=False)
+            yield PlotextPlot(id="bd-usage-plot")
+            yield Static("", id="bd-fs-label", classes="bd-label", markup=False)
+            yield PlotextPlot(id="bd-fs-plot")
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -139,6 +175,7 @@ class BreakdownPane(PaneFrame):
         """
         self._request += 1
         title = self.query_one("#bd-title", Static)
+        self.query_one("#bd-scroll", VerticalScroll).scroll_home(animate=False)  # a new row reads from its top
         self._worker, self._explained = None, False
         self.workers.cancel_group(self, "breakdown")
         if standing.algorithm == "pbs":
@@ -157,26 +194,30 @@ class BreakdownPane(PaneFrame):
 
     def _show_pbs(self, standing: Standing, row: int | None) -> None:
         """``pbsfs -g`` for the selected entity, with every level's formula and numbers."""
-        widgets = [self.query_one(f"#bd-{k}", Static) for k in ("title", "summary", "steps", "factor", "jobs")]
-        title, summary, steps, factor, jobs = widgets
+        widgets = [self.query_one(f"#bd-{k}", Static) for k in ("title", "summary", "factor", "jobs")]
+        title, summary, factor, jobs = widgets
+        steps = self.query_one("#bd-steps", IndentedLines)
         self._show_recovery(None)
         if row is None:
             title.update("Select an entity in the tree.")
             for widget in widgets[1:]:
                 widget.update("")
+            steps.set_lines([])
             return
         ex: PbsExplanation = explain_pbs(standing, row)
         title.update(f"Why {ex.name} has its fairshare · PBS Professional (as pbsfs -g {ex.name})")
         summary.update(ex.summary)
-        steps.update("\n".join(_pbs_step_markup(s) for s in ex.steps))
+        steps.set_lines([line for s in ex.steps for line in _pbs_step_lines(s)])
         factor.update(f"fairshare_factor: {ex.factor_formula}")
         jobs.update("[b]pbsfs -g[/b]\n" + escape(ex.pbsfs_text.rstrip("\n")) + "\n\n[$text-muted]"
                     "No jobs or recovery curve: a PBS snapshot holds the fairshare tree and usage only "
                     "(usage decays by fairshare_decay_factor every fairshare_decay_time).[/]")
 
     def _clear_explanation(self) -> None:
-        for widget_id in ("#bd-summary", "#bd-steps", "#bd-factor", "#bd-jobs"):
+        for widget_id in ("#bd-summary", "#bd-factor", "#bd-jobs"):
             self.query_one(widget_id, Static).update("")
+        for lines_id in ("#bd-steps", "#bd-rank"):
+            self.query_one(lines_id, IndentedLines).set_lines([])
 
     # An explicit description: by default @work repr()s the arguments, the whole Standing.
     @work(thread=True, exclusive=True, group="breakdown", name="breakdown", exit_on_error=False,
@@ -201,8 +242,16 @@ class BreakdownPane(PaneFrame):
         self.query_one("#bd-title", Static).update(
             f"Why {ex.label} ({kind}) has its fairshare · {ex.algorithm.replace('_', ' ')}")
         self.query_one("#bd-summary", Static).update(ex.summary)
-        self.query_one("#bd-steps", Static).update("\n".join(_step_markup(s) for s in ex.steps))
+        self.query_one("#bd-steps", IndentedLines).set_lines([line for s in ex.steps for line in _step_lines(s)])
         self.query_one("#bd-factor", Static).update(f"FairShare: {ex.factor_formula}")
+        rank = self.query_one("#bd-rank", IndentedLines)
+        if ex.rank_lines:
+            rank.set_lines([(0, "[b]How the places make the rank[/b] [$text-muted](Fair Tree ranks users depth-first: "
+                                "each account's whole subtree before its next sibling, N for the first user reached, "
+                                "N is best)[/]"),
+                            *((2, escape(line)) for line in ex.rank_lines)])
+        else:
+            rank.set_lines([])
         self.query_one("#bd-jobs", Static).update(_jobs_markup(ex))
 
     def on_recovery_ready(self, message: RecoveryReady) -> None:
@@ -219,25 +268,41 @@ class BreakdownPane(PaneFrame):
         self.query_one("#bd-rec-title", Static).update(f"If you run nothing more: could not compute: {text}")
 
     def _show_recovery(self, rec: Recovery | None, pending: bool = False) -> None:
-        """The two curves: your usage and your fairshare if you run nothing more."""
+        """The curves, dated: your usage, and your fairshare if you have one, if you run nothing more."""
         title = self.query_one("#bd-rec-title", Static)
-        usage_spark = self.query_one("#bd-usage-spark", Sparkline)
-        fs_spark = self.query_one("#bd-fs-spark", Sparkline)
+        plots = (self.query_one("#bd-usage-plot", PlotextPlot), self.query_one("#bd-fs-plot", PlotextPlot))
         labels = (self.query_one("#bd-usage-label", Static), self.query_one("#bd-fs-label", Static))
         text = self.query_one("#bd-rec-text", Static)
         if rec is None:
             title.update("If you run nothing more: computing..." if pending else "")
-            usage_spark.data, fs_spark.data = [], []
             for widget in (*labels, text):
                 widget.update("")
+            for plot in plots:
+                plot.display = False
             return
         title.update(f"If you run nothing more and everyone else's usage holds steady "
                      f"(next {rec.days[-1]:g} days):")
-        labels[0].update(f"raw usage {rec.usage[0]:,.0f} -> {rec.usage[-1]:,.0f} "
-                         f"(Slurm decays it by 1 - 0.693/half-life per second)")
-        fs = [v for v in rec.fairshare.tolist() if v == v]
-        labels[1].update(f"fairshare {min(fs):.6f} .. {max(fs):.6f} (engine recomputed at each point)"
-                         if fs else "fairshare: none (a Fair Tree account has no factor)")
-        usage_spark.data = rec.usage.tolist()
-        fs_spark.data = [0.0 if v != v else float(v) for v in rec.fairshare]
         text.update(_recovery_text(rec))
+        labels[0].update("raw usage (billing TRES-seconds; Slurm decays it by 1 - 0.693/half-life per second)")
+        dates = [rec.date_at(d).strftime(PLOT_DATE) for d in rec.days] if rec.start is not None else None
+        self._plot(plots[0], dates, rec.days, rec.usage.tolist())
+        if rec.has_fairshare:
+            labels[1].update("fairshare (the engine recomputed at each date)")
+            self._plot(plots[1], dates, rec.days, rec.fairshare.tolist())
+        else:
+            labels[1].update("")
+            plots[1].display = False
+
+    @staticmethod
+    def _plot(widget: PlotextPlot, dates: list[str] | None, days: np.ndarray, values: list[float]) -> None:
+        widget.display = True
+        plt = widget.plt
+        plt.clear_data()
+        plt.clear_figure()
+        if dates is not None:
+            plt.date_form(PLOT_DATE_FORM)
+            plt.plot(dates, values, marker="braille")
+        else:
+            plt.plot(days.tolist(), values, marker="braille")
+            plt.xlabel("days from now")
+        widget.refresh()

@@ -22,8 +22,25 @@ from textual.widget import Widget
 
 from tui.app.commands import bindings
 from tui.app import tree_rows as tr
+from tui.app.tree_rows import Column
 
 BAR = 8
+NAME_CAP = 40
+"""The name column is never wider than this when every column fits (wide terminals)."""
+MIN_NAME = 16
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The tree's columns at one width."""
+
+    name_width: int
+    columns: tuple[Column | None, ...]
+    """Number columns shown, in order; None is the FairShare bar."""
+    hidden_left: int
+    """Columns scrolled out on the left (``shift+left`` brings them back)."""
+    hidden_right: int
+    """Columns that do not fit on the right (``shift+right`` shows them)."""
 _EIGHTHS = " ▏▎▍▌▋▊▉"
 
 
@@ -98,6 +115,10 @@ class FairshareTree(ScrollView, can_focus=True):
         self.filter_text = ""
         """The active name filter (a regex); empty for none."""
         self._base_expanded: np.ndarray | None = None
+        self._center_next = False
+        """Centre the cursor's row at the next scroll (a jump to a row, the first tree)."""
+        self.col_offset = 0
+        """Number columns scrolled out on the left when not all fit (in priority order)."""
 
     # --- data ---------------------------------------------------------------------------------
 
@@ -116,9 +137,11 @@ class FairshareTree(ScrollView, can_focus=True):
         self.me_mask = (table.users == me) & table.is_user if me else np.zeros(table.size, dtype=bool)
         self.expanded = table.depth < expand_depth
         self._base_expanded = None
-        if old_table is None:
-            self.expanded |= tr.ancestors_mask(table, np.flatnonzero(self.me_mask))
-            keep = None
+        if old_table is None:  # the first tree opens on the user's own (first) row
+            mine = np.flatnonzero(self.me_mask)
+            self.expanded |= tr.ancestors_mask(table, mine)
+            keep = int(mine[0]) if mine.size else None
+            self._center_next = keep is not None
         else:
             self.expanded = tr.carry_expanded(old_table, own, table, self.expanded)
             keep = None if old_row is None else tr.same_row(old_table, old_row, table)
@@ -170,6 +193,9 @@ class FairshareTree(ScrollView, can_focus=True):
                 break
             row = int(self.table.parent[row])
         self.cursor = index
+        # The new virtual height is laid out on the next refresh: scroll there again once it is
+        # (before, the scroll is clamped to the old height; the first tree opens on "me").
+        self.call_after_refresh(self._scroll_to_cursor)
         self.refresh()
 
     def set_filter(self, pattern: str) -> None:
@@ -219,6 +245,7 @@ class FairshareTree(ScrollView, can_focus=True):
         self.expanded |= up
         if self.keep is not None and not self.keep[row]:
             self._apply_filter("")  # the row is filtered out: drop the filter rather than hide it
+        self._center_next = True
         self._relayout(row)
 
     # --- actions (bound via the command registry) ----------------------------------------------
@@ -258,15 +285,23 @@ class FairshareTree(ScrollView, can_focus=True):
     # --- drawing -------------------------------------------------------------------------------
 
     def watch_cursor(self, cursor: int) -> None:
+        self._scroll_to_cursor(settled=False)
+        self.refresh()
+        self.post_message(self.Selected(self, self.selected_row))
+
+    def _scroll_to_cursor(self, settled: bool = True) -> None:
+        """Keep the cursor's row on screen (``settled``: the layout has its new height)."""
+        cursor = self.cursor
         top, height = int(self.scroll_offset.y), max(1, self.size.height - 1)
-        if cursor < top - 1 or cursor > top + height:  # a jump: show the row with context around it
+        center = self._center_next
+        if settled:
+            self._center_next = False
+        if center or cursor < top - 1 or cursor > top + height:  # a jump: show the row with context around it
             self.scroll_to(y=max(0, cursor - height // 2), animate=False, immediate=True)
         elif cursor < top:
             self.scroll_to(y=cursor, animate=False, immediate=True)
         elif cursor >= top + height:
             self.scroll_to(y=cursor - height + 1, animate=False, immediate=True)
-        self.refresh()
-        self.post_message(self.Selected(self, self.selected_row))
 
     async def on_key(self, event: events.Key) -> None:
         await keys_follow_prompt(self, event)
@@ -281,30 +316,73 @@ class FairshareTree(ScrollView, can_focus=True):
                 self.action_toggle()
             self.cursor = index
 
-    def _name_width(self, width: int) -> int:
-        fixed = sum(c.width + 1 for c in self.columns[1:]) + BAR + 1
-        return max(16, width - fixed)
+    def layout_for(self, width: int) -> Layout:
+        """Which columns fit ``width`` cells, and how wide the name column is.
 
-    def _header(self, width: int) -> str:
-        parts = []
-        for c in self.columns:
+        Every column fits: sshare's order, the name column as wide as the widest name needs
+        (capped at :data:`NAME_CAP`), the rest of the width after the bar. Too narrow: the name
+        keeps the width its names need (never cut while a number could give way), the number
+        columns follow in priority order (FairShare, LevelFS, Rank, ...; RawUsage last) from
+        ``col_offset`` on, as many as fit, and ``shift+right``/``>`` scrolls to the others.
+        """
+        cols = self.columns[1:]
+        natural = max(MIN_NAME, min(NAME_CAP, self.table.name_width if self.table is not None else MIN_NAME))
+        full = sum(c.width + 1 for c in cols) + BAR + 1
+        if natural + full <= width:
+            self.col_offset = 0
+            return Layout(min(width - full, max(natural, NAME_CAP)), (*cols, None), 0, 0)
+        by_priority: list[Column] = sorted(cols, key=lambda c: c.priority)
+        ranked: list[Column | None] = list(by_priority)
+        ranked.insert(min(3, len(ranked)), None)  # the bar, after the first three numbers
+        # The name gives way only to the first two numbers (and never below MIN_NAME).
+        need = sum((c.width if c is not None else BAR) + 1 for c in ranked[:2])
+        name_w = max(MIN_NAME, min(natural, width - need))
+        self.col_offset = max(0, min(self.col_offset, len(ranked) - 1))
+        shown: list[Column | None] = []
+        room = width - name_w - 2  # 2: the header's " ▸" when columns are left out
+        for c in ranked[self.col_offset:]:
+            w = (c.width if c is not None else BAR) + 1
+            if w > room and shown:
+                break
+            shown.append(c)
+            room -= w
+        right = len(ranked) - self.col_offset - len(shown)
+        name_w += max(0, room) + (0 if right else 2)  # what is left widens the name
+        return Layout(name_w, tuple(shown), self.col_offset, right)
+
+    def _header(self, layout: Layout) -> str:
+        left = "◂" if layout.hidden_left else ""
+        parts = [(left + self.columns[0].title).ljust(layout.name_width)]
+        for c in layout.columns:
+            if c is None:
+                parts.append("FS bar".ljust(BAR))
+                continue
             title = c.title
             if c.id == self.sort_column:
                 title += "▼" if self.sort_descending else "▲"
-            parts.append(title.ljust(self._name_width(width)) if c.width == 0 else title.rjust(c.width))
-        return " ".join(parts) + " " + "FS bar".ljust(BAR)
+            parts.append(title.rjust(c.width))
+        return " ".join(parts) + (" ▸" if layout.hidden_right else "")
+
+    def action_scroll_columns(self, delta: int) -> None:
+        """Show the next (1) or previous (-1) number columns when not all fit."""
+        self.col_offset = max(0, self.col_offset + delta)
+        layout = self.layout_for(self.scrollable_content_region.width)
+        if delta > 0 and not layout.hidden_right and not layout.hidden_left:
+            self.col_offset = 0
+        self.refresh()
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width  # excludes the scrollbar
+        layout = self.layout_for(width)
         if y == 0:
             style = self.get_component_rich_style("assoc-tree--header")
-            return Strip([Segment(self._header(width), style)]).adjust_cell_length(width, style)
+            return Strip([Segment(self._header(layout), style)]).adjust_cell_length(width, style)
         index = int(self.scroll_offset.y) + y - 1
         if self.table is None or index >= len(self.rows_shown):
             return Strip.blank(width, self.rich_style)
-        return self._row_strip(int(self.rows_shown[index]), index == self.cursor, width)
+        return self._row_strip(int(self.rows_shown[index]), index == self.cursor, width, layout)
 
-    def _row_strip(self, row: int, is_cursor: bool, width: int) -> Strip:
+    def _row_strip(self, row: int, is_cursor: bool, width: int, layout: Layout) -> Strip:
         t = self.table
         assert t is not None
         kind = "me" if self.me_mask[row] else ("user" if t.is_user[row] else "account")
@@ -314,13 +392,17 @@ class FairshareTree(ScrollView, can_focus=True):
         if is_cursor:
             base += self.get_component_rich_style("assoc-tree--cursor")
         marker = ("▾ " if self.expanded[row] else "▸ ") if t.has_children[row] else "  "
-        name_w = self._name_width(width)
-        name = ("  " * max(0, int(t.depth[row]) - 1) + marker + str(t.names[row]))
+        name_w = layout.name_width
+        name = "  " * int(t.depth[row]) + marker + str(t.names[row])  # top-level accounts sit under root
         name = name[: name_w - 1] + "…" if len(name) > name_w else name.ljust(name_w)
-        cells = " ".join(str(t.cells[c.id][row]).rjust(c.width) for c in t.columns[1:])
         value = t.fairshare[row]
         level = "low" if value < 0.25 else "mid" if value < 0.5 else "high"
         bar_style = base if is_cursor else base + self.get_component_rich_style(f"assoc-tree--bar-{level}")
-        segments = [Segment(name + " " + cells + " ", base), Segment(bar_text(value), bar_style)]
+        segments = [Segment(name, base)]
+        for c in layout.columns:
+            if c is None:
+                segments += [Segment(" ", base), Segment(bar_text(value), bar_style)]
+            else:
+                segments.append(Segment(" " + str(t.cells[c.id][row]).rjust(c.width), base))
         return Strip(segments).adjust_cell_length(width, base)
 

@@ -1,0 +1,137 @@
+"""Where you stand, in one line: the first thing the app shows above the tree.
+
+"alice · FairShare 0.349 · 1,627 of 2,501 users ahead of you · held back by mech_vargas_lab
+(5th of 5 in mech) · 1 pending job, priority 8.6M · allocation cannon_mech 56% left (runs out
+2027-02-03)". A part the source cannot give is "unknown" with the reason, or left out when it
+does not apply (no jobs, no allocation). No Textual here.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from tui.analysis.allocations import allocations_for
+from tui.analysis.rank_path import rank_path
+from tui.analysis.standing import Standing
+from tui.formats.sshare import sshare_cells
+
+__all__ = ["UserSummary", "compact_number", "user_summary"]
+
+
+def compact_number(value: float) -> str:
+    """``8_612_345`` -> ``8.6M``, ``12_400`` -> ``12.4k``, ``950`` -> ``950``."""
+    for size, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= size:
+            return f"{value / size:.1f}{unit}"
+    return f"{value:,.0f}"
+
+
+@dataclass(frozen=True)
+class UserSummary:
+    """The parts of the summary line, in the order shown."""
+
+    parts: tuple[str, ...]
+    row: int | None
+    """The association the line is about (the user's first), None if the user has none."""
+
+    @property
+    def text(self) -> str:
+        return " · ".join(self.parts)
+
+
+def _jobs_part(standing: Standing, user: str) -> str | None:
+    caps = standing.snapshot.capabilities
+    if caps is not None and "jobs" not in caps:
+        return "pending jobs unknown (the source gives no queue)"
+    pending = [j for j in standing.snapshot.jobs if j.user == user and j.state == "PENDING"]
+    if not pending:
+        return "no pending jobs"
+    known = [j.priority for j in pending if j.priority is not None]
+    s = "" if len(pending) == 1 else "s"
+    if not known:
+        return f"{len(pending):,} pending job{s}, priority unknown"
+    top = "priority" if len(pending) == 1 else "top priority"
+    return f"{len(pending):,} pending job{s}, {top} {compact_number(max(known))}"
+
+
+def _allocation_part(standing: Standing, row: int) -> str | None:
+    snap = standing.snapshot
+    statuses = allocations_for(snap.allocations, snap.tree, row, snap.taken_at)
+    statuses = [s for s in statuses if s.granted > 0]
+    if not statuses:
+        return None
+    tight = min(statuses, key=lambda s: s.remaining / s.granted)  # the one that runs out first matters
+    left = max(tight.remaining, 0.0) / tight.granted
+    text = f"allocation {tight.project} {left:.0%} left"
+    if tight.exhausted:
+        return text + " (used up)"
+    if tight.exhaustion is not None:
+        return text + f" (runs out {tight.exhaustion:%Y-%m-%d} at the current rate)"
+    end = tight.allocation.end
+    if end is not None and tight.burn_per_day:
+        return text + f" (lasts to its end, {end:%Y-%m-%d})"
+    return text
+
+
+def _pbs_summary(standing: Standing) -> UserSummary:
+    """PBS: the entity's fairshare_factor (``%.6f`` as the report prints it) and how many leaf
+    entities have a higher one (PBS orders by the factor; there is no rank)."""
+    pbs, fs, me = standing.snapshot.pbs, standing.pbs, standing.me
+    assert pbs is not None and fs is not None
+    if not len(standing.my_rows):
+        return UserSummary((f"{me}: no entity of that name in this snapshot",), None)
+    row = int(standing.my_rows[0])
+    leaves = np.ones(len(pbs.parent), dtype=bool)
+    leaves[np.asarray(pbs.parent)[np.asarray(pbs.parent) >= 0]] = False
+    leaves[0] = False
+    higher = int(np.count_nonzero(fs.factor[leaves] > fs.factor[row]))
+    return UserSummary((me, f"fairshare_factor {fs.factor[row]:.6f}",
+                        f"{higher:,} of {int(leaves.sum()):,} entities have a higher factor"), row)
+
+
+def user_summary(standing: Standing) -> UserSummary | None:
+    """The summary line for ``standing.me`` (None without a user or a Slurm tree).
+
+    Under Fair Tree it names the level that puts the most users ahead ("held back by"); under
+    classic it counts the users with a higher factor. With several associations it is about the
+    first (``m`` cycles through them).
+    """
+    tree, res, me = standing.snapshot.tree, standing.fairshare, standing.me
+    if me and standing.pbs is not None and standing.snapshot.pbs is not None:
+        return _pbs_summary(standing)
+    if not me or tree is None or res is None:
+        return None
+    if not len(standing.my_rows):
+        return UserSummary((f"{me}: no association in this snapshot",), None)
+    row = int(standing.my_rows[0])
+    parts = [me if len(standing.my_rows) == 1 else f"{me} ({tree.account[row]}, 1 of {len(standing.my_rows)})"]
+    caps = standing.snapshot.capabilities
+    if caps is not None and "usage" not in caps:
+        parts.append(f"FairShare unknown ({standing.snapshot.source} gives no usage)")
+    else:
+        printed = standing.snapshot.printed
+        cells = printed.get("FairShare") if printed else None
+        text = cells[row] if cells is not None and len(cells) == tree.size else \
+            sshare_cells(tree, res, standing.snapshot.settings.dampening, rows=[row])["FairShare"][row]
+        parts.append(f"FairShare {text}")
+        users = tree.user_count
+        path = rank_path(standing, row)
+        if path is not None:
+            parts.append(f"{path.ahead:,} of {users:,} users ahead of you")
+            worst = path.held_back_by()
+            if worst is not None:
+                who = "your own usage" if worst.row == row else worst.name
+                parts.append(f"held back by {who} ({worst.place_text})")
+        elif not math.isnan(float(res.fairshare[row])):
+            higher = int(np.count_nonzero(res.fairshare[tree.is_user] > res.fairshare[row]))
+            parts.append(f"{higher:,} of {users:,} users have a higher FairShare")
+    jobs = _jobs_part(standing, me)
+    if jobs is not None:
+        parts.append(jobs)
+    alloc = _allocation_part(standing, row)
+    if alloc is not None:
+        parts.append(alloc)
+    return UserSummary(tuple(parts), row)
