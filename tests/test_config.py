@@ -82,7 +82,7 @@ def test_example_config_is_valid() -> None:
     text = (ROOT / "config.example.toml").read_text()
     data = tomllib.loads(text)
     assert config.validate(data, "example") == data
-    commented = set(re.findall(r"^# ?(\w+) = ", text, re.M))
+    commented = set(re.findall(r"^# ?(\w+) = ", text, re.M)) | set(re.findall(r"^# \[\[(\w+)\]\]$", text, re.M))
     assert set(Settings.__dataclass_fields__) <= set(data) | commented
 
 

@@ -15,8 +15,10 @@ from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 from tui.app import themes
 from tui.app import commands
 from tui.app.actions import TreeActions
+from tui.app.clusters import Cluster, ClusterActions
 from tui.app.loading import LoadActions
 from tui.app.messages import StandingLoaded
+from tui.app.tree_rows import TreeTable
 from tui.app.panes.allocations import AllocationsPane
 from tui.app.panes.breakdown import BreakdownPane
 from tui.app.panes.history import HistoryPane
@@ -57,7 +59,7 @@ def standing_notes(standing: Standing) -> list[str]:
     return notes
 
 
-class FairtopApp(LoadActions, TreeActions, App[int]):
+class FairtopApp(ClusterActions, LoadActions, TreeActions, App[int]):
     """Where you stand on an HPC cluster, one pane per question."""
 
     CSS_PATH = "app.tcss"
@@ -67,7 +69,7 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
 
     def __init__(self, settings: Settings, loader: Callable[[], Snapshot], me: str,
                  state: State | None = None, live: bool = False, source_name: str = "",
-                 on_reload: Callable[[], None] | None = None) -> None:
+                 on_reload: Callable[[], None] | None = None, clusters: list[Cluster] | None = None) -> None:
         super().__init__()
         self.on_reload = on_reload
         """Called on ``r`` before the reload: a live source then asks every command again
@@ -96,6 +98,13 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
         self._me_next = 0
         self._breakdown_stale = True
         self._breakdown_timer: Timer | None = None
+        self.clusters = clusters or [Cluster("", loader, live, self.source_name, on_reload)]
+        """The clusters this session can show (``:cluster NAME``, ``c``); the first is shown first."""
+        self.cluster_index = 0
+        self.cluster_standings: dict[str, tuple[Standing, TreeTable]] = {}
+        """Each cluster's last standing and tree table, shown at once when the user switches back."""
+        self._cluster_loaded_at: dict[str, float] = {}
+        self._use_cluster(0)
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         # Built-in Textual themes lack our variables; app.tcss needs a value under any theme.
@@ -126,9 +135,9 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
         self._apply_keymap()
         self._assoc.focus()
         self.load()
-        if self.live:
+        if any(c.live for c in self.clusters):  # the callbacks skip a cluster that is not live
             self.set_interval(self.settings.refresh_rate, self._refresh_live_source, name="refresh")
-            self.set_interval(STATUS_TICK_S, self._update_status, name="status-clock")
+            self.set_interval(STATUS_TICK_S, self._tick_status, name="status-clock")
 
     def _register_themes(self) -> None:
         specs, errors = themes.load_specs()
@@ -152,12 +161,18 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
     # --- loading -------------------------------------------------------------------------------
 
     def on_standing_loaded(self, message: StandingLoaded) -> None:
+        now = self.clock()
+        if not message.kept:
+            self.cluster_standings[message.cluster] = (message.standing, message.table)
+            self._cluster_loaded_at[message.cluster] = now
+        if message.cluster != self.clusters[self.cluster_index].name:
+            return  # read before the user switched to another cluster: kept for switching back
         self.standing = message.standing
         snap = message.standing.snapshot
         self.title = f"fairtop · {snap.cluster}"
         mode = "read-only" if self.settings.read_only else "read-write"
         self.sub_title = f"{snap.source} · {message.standing.algorithm.replace('_', ' ')} · {mode}"
-        self._loaded_at, self._refresh_error = self.clock(), None
+        self._loaded_at, self._refresh_error = self._cluster_loaded_at.get(message.cluster, now), None
         for warning in (*snap.warnings, *standing_notes(message.standing)):
             if warning not in self._warned:  # a live source repeats them on every refresh
                 self._warned.add(warning)
@@ -203,11 +218,17 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
         elif tab_id in ("alloc", "whatif"):
             self._show_pane(tab_id, self._assoc.selected_row)
 
+    def _tick_status(self) -> None:
+        if self.live:
+            self._update_status()
+
     def _update_status(self) -> None:
         tree = self._assoc
         if tree.table is None:
             return
         parts = [self._data_age(), f"{tree.table.size:,} {tree.table.noun}", f"{len(tree.rows_shown):,} shown"]
+        if self.cluster_label():
+            parts.insert(0, self.cluster_label())
         if tree.sort_column:
             title = next(c.title for c in tree.columns if c.id == tree.sort_column)
             parts.append(f"sort {title} {'▼' if tree.sort_descending else '▲'}")

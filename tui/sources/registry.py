@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 from tui.model import Snapshot
 
-if TYPE_CHECKING:  # imported by SlurmSource.cluster at first use; no cycle (slurm_cli never imports this)
+if TYPE_CHECKING:  # imported by SlurmSource.live_slurm at first use; no cycle (slurm_cli never imports this)
     from tui.sources.slurm_cli import LiveSlurm
 
 __all__ = ["CAPABILITIES", "Capability", "Source", "SOURCES", "make", "register", "source_class"]
@@ -54,7 +54,7 @@ class Source(ABC):
     """Re-read every ``refresh_rate`` seconds (a live cluster) or read once (demo, saved)."""
     capabilities: ClassVar[frozenset[str]] = frozenset()
 
-    def __init__(self, value: str | None = None, me: str = "", refresh_s: float = 30.0) -> None:
+    def __init__(self, value: str | None = None, me: str = "", refresh_s: float = 30.0, cluster: str = "") -> None:
         if self.metavar and not self.choices and not value:
             key = self.setting or self.name
             raise ValueError(f'source "{self.name}" needs {key} = "{self.metavar}" (or {self.flag} {self.metavar})')
@@ -64,6 +64,9 @@ class Source(ABC):
         self.me = me
         self.refresh_s = refresh_s
         """The app's refresh period (``refresh_rate``): how often a live source is read."""
+        self.cluster = cluster
+        """The cluster's name from a ``[[cluster]]`` entry ("" for a single source); live Slurm asks
+        that cluster (``-M NAME``)."""
 
     @abstractmethod
     def read(self) -> Snapshot:
@@ -105,9 +108,10 @@ def source_class(name: str) -> type[Source]:
     return SOURCES[name]
 
 
-def make(name: str, value: str | None, me: str = "", refresh_s: float = 30.0) -> Source:
-    """A configured source. Raises ValueError for a missing or bad value."""
-    return SOURCES[name](value, me, refresh_s)
+def make(name: str, value: str | None, me: str = "", refresh_s: float = 30.0, cluster: str = "") -> Source:
+    """A configured source (``cluster``: its ``[[cluster]]`` name). Raises ValueError for a missing
+    or bad value."""
+    return SOURCES[name](value, me, refresh_s, cluster)
 
 
 # --- the sources -----------------------------------------------------------------------------
@@ -150,8 +154,8 @@ class FolderSource(Source):
             "a symlink such as DIR/current of 'fairtop capture --every' is followed")
     capabilities = SLURM_ALL
 
-    def __init__(self, value: str | None = None, me: str = "", refresh_s: float = 30.0) -> None:
-        super().__init__(value, me, refresh_s)
+    def __init__(self, value: str | None = None, me: str = "", refresh_s: float = 30.0, cluster: str = "") -> None:
+        super().__init__(value, me, refresh_s, cluster)
         self._last: tuple[str, Snapshot] | None = None
 
     def is_live(self) -> bool:
@@ -203,25 +207,26 @@ class SlurmSource(Source):
     live = True
     capabilities = SLURM_ALL
 
-    def __init__(self, value: str | None = None, me: str = "", refresh_s: float = 30.0) -> None:
-        super().__init__(value, me, refresh_s)
-        self._cluster: LiveSlurm | None = None
+    def __init__(self, value: str | None = None, me: str = "", refresh_s: float = 30.0, cluster: str = "") -> None:
+        super().__init__(value, me, refresh_s, cluster)
+        self._live: LiveSlurm | None = None
 
     @property
-    def cluster(self) -> LiveSlurm:
+    def live_slurm(self) -> LiveSlurm:
         """The commands, each on its own cadence (sshare once per PriorityCalcPeriod, squeue and
-        sprio every refresh, sacctmgr every 10 minutes); made at the first read."""
-        if self._cluster is None:
+        sprio every refresh, sacctmgr every 10 minutes), with ``-M NAME`` for a named cluster;
+        made at the first read."""
+        if self._live is None:
             from tui.sources.slurm_cli import Cadence, LiveSlurm
 
-            self._cluster = LiveSlurm(Cadence(jobs_s=self.refresh_s))
-        return self._cluster
+            self._live = LiveSlurm(Cadence(jobs_s=self.refresh_s), on=self.cluster)
+        return self._live
 
     def read(self) -> Snapshot:
-        return self.cluster.read()
+        return self.live_slurm.read()
 
     def refresh_now(self) -> None:
-        self.cluster.refresh_usage_now()
+        self.live_slurm.refresh_usage_now()
 
 
 @register
