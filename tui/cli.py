@@ -452,7 +452,16 @@ def _whatif(args: argparse.Namespace) -> str:
     elif args.from_dir:
         snap = registry.make("folder", args.from_dir).load()
     elif args.slurm:
-        snap = registry.make("slurm", None).load()
+        snap = registry.make("slurm", None, cluster=args.report_cluster or "").load()
+    elif args.report_cluster and not args.sshare:
+        from tui import config
+
+        if args.report_cluster == "all" or "," in args.report_cluster:
+            raise InputError("--cluster", "a plan runs on one cluster: give one NAME (run it once per cluster)")
+        settings = config.load(getattr(args, "config", None))
+        source = config.make_sources(settings, pick=args.report_cluster)[args.report_cluster]
+        source.check()
+        snap = source.load()
     elif args.sshare:
         from tui.sources.sshare import parse_sshare
 

@@ -91,7 +91,7 @@ class ClusterEntry:
 
 _TYPES: dict[str, tuple[type, ...]] = {
     "theme": (str,), "source": (str,), "demo": (str,), "folder": (str,), "slurmrestd": (str,),
-    "refresh_rate": (int, float), "user": (str,), "read_only": (bool,), "keymap": (dict,), "cluster": (list,),
+    "refresh_rate": (int, float), "user": (str,), "read_only": (bool,), "keymap": (dict,), "cluster": (list, tuple),
 }
 _CLUSTER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 """A Slurm cluster name (ClusterName is lowercased letters, digits, _ and -; dots for folders)."""
