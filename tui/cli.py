@@ -571,13 +571,12 @@ def _history_one(args: argparse.Namespace, days: int, folder: str | None, on: st
         snap = source.load()
         jobs, last_cycle = sacct.load_saved_history(folder)
     else:
-        from tui.sources.slurm_cli import live_snapshot
+        from tui.sources.slurm_cli import snapshot_at_cycle
 
-        snap = live_snapshot(on=on)
+        snap, last_cycle = snapshot_at_cycle(on)
         hl = snap.settings.decay_half_life_s
         back = max(timedelta(days=days), timedelta(seconds=10 * hl if hl > 0 else 366 * 86400))
         jobs = sacct.live_history(datetime.now(timezone.utc) - back, cluster=on)
-        last_cycle = None
     if snap.tree is None:
         raise InputError(str(folder or "live"), "not a Slurm snapshot (PBS has no sacct)")
     mine = select_jobs(jobs, args.account, args.history_user, snap.tree)

@@ -28,7 +28,7 @@ from tui.sources.errors import InputError, SourceUnavailable
 from tui.sources.sshare import parse_sshare
 
 __all__ = ["DEFAULT_TIMEOUT", "ASSOC_FIELDS", "Cadence", "LiveSlurm", "Output", "run", "commands", "collect",
-           "live_snapshot", "live_snapshots", "capture"]
+           "live_snapshot", "live_snapshots", "last_decay_cycle", "snapshot_at_cycle", "capture"]
 
 #: sacctmgr fields capture.sh asks for (LFT gives the children_list order).
 ASSOC_FIELDS = ("Cluster,Account,User,Partition,ParentName,ParentID,ID,LFT,RGT,Share,Priority,GrpTRESMins,"
@@ -310,6 +310,38 @@ class LiveSlurm:
         self.cluster = self.on or conf.cluster
         if conf.settings.calc_period_s > 0:
             self.cadence = Cadence(self.cadence.jobs_s, float(conf.settings.calc_period_s), self.cadence.slow_s)
+
+
+def last_decay_cycle(on: str = "", timeout: float = DEFAULT_TIMEOUT) -> datetime | None:
+    """When slurmctld last ran its decay cycle: the time of ``priority_last_decay_ran`` in its
+    StateSaveLocation (``scontrol [-M NAME] show config``), which slurmctld touches every cycle.
+    Readable on the controller's host (or where the state is shared); None elsewhere, and the
+    history check then assumes cycles up to the snapshot time (one period's tolerance)."""
+    out = _soft(commands(on=on)[saved.FILES["config"]], timeout)
+    if out.returncode != 0:
+        return None
+    try:
+        where = slurm_text.parse_config(out.stdout, "scontrol show config").values.get("StateSaveLocation", "")
+    except InputError:
+        return None
+    try:
+        stamp = (Path(where) / "priority_last_decay_ran").stat().st_mtime if where else None
+    except OSError:
+        return None
+    return None if stamp is None else datetime.fromtimestamp(stamp, timezone.utc)
+
+
+def snapshot_at_cycle(on: str = "", timeout: float = DEFAULT_TIMEOUT) -> tuple[Snapshot, datetime | None]:
+    """A live snapshot and the decay cycle its usage comes from (:func:`last_decay_cycle`, read
+    before and after the commands; when a cycle ran in between, asked again, up to three times).
+    None for the cycle when it cannot be read or pinned."""
+    for _ in range(3):
+        before = last_decay_cycle(on, timeout)
+        snap = live_snapshot(timeout, on)
+        after = last_decay_cycle(on, timeout)
+        if before == after:
+            return snap, after
+    return snap, None
 
 
 def _history_start(outputs: dict[str, Output], started: datetime) -> datetime:
