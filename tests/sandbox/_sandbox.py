@@ -70,6 +70,16 @@ def sh(env: dict[str, str], *args: str, timeout: float = 180) -> str:
     return done.stdout
 
 
+def charged(env: dict[str, str], cluster: str, account: str) -> dict[str, float]:
+    """What each user's jobs were charged, from sacct: CPUs x elapsed seconds x 1,000,000 billing."""
+    out = sh(env, "sacct", "-M", cluster, "-a", "-X", "-P", "-n", "-A", account, "-o", "User,ElapsedRaw,AllocCPUS")
+    total: dict[str, float] = {}
+    for line in out.splitlines():
+        user, elapsed, cpus = line.split("|")
+        total[user] = total.get(user, 0.0) + int(elapsed) * int(cpus) * 1e6
+    return total
+
+
 def wait_all(*envs: dict[str, str], timeout: float = 200) -> None:
     """``usage.sh --wait`` on several clusters at once: queues empty, then one priority cycle each."""
     procs = [subprocess.Popen([str(scripts() / "usage.sh"), "--wait"], env=env, stdout=subprocess.DEVNULL,
@@ -85,9 +95,12 @@ def last_cycle(env: dict[str, str]) -> float:
     return path.stat().st_mtime if path.exists() else 0.0
 
 
-def after_next_cycle(env: dict[str, str], timeout: float = 90) -> None:
-    """Return just after a priority cycle ran, so jobs started now end far from the next one
-    (a job ending within a second of a cycle may be charged in either: one period's decay)."""
+def after_a_cycle(env: dict[str, str], within: float = 20, timeout: float = 90) -> None:
+    """Return within ``within`` seconds after a priority cycle ran (at once if one just did, as
+    after slurmctld starts), so jobs started now end far from the next one (a job ending within
+    a second of a cycle may be charged in either: one period's decay)."""
+    if 0 <= time.time() - last_cycle(env) < within:
+        return
     seen, end = last_cycle(env), time.monotonic() + timeout
     while last_cycle(env) == seen:
         assert time.monotonic() < end, "no priority cycle within the timeout"

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.app.conftest import SIZE, ready
-from tests.sandbox._sandbox import SKIP, cluster_name, first_env, join_env, sh, unique, wait_all
+from tests.sandbox._sandbox import SKIP, charged, cluster_name, first_env, join_env, sh, unique, wait_all
 from tui.analysis.standing import build_standing
 from tui.sources.cluster_split import split_clusters
 from tui.sources.slurm_cli import live_snapshots
@@ -54,16 +54,6 @@ def two() -> Iterator[dict[str, object]]:
 
 def sshare_M(env: dict[str, str], a: str, b: str) -> bytes:
     return sh(env, "sshare", "-M", f"{a},{b}", "-a", "-l", "-P").encode()
-
-
-def charged(env: dict[str, str], cluster: str, account: str) -> dict[str, float]:
-    """What each user's jobs were charged, from sacct: CPUs x elapsed seconds x 1,000,000 billing."""
-    out = sh(env, "sacct", "-M", cluster, "-a", "-X", "-P", "-n", "-A", account, "-o", "User,ElapsedRaw,AllocCPUS")
-    total: dict[str, float] = {}
-    for line in out.splitlines():
-        user, elapsed, cpus = line.split("|")
-        total[user] = total.get(user, 0.0) + int(elapsed) * int(cpus) * 1e6
-    return total
 
 
 def test_one_sshare_M_snapshot_per_cluster_equals_what_sshare_printed(two, monkeypatch) -> None:  # noqa: ANN001
