@@ -344,18 +344,17 @@ def _cluster_snapshots(args: argparse.Namespace) -> dict[str, Snapshot]:
 
     pick = args.report_cluster
     names = [n.strip() for n in pick.split(",")] if pick else []
-    if getattr(args, "report_slurm", False) or getattr(args, "slurm", False):
-        from tui.sources.slurm_cli import live_snapshots
-
-        return live_snapshots(names)
-    settings = config.load(getattr(args, "config", None))
-    if not settings.cluster:
+    overrides = config.cli_overrides(args)  # `fairtop --slurm report ...` as `report --slurm`
+    if getattr(args, "report_slurm", False):
+        overrides["source"] = "slurm"
+    settings = config.load(getattr(args, "config", None), overrides)
+    if not settings.cluster or "source" in overrides:
         if settings.source == "slurm":
             from tui.sources.slurm_cli import live_snapshots
 
             return live_snapshots(names)
-        raise InputError("--cluster", f"no [[cluster]] tables in the config and source {settings.source!r} "
-                                      "is not live Slurm (see config.example.toml)")
+        raise InputError("--cluster", f"source {settings.source!r} is one cluster: list several as [[cluster]] "
+                                      "tables in the config, or ask live Slurm (--slurm)")
     wanted = [c.name for c in settings.cluster] if pick == "all" else names
     out = {}
     for name in wanted:
@@ -381,17 +380,18 @@ def _report(args: argparse.Namespace) -> str:
         return _report_folder(args)
     if args.from_dir:
         return _join_reports(args, {args.report_cluster: registry.make("folder", args.from_dir).load()})
-    if not args.report_cluster and not args.report_slurm:
+    if not args.report_cluster:
         from tui import config
 
-        settings = config.load(getattr(args, "config", None))
-        if not settings.cluster:
-            return _report_snapshot(config.make_source(settings).load(), args)
+        overrides = config.cli_overrides(args)
+        if args.report_slurm:
+            overrides["source"] = "slurm"
+        settings = config.load(getattr(args, "config", None), overrides)
+        if not settings.cluster or "source" in overrides:
+            source = config.make_source(settings)
+            source.check()
+            return _report_snapshot(source.load(), args)
         args.report_cluster = "all"
-    if not args.report_cluster:
-        from tui.sources.slurm_cli import live_snapshot
-
-        return _report_snapshot(live_snapshot(), args)
     return _join_reports(args, _cluster_snapshots(args))
 
 
