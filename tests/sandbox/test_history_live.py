@@ -63,7 +63,8 @@ def test_rebuilt_raw_usage_matches_sshare_then_explains_a_reset(hour, capsys, mo
     for label, row in rows.items():
         assert row["raw_usage"] > 1e6 and row["agrees"], row  # the jobs ran: 3e6 and 4e6, decayed
         assert abs(row["rel_diff"]) < 1e-3, (label, row["rel_diff"])  # the 0.1%
-    print("history vs sshare, 1-hour half-life:", {k: r["rel_diff"] for k, r in rows.items()})
+    with capsys.disabled():  # the measured differences, for pytest -s
+        print("\nhistory vs sshare, 1-hour half-life:", {k: r["rel_diff"] for k, r in rows.items()})
     usage = {r["user"]: r["usage"] for r in doc["daily"] if r["usage"]}
     assert usage == charged(env, cluster_name(env), acct) and len(usage) == 2  # sacct's CPUs x seconds x 1e6
 
