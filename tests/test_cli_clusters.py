@@ -104,3 +104,9 @@ def test_whatif_on_one_configured_cluster(capsys: pytest.CaptureFixture[str], tw
     assert "frank" in out
     code, _, err = run(capsys, "--config", str(two_folders), "whatif", str(plan), "--cluster", "all")
     assert code == 2 and "one cluster" in err
+
+
+def test_info_lists_the_clusters(capsys: pytest.CaptureFixture[str], two_folders: Path) -> None:
+    code, out, _ = run(capsys, "--config", str(two_folders), "info")
+    assert code == 0
+    assert f"  alpha        folder {TWO / 'alpha'}\n  beta         folder {TWO / 'beta'}\n" in out

@@ -485,7 +485,10 @@ def _info(args: argparse.Namespace) -> str:
     settings = config.load(args.config)
     cadence = Cadence(jobs_s=settings.refresh_rate)
     rates = cadence.per_minute()
-    return config.describe_paths(args.config) + (
+    clusters = "".join(f"  {c.name:<12} {c.source}" + (f" -M {c.name}" if c.source == "slurm" else "")
+                       + (f" {c.value}" if c.value else "") + "\n" for c in settings.cluster)
+    return config.describe_paths(args.config) + ("clusters ([[cluster]]; c or :cluster NAME switches):\n"
+                                                 + clusters if clusters else "") + (
         f"live Slurm (--slurm), per session: squeue and sprio every {cadence.jobs_s:g} s (refresh_rate), "
         f"sshare and assoc_mgr once per PriorityCalcPeriod ({cadence.usage_s:g} s until the cluster's "
         f"is read), sacctmgr and scontrol config/partitions every {cadence.slow_s:g} s: "
