@@ -168,11 +168,12 @@ def live_snapshots(names: list[str], timeout: float = DEFAULT_TIMEOUT) -> dict[s
     if missing or "" in parts:
         why = out.first_error or "no 'CLUSTER: NAME' section"
         raise SourceUnavailable(f"{_cmdline(args)}: nothing for {', '.join(missing) or 'any cluster'}: {why}")
-    snaps = {}
-    for name, data in parts.items():
-        live = LiveSlurm(timeout=timeout, on=name)
-        snaps[name] = live.read(given_sshare=(Output(tuple(args), 0, data, ""), started))
-    return snaps
+    def read(name: str) -> Snapshot:
+        return LiveSlurm(timeout=timeout, on=name).read(given_sshare=(Output(tuple(args), 0, parts[name], ""), started))
+
+    with ThreadPoolExecutor(max_workers=len(parts)) as pool:  # the clusters' controllers answer in parallel
+        futures = {name: pool.submit(read, name) for name in parts}
+        return {name: fut.result() for name, fut in futures.items()}
 
 
 @dataclass(frozen=True)
