@@ -1,6 +1,6 @@
 """``--cluster NAME|a,b|all`` on the reports, and the cluster column of multi-cluster output.
 
-On real output of two Slurm 22.05 clusters in one slurmdbd (tests/fixtures/slurm/two_clusters).
+On real output of two Slurm 22.05 clusters in one slurmdbd (tests/fixtures/clusters/two_clusters).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from tui.cli import main
 from tui.sources.cluster_split import split_clusters
 from tui.sources.sshare import parse_sshare
 
-TWO = FIXTURES / "slurm" / "two_clusters"
+TWO = FIXTURES / "clusters" / "two_clusters"
 MULTI = TWO / "sshare_M_alpha_beta.psv"
 
 

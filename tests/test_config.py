@@ -133,7 +133,7 @@ def test_source_shorthand_for_a_site_snapshot(paths: Path) -> None:
 
 # --- several clusters: [[cluster]] tables ----------------------------------------------------
 
-TWO = ROOT / "tests" / "fixtures" / "slurm" / "two_clusters"
+TWO = ROOT / "tests" / "fixtures" / "clusters" / "two_clusters"
 
 
 def test_cluster_tables_each_with_its_own_source(paths: Path) -> None:

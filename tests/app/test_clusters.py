@@ -1,7 +1,7 @@
 """Two clusters from one config: the status line names the one shown, ``c`` and ``:cluster NAME`` switch.
 
 The clusters are real captures of two Slurm 22.05 clusters sharing one slurmdbd
-(tests/fixtures/slurm/two_clusters).
+(tests/fixtures/clusters/two_clusters).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from tests.conftest import FIXTURES
 from tui.app.main import build_app
 from tui.cli import build_parser
 
-TWO = FIXTURES / "slurm" / "two_clusters"
+TWO = FIXTURES / "clusters" / "two_clusters"
 
 
 def users(app) -> list[str]:  # noqa: ANN001 - FairtopApp

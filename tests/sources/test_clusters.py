@@ -1,7 +1,7 @@
 """Several clusters of one slurmdbd: ``-M NAME`` on every command, ``sshare -M a,b`` cut per cluster.
 
 The fixture is real output of two Slurm 22.05 sandboxes (``alpha``, ``beta``) sharing one slurmdbd
-(tests/fixtures/slurm/two_clusters/README.md).
+(tests/fixtures/clusters/two_clusters/README.md).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from tui.sources.errors import InputError, SourceUnavailable
 from tui.sources.slurm_cli import LiveSlurm, Output, commands, live_snapshots
 from tui.sources.sshare import parse_sshare
 
-TWO = FIXTURES / "slurm" / "two_clusters"
+TWO = FIXTURES / "clusters" / "two_clusters"
 MULTI = (TWO / "sshare_M_alpha_beta.psv").read_bytes()
 
 
@@ -108,3 +108,11 @@ def test_a_cluster_sshare_does_not_print_is_an_error(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(slurm_cli, "run", TwoClusters())
     with pytest.raises(SourceUnavailable, match="nothing for nope: sshare: error: No cluster 'nope'"):
         live_snapshots(["alpha", "nope"])
+
+
+@pytest.mark.parametrize("name", ["alpha", "beta"])
+def test_each_clusters_capture_equals_real_sshare(name: str) -> None:
+    from tests.slurm_oracle import mismatches
+
+    bad, checked = mismatches(TWO / name)
+    assert bad == [] and checked >= 20
