@@ -60,6 +60,12 @@ def test_report_of_sshare_M_has_a_cluster_column_and_sshares_numbers(capsys: pyt
         [("beta", "erin"), ("alpha", "bob")]
     code, _, err = run(capsys, "report", "--sshare", str(MULTI), "--cluster", "gamma")
     assert code == 2 and "no cluster 'gamma' here (found: alpha, beta)" in err
+    # one cluster's plain output: --cluster names it
+    code, out, _ = run(capsys, "report", "--sshare", str(TWO / "beta" / "sshare_a_l_P.psv"), "--cluster", "beta",
+                       "--format", "csv")
+    assert code == 0 and {r["cluster"] for r in csv.DictReader(io.StringIO(out))} == {"beta"}
+    code, _, err = run(capsys, "report", "--from", str(TWO / "beta"), "--cluster", "all")
+    assert code == 2 and "holds one cluster" in err
 
 
 def test_report_of_configured_clusters(capsys: pytest.CaptureFixture[str], two_folders: Path) -> None:

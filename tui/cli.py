@@ -375,11 +375,13 @@ def _report(args: argparse.Namespace) -> str:
         parts = split_clusters(data, args.sshare)
         if "" in parts and not args.report_cluster:
             return _report_sshare(args)
+        if "" in parts:  # one cluster's plain sshare output: --cluster names it
+            parts = {_one_cluster(args.report_cluster): parts[""]}
         return _join_reports(args, {name: _sshare_snapshot(body, args, name) for name, body in parts.items()})
     if args.from_dir and not args.report_cluster:
         return _report_folder(args)
     if args.from_dir:
-        return _join_reports(args, {args.report_cluster: registry.make("folder", args.from_dir).load()})
+        return _join_reports(args, {_one_cluster(args.report_cluster): registry.make("folder", args.from_dir).load()})
     if not args.report_cluster:
         from tui import config
 
@@ -393,6 +395,13 @@ def _report(args: argparse.Namespace) -> str:
             return _report_snapshot(source.load(), args)
         args.report_cluster = "all"
     return _join_reports(args, _cluster_snapshots(args))
+
+
+def _one_cluster(pick: str) -> str:
+    """``--cluster NAME`` for input that holds one cluster (a capture, a plain sshare file)."""
+    if pick == "all" or "," in pick:
+        raise InputError("--cluster", f"this input holds one cluster: give its NAME, not {pick!r}")
+    return pick
 
 
 def _sshare_snapshot(body: bytes, args: argparse.Namespace, cluster: str) -> Snapshot:
