@@ -70,6 +70,17 @@ def test_cli_overrides() -> None:
     ('[site_factor]\nrul = "power"', "did you mean 'rule'"),
     ('[site_factor]\nrule = "linear"', "site_factor.rule must be power or sigmoid"),
     ('[site_factor]\nsigmoid_credit = [5]', "must be \\[l, x0\\]"),
+    ('cluster = "alpha"', "cluster must be a list"),
+    ('[[cluster]]\nsource = "slurm"', "name must be a cluster name"),
+    ('[[cluster]]\nname = "all"\nsource = "slurm"', "not 'all'"),
+    ('[[cluster]]\nname = "a b"\nsource = "slurm"', "name must be a cluster name"),
+    ('[[cluster]]\nname = "a"', 'needs a source, e.g. source = "slurm"'),
+    ('[[cluster]]\nname = "a"\nsource = "slurm"\n[[cluster]]\nname = "a"\nsource = "demo"', "'a' is listed twice"),
+    ('[[cluster]]\nname = "a"\nsorce = "slurm"', "unknown key 'sorce'; did you mean 'source'"),
+    ('[[cluster]]\nname = "a"\nsource = "slrum"', "\\[\\[cluster\\]\\] 'a': .*did you mean 'slurm'"),
+    ('[[cluster]]\nname = "a"\nsource = "folder"', "\\[\\[cluster\\]\\] 'a': .*needs folder"),
+    ('[[cluster]]\nname = "a"\nsource = "slurm"\nfolder = "/x"', "folder is not used by source = 'slurm'"),
+    ('[[cluster]]\nname = 3\nsource = "slurm"', "name must be a string"),
 ])
 def test_bad_values(paths: Path, text: str, message: str) -> None:
     path = write(paths / "bad.toml", text + "\n")
@@ -95,7 +106,7 @@ def test_example_config_is_valid() -> None:
     text = (ROOT / "config.example.toml").read_text()
     data = tomllib.loads(text)
     assert config.validate(data, "example") == data
-    commented = set(re.findall(r"^# ?(\w+) = ", text, re.M))
+    commented = set(re.findall(r"^# ?(\w+) = ", text, re.M)) | set(re.findall(r"^# \[\[(\w+)\]\]$", text, re.M))
     assert set(Settings.__dataclass_fields__) <= set(data) | commented
 
 
@@ -131,3 +142,44 @@ def test_source_shorthand_for_a_site_snapshot(paths: Path) -> None:
     s = config.load()
     assert (s.source, s.folder) == ("folder", "/var/cache/fairtop/current")
     assert config.make_source(s).describe() == "folder:/var/cache/fairtop/current"
+
+
+# --- several clusters: [[cluster]] tables ----------------------------------------------------
+
+TWO = ROOT / "tests" / "fixtures" / "clusters" / "two_clusters"
+
+
+def test_cluster_tables_each_with_its_own_source(paths: Path) -> None:
+    path = write(paths / "c.toml", f'[[cluster]]\nname = "alpha"\nsource = "slurm"\n\n'
+                                   f'[[cluster]]\nname = "beta"\nsource = "folder:{TWO / "beta"}"\n\n'
+                                   f'[[cluster]]\nname = "pbs-site"\nsource = "demo"\ndemo = "pbs"\n')
+    s = config.load(str(path))
+    assert s.cluster == (config.ClusterEntry("alpha", "slurm"),
+                         config.ClusterEntry("beta", "folder", str(TWO / "beta")),
+                         config.ClusterEntry("pbs-site", "demo", "pbs"))
+    sources = config.make_sources(s)
+    assert list(sources) == ["alpha", "beta", "pbs-site"]
+    assert (sources["alpha"].name, sources["alpha"].cluster) == ("slurm", "alpha")  # asked with -M alpha
+    assert (sources["beta"].name, sources["beta"].value) == ("folder", str(TWO / "beta"))
+    assert list(config.make_sources(s, pick="beta")) == ["beta", "alpha", "pbs-site"]  # --cluster beta first
+    with pytest.raises(ConfigError, match="no \\[\\[cluster\\]\\] named 'betta'.*did you mean 'beta'"):
+        config.make_sources(s, pick="betta")
+    # a source on the command line replaces the tables; --slurm --cluster a,b asks both with -M
+    flag = config.load(str(path), {"source": "slurm"})
+    both = config.make_sources(flag, pick="alpha,beta", source_flag=True)
+    assert [(n, x.name, x.cluster) for n, x in both.items()] == [("alpha", "slurm", "alpha"), ("beta", "slurm", "beta")]
+
+
+def test_a_later_file_replaces_the_cluster_list(paths: Path) -> None:
+    write(config.SYSTEM_FILE, '[[cluster]]\nname = "a"\nsource = "slurm"\n[[cluster]]\nname = "b"\nsource = "slurm"\n')
+    write(config.user_file(), '[[cluster]]\nname = "mine"\nsource = "demo"\n')
+    assert [c.name for c in config.load().cluster] == ["mine"]
+
+
+def test_example_cluster_tables_are_valid() -> None:
+    text = (ROOT / "config.example.toml").read_text()
+    block = text[text.index("# [[cluster]]"):text.index("# Rebind keys")]
+    data = tomllib.loads("\n".join(line.removeprefix("# ").removeprefix("#") for line in block.splitlines()))
+    entries = config.validate(data, "example")["cluster"]
+    assert [(c.name, c.source, c.value) for c in entries] == [
+        ("alpha", "slurm", None), ("beta", "folder", "/var/cache/fairtop/beta/current")]

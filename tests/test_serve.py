@@ -44,6 +44,9 @@ def test_child_command_is_an_argument_list() -> None:
     # and the child parses them back to the same settings
     again = build_parser().parse_args(child_command(args)[3:])
     assert again.source_folder == "-odd dir; rm -rf ~" and again.user == "a b"
+    # the cluster to open first ([[cluster]] of the config, or -M with --slurm) goes along
+    both = build_parser().parse_args(["serve", "--slurm", "--cluster", "alpha,beta"])
+    assert child_command(both)[3:] == ["--slurm", "--cluster=alpha,beta"]
 
 
 def test_url_for() -> None:

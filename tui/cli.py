@@ -10,14 +10,20 @@ import argparse
 import sys
 from pathlib import Path
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from tui import __version__
 from tui.allocations.errors import AllocationError
-from tui.model import Algorithm, AssocTree, PbsTree
+from tui.model import Algorithm, AssocTree, PbsTree, Snapshot
 from tui.sources import registry
 from tui.sources.errors import InputError, SourceUnavailable
 
+if TYPE_CHECKING:
+    from tui.analysis.history import DailyUsage, HistoryCheck
+
 EXIT_INPUT = 2
+CLUSTER_HELP = ("NAME, a,b or all: the config's [[cluster]] tables, or clusters of the live slurmdbd (-M); "
+                "the output then carries a cluster column.")
 
 
 def _read(path: str) -> bytes:
@@ -70,8 +76,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     rep = sub.add_parser("report", help="print the engine's fairshare recomputation of saved outputs",
                          description="Recompute fairshare from raw shares and raw usage alone.")
-    src = rep.add_mutually_exclusive_group(required=True)
-    src.add_argument("--sshare", metavar="FILE", help="saved 'sshare -a -l -P' output")
+    src = rep.add_mutually_exclusive_group()
+    src.add_argument("--sshare", metavar="FILE", help="saved 'sshare -a -l -P' output ('sshare -M a,b ...': "
+                     "one report per cluster)")
+    src.add_argument("--slurm", dest="report_slurm", action="store_true",
+                     help="the live cluster (with --cluster a,b or all: one 'sshare -M', each cluster's commands -M)")
     src.add_argument("--pbs-resource-group", metavar="FILE", help="PBS resource_group file")
     src.add_argument("--from", dest="from_dir", metavar="DIR",
                      help="a folder of saved command outputs (as 'fairtop capture' writes)")
@@ -83,6 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--damping", type=_positive, default=None, metavar="D",
                      help="FairShareDampeningFactor for classic (default 1)")
     rep.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    rep.add_argument("--cluster", dest="report_cluster", metavar="NAME|all", help=CLUSTER_HELP + " Without a "
+                     "source option: the config's [[cluster]] tables (or its one source).")
 
     wif = sub.add_parser("whatif", help="project a scenario of jobs over time: usage, fairshare, rank",
                          description="Project a campaign of jobs (a TOML scenario) over time. With a "
@@ -98,6 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
                      "\"observed\", everyone keeps the pace seen between it and now")
     wif.add_argument("--now", metavar="ISO", help="time 0 as an ISO date-time (default: the snapshot's time)")
     wif.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    wif.add_argument("--cluster", dest="report_cluster", metavar="NAME",
+                     help="plan on this cluster: a [[cluster]] of the config, or with --slurm one asked with -M")
 
     sub.add_parser("info", help="print the config, state and theme paths in use")
     cap = sub.add_parser("capture", help="save a live cluster's command outputs into DIR (for --from DIR)")
@@ -109,6 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "the newest; for a site-wide snapshot (see the README)")
     cap.add_argument("--keep", type=int, default=12, metavar="N", help="with --every: captures kept (default 12)")
     cap.add_argument("--count", type=int, default=None, metavar="N", help="with --every: stop after N captures")
+    cap.add_argument("--cluster", dest="report_cluster", metavar="NAME",
+                     help="another cluster of this slurmdbd (-M NAME), saved as if captured on it")
     hist = sub.add_parser("history", help="usage per day from sacct, and RawUsage rebuilt from the jobs",
                           description="Usage per day (billing x seconds, per account and user) over the last N "
                                       "days, the decayed usage it implies, and sshare's RawUsage rebuilt from "
@@ -120,6 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="csv: the daily rows only")
     hist.add_argument("--from", dest="history_from", metavar="DIR",
                       help="a capture folder with sacct_a_P.psv (default: the configured source, else live sacct)")
+    hist.add_argument("--cluster", dest="report_cluster", metavar="NAME|all", help=CLUSTER_HELP)
     serve = sub.add_parser("serve", help="serve the app to a browser (textual-serve) on 127.0.0.1, behind a token",
                            description="Serve fairtop through textual-serve. The first line of output is the "
                                        "URL with its one-time token; reach it from your desktop with "
@@ -150,6 +166,8 @@ def _app_options(parser: argparse.ArgumentParser, again: bool = False) -> None:
             sources.add_argument(cls.flag, dest=dest, action="store_true", help=cls.help, **kw)
     parser.add_argument("--user", help="the user to highlight and jump to (default: the Unix user)", **kw)
     parser.add_argument("--theme", help="theme name (see themes/)", **kw)
+    parser.add_argument("--cluster", metavar="NAME", help="the cluster to show first (a [[cluster]] of the config; "
+                        "with --slurm: NAME or a,b, asked with -M)", **kw)
     parser.add_argument("--config", metavar="FILE", help="config file (default: see 'fairtop info')", **kw)
 
 
@@ -281,17 +299,21 @@ def _serve_allocations(args: argparse.Namespace) -> int:
     return 0
 
 
-def _slurm_report(tree: AssocTree, fmt: str, algorithm: str, damping: float, title: str) -> str:
-    """The engine's recomputation of ``tree`` as a table (under ``title``), json or csv."""
+def _slurm_report(tree: AssocTree, fmt: str, algorithm: str, damping: float, title: str,
+                  cluster: str | None = None) -> str:
+    """The engine's recomputation of ``tree`` as a table (under ``title``), json or csv; with
+    ``cluster``, a cluster column first."""
     from tui.engine import compute
     from tui.formats.sshare import format_table, report_rows
-    from tui.formats.tabular import format_csv, format_json
+    from tui.formats.tabular import cluster_column, format_csv, format_json, with_cluster
 
     result = compute(tree, algorithm, damping)
-    if fmt == "json":
-        return format_json(report_rows(tree, result, damping))
-    if fmt == "csv":
-        return format_csv(report_rows(tree, result, damping))
+    if fmt in ("json", "csv"):
+        rows = report_rows(tree, result, damping)
+        rows = rows if cluster is None else with_cluster(cluster, rows)
+        return format_json(rows) if fmt == "json" else format_csv(rows)
+    if cluster is not None:
+        return cluster_column(cluster, _slurm_report(tree, fmt, algorithm, damping, title), max(7, len(cluster)))
     head = f"# {title}: {algorithm.replace('_', ' ')}"
     if algorithm == "classic":
         head += f", FairShareDampeningFactor {damping:g}"
@@ -302,11 +324,16 @@ def _slurm_report(tree: AssocTree, fmt: str, algorithm: str, damping: float, tit
     return head + "\n" + format_table(tree, result, damping)
 
 
-def _pbs_report(tree: PbsTree, fmt: str) -> str:
+def _pbs_report(tree: PbsTree, fmt: str, cluster: str | None = None) -> str:
     from tui.formats.pbsfs import format_pbs_csv, format_pbs_table, pbs_rows
-    from tui.formats.tabular import format_json
+    from tui.formats.tabular import cluster_column, format_csv, format_json, with_cluster
 
     rows = pbs_rows(tree)
+    if cluster is not None:
+        if fmt == "table":
+            return cluster_column(cluster, format_pbs_table(rows), max(7, len(cluster)))
+        rows = with_cluster(cluster, rows)
+        return format_json(rows) if fmt == "json" else format_csv(rows)
     if fmt == "json":
         return format_json(rows)
     if fmt == "csv":
@@ -335,16 +362,123 @@ def _report_pbs(args: argparse.Namespace) -> str:
 def _report_folder(args: argparse.Namespace) -> str:
     """``report --from DIR``: a Slurm capture (algorithm and dampening from its config unless
     given) or a PBS folder."""
-    snap = registry.make("folder", args.from_dir).load()
+    return _report_snapshot(registry.make("folder", args.from_dir).load(), args)
+
+
+def _report_snapshot(snap: Snapshot, args: argparse.Namespace, cluster: str | None = None) -> str:
     if snap.pbs is not None:
-        return _pbs_report(snap.pbs, args.format)
+        return _pbs_report(snap.pbs, args.format, cluster)
     assert snap.tree is not None
     damping = args.damping if args.damping is not None else snap.settings.dampening
-    out = _slurm_report(snap.tree, args.format, args.algorithm or snap.settings.algorithm, damping, snap.source)
+    out = _slurm_report(snap.tree, args.format, args.algorithm or snap.settings.algorithm, damping, snap.source,
+                        cluster)
     if args.format != "table":
         return out
     head, _, table = out.partition("\n")
     return head + "\n" + "".join(f"# warning: {w}\n" for w in snap.warnings) + table
+
+
+def _cluster_snapshots(args: argparse.Namespace) -> dict[str, Snapshot]:
+    """``--cluster NAME|a,b|all`` without a file: live Slurm (``--slurm``: one ``sshare -M``) or the
+    config's ``[[cluster]]`` tables (each its own source). Cluster name -> snapshot."""
+    from tui import config
+
+    pick = args.report_cluster
+    names = [n.strip() for n in pick.split(",")] if pick else []
+    overrides = config.cli_overrides(args)  # `fairtop --slurm report ...` as `report --slurm`
+    if getattr(args, "report_slurm", False):
+        overrides["source"] = "slurm"
+    settings = config.load(getattr(args, "config", None), overrides)
+    if not settings.cluster or "source" in overrides:
+        if settings.source == "slurm":
+            from tui.sources.slurm_cli import live_snapshots
+
+            return live_snapshots(names)
+        raise InputError("--cluster", f"source {settings.source!r} is one cluster: list several as [[cluster]] "
+                                      "tables in the config, or ask live Slurm (--slurm)")
+    wanted = [c.name for c in settings.cluster] if pick == "all" else names
+    out = {}
+    for name in wanted:
+        source = config.make_sources(settings, pick=name)[name]
+        source.check()
+        out[name] = source.load()
+    return out
+
+
+def _report(args: argparse.Namespace) -> str:
+    """``fairtop report``: one source, or several clusters each with a cluster column."""
+    if args.pbs_resource_group:
+        return _report_pbs(args)
+    if args.sshare:
+        from tui.sources.cluster_split import split_clusters
+
+        data = _read(args.sshare)
+        parts = split_clusters(data, args.sshare)
+        if "" in parts and not args.report_cluster:
+            return _report_sshare(args)
+        if "" in parts:  # one cluster's plain sshare output: --cluster names it
+            parts = {_one_cluster(args.report_cluster): parts[""]}
+        return _join_reports(args, {name: _sshare_snapshot(body, args, name) for name, body in parts.items()})
+    if args.from_dir and not args.report_cluster:
+        return _report_folder(args)
+    if args.from_dir:
+        return _join_reports(args, {_one_cluster(args.report_cluster): registry.make("folder", args.from_dir).load()})
+    if not args.report_cluster:
+        from tui import config
+
+        overrides = config.cli_overrides(args)
+        if args.report_slurm:
+            overrides["source"] = "slurm"
+        settings = config.load(getattr(args, "config", None), overrides)
+        if not settings.cluster or "source" in overrides:
+            source = config.make_source(settings)
+            source.check()
+            return _report_snapshot(source.load(), args)
+        args.report_cluster = "all"
+    return _join_reports(args, _cluster_snapshots(args))
+
+
+def _one_cluster(pick: str) -> str:
+    """``--cluster NAME`` for input that holds one cluster (a capture, a plain sshare file)."""
+    if pick == "all" or "," in pick:
+        raise InputError("--cluster", f"this input holds one cluster: give its NAME, not {pick!r}")
+    return pick
+
+
+def _sshare_snapshot(body: bytes, args: argparse.Namespace, cluster: str) -> Snapshot:
+    from tui.model import PrioritySettings
+    from tui.sources.sshare import parse_sshare
+
+    table = parse_sshare(body, args.sshare)
+    algorithm: Algorithm = ("fair_tree" if "LevelFS" in table.header
+                            else "classic" if "NormUsage" in table.header else "fair_tree")
+    where = f"{args.sshare} (cluster {cluster})" if cluster else args.sshare
+    return Snapshot(cluster=cluster, source=where, tree=table.tree, settings=PrioritySettings(algorithm=algorithm))
+
+
+def _join_reports(args: argparse.Namespace, snaps: dict[str, Snapshot]) -> str:
+    """Each cluster's report with a cluster column: tables one after the other, one JSON array,
+    one CSV with one header. ``--cluster`` picks among ``snaps`` (names, a,b or all)."""
+    pick = args.report_cluster
+    if pick and pick != "all" and "" not in snaps:
+        wanted = [n.strip() for n in pick.split(",")]
+        missing = [n for n in wanted if n not in snaps]
+        if missing:
+            raise InputError("--cluster", f"no cluster {missing[0]!r} here (found: {', '.join(snaps)})")
+        snaps = {n: snaps[n] for n in wanted}
+    if args.format == "table":
+        return "\n".join(_report_snapshot(snap, args, name or snap.cluster) for name, snap in snaps.items())
+    import json
+
+    from tui.formats.tabular import format_csv, format_json
+
+    as_json = argparse.Namespace(**{**vars(args), "format": "json"})
+    rows = [row for name, snap in snaps.items()
+            for row in json.loads(_report_snapshot(snap, as_json, name or snap.cluster))]
+    if args.format == "json":
+        return format_json(rows)
+    columns = list(dict.fromkeys(key for row in rows for key in row))  # classic and Fair Tree differ
+    return format_csv(rows, columns)
 
 
 def _whatif(args: argparse.Namespace) -> str:
@@ -368,7 +502,16 @@ def _whatif(args: argparse.Namespace) -> str:
     elif args.from_dir:
         snap = registry.make("folder", args.from_dir).load()
     elif args.slurm:
-        snap = registry.make("slurm", None).load()
+        snap = registry.make("slurm", None, cluster=args.report_cluster or "").load()
+    elif args.report_cluster and not args.sshare:
+        from tui import config
+
+        if args.report_cluster == "all" or "," in args.report_cluster:
+            raise InputError("--cluster", "a plan runs on one cluster: give one NAME (run it once per cluster)")
+        settings = config.load(getattr(args, "config", None))
+        source = config.make_sources(settings, pick=args.report_cluster)[args.report_cluster]
+        source.check()
+        snap = source.load()
     elif args.sshare:
         from tui.sources.sshare import parse_sshare
 
@@ -397,7 +540,10 @@ def _info(args: argparse.Namespace) -> str:
 
     rest = per_minute(cadence, LiveRest.slow_s_default, with_sshare=False)
     both = per_minute(cadence, LiveRest.slow_s_default)
-    return config.describe_paths(args.config) + (
+    clusters = "".join(f"  {c.name:<12} {c.source}" + (f" -M {c.name}" if c.source == "slurm" else "")
+                       + (f" {c.value}" if c.value else "") + "\n" for c in settings.cluster)
+    return config.describe_paths(args.config) + ("clusters ([[cluster]]; c or :cluster NAME switches):\n"
+                                                 + clusters if clusters else "") + (
         f"live Slurm (--slurm), per session: squeue and sprio every {cadence.jobs_s:g} s (refresh_rate), "
         f"sshare and assoc_mgr once per PriorityCalcPeriod ({cadence.usage_s:g} s until the cluster's "
         f"is read), sacctmgr and scontrol config/partitions every {cadence.slow_s:g} s: "
@@ -410,21 +556,31 @@ def _info(args: argparse.Namespace) -> str:
 
 
 def _history(args: argparse.Namespace) -> str:
-    """``fairtop history``: from ``--from DIR``, the configured folder, or live sacct + sshare."""
-    from datetime import datetime, timedelta, timezone
-
+    """``fairtop history``: from ``--from DIR``, the configured folder, or live sacct + sshare;
+    with ``--cluster``, each cluster's (a folder or live ``-M NAME``) under a cluster column."""
     from tui import config
-    from tui.analysis.history import check_raw_usage, daily_usage, select_jobs
     from tui.analysis.history_output import format_history_csv, format_history_json, format_history_table
-    from tui.sources import sacct
 
     days_text = str(args.days).strip()
     if not (days_text.isascii() and days_text.isdigit()) or not 1 <= int(days_text) <= 3660:
         raise InputError("fairtop history", f"--days takes a whole number of days from 1 to 3660, not {args.days!r}")
     days = int(days_text)
     folder = args.history_from
-    if folder is None:
-        settings = config.load(getattr(args, "config", None), config.cli_overrides(args))
+    pick = args.report_cluster
+    targets: dict[str, tuple[str | None, str]] = {}
+    """cluster -> (folder or None for live, -M name)"""
+    settings = config.load(getattr(args, "config", None), config.cli_overrides(args))
+    if pick and folder is None and settings.cluster and not any(
+            getattr(args, f"source_{c.name}", None) for c in registry.SOURCES.values()):
+        names = [c.name for c in settings.cluster] if pick == "all" else [n.strip() for n in pick.split(",")]
+        for name in names:
+            src = config.make_sources(settings, pick=name)[name]
+            if src.name not in ("folder", "slurm"):
+                raise InputError("fairtop history", f"cluster {name!r} (source {src.name}) has no accounting records")
+            targets[name] = (src.value if src.name == "folder" else None, name if src.name == "slurm" else "")
+    elif pick and folder is not None:
+        targets[pick] = (folder, "")
+    elif folder is None:
         import shutil
 
         if settings.source == "folder":
@@ -433,31 +589,65 @@ def _history(args: argparse.Namespace) -> str:
                   or (settings.source == "demo" and not args.source_demo and shutil.which("sacct"))):
             raise InputError("fairtop history", f"the {settings.source} source has no accounting records; "
                              "use --from DIR (a capture with sacct_a_P.psv) or a live cluster (--slurm)")
+        if pick == "all" and folder is None:
+            raise InputError("--cluster", "all needs [[cluster]] tables in the config; name live clusters: a,b")
+        for name in (pick.split(",") if pick else [""]):
+            targets[name.strip()] = (folder, name.strip() if folder is None else "")
+    else:
+        targets[""] = (folder, "")
+    results = {name: _history_one(args, days, where, on) for name, (where, on) in targets.items()}
+    if not pick:
+        daily, check = results[""]
+        if args.format == "csv":
+            return format_history_csv(daily)
+        return format_history_json(daily, check) if args.format == "json" else format_history_table(daily, check)
+    import json
+
+    from tui.formats.tabular import cluster_column, format_csv, with_cluster
+
+    if args.format == "csv":
+        rows = [row for name, (daily, _) in results.items()
+                for row in with_cluster(name, daily.rows())]
+        return format_csv(rows, ["cluster", "date", "account", "user", "usage", "su", "decayed_usage"])
+    if args.format == "json":
+        docs = [{"cluster": name, **json.loads(format_history_json(daily, check))}
+                for name, (daily, check) in results.items()]
+        for doc in docs:
+            for row in doc["daily"]:
+                row["cluster"] = doc["cluster"]
+        return json.dumps(docs, indent=1) + "\n"
+    width = max(7, *(len(n) for n in results))
+    return "\n".join(cluster_column(name, format_history_table(daily, check), width)
+                     for name, (daily, check) in results.items())
+
+
+def _history_one(args: argparse.Namespace, days: int, folder: str | None, on: str) -> tuple[DailyUsage, HistoryCheck]:
+    """One cluster's daily usage and RawUsage check: a capture folder, or live (``on``: ``-M``)."""
+    from datetime import datetime, timedelta, timezone
+
+    from tui.analysis.history import check_raw_usage, daily_usage, select_jobs
+    from tui.sources import sacct
+
     if folder is not None:
         source = registry.make("folder", folder)
         source.check()
         snap = source.load()
         jobs, last_cycle = sacct.load_saved_history(folder)
     else:
-        from tui.sources.slurm_cli import live_snapshot
+        from tui.sources.slurm_cli import snapshot_at_cycle
 
-        snap = live_snapshot()
+        snap, last_cycle = snapshot_at_cycle(on)
         hl = snap.settings.decay_half_life_s
         back = max(timedelta(days=days), timedelta(seconds=10 * hl if hl > 0 else 366 * 86400))
-        jobs = sacct.live_history(datetime.now(timezone.utc) - back)
-        last_cycle = None
+        jobs = sacct.live_history(datetime.now(timezone.utc) - back, cluster=on)
     if snap.tree is None:
         raise InputError(str(folder or "live"), "not a Slurm snapshot (PBS has no sacct)")
     mine = select_jobs(jobs, args.account, args.history_user, snap.tree)
     daily = daily_usage(mine, snap.taken_at.astimezone(), days, snap.settings.decay_half_life_s)
-    if args.format == "csv":
-        return format_history_csv(daily)
     check = check_raw_usage(jobs, snap.tree, snap.settings, last_cycle, snap.taken_at)
     if args.account or args.history_user:
         check = check.only(args.account, args.history_user, snap.tree)
-    if args.format == "json":
-        return format_history_json(daily, check)
-    return format_history_table(daily, check)
+    return daily, check
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -485,13 +675,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command == "report":
-            if args.sshare:
-                out = _report_sshare(args)
-            elif args.pbs_resource_group:
-                out = _report_pbs(args)
-            else:
-                out = _report_folder(args)
-            sys.stdout.write(out)
+            sys.stdout.write(_report(args))
             return 0
         if args.command == "whatif":
             sys.stdout.write(_whatif(args))
@@ -519,12 +703,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return 0
             from tui.sources import slurm_cli
 
+            on = args.report_cluster or ""
             if args.every:
                 from tui.sources.publish import publish_every
 
-                publish_every(args.dir, slurm_cli.capture, args.every, args.keep, args.count)
+                publish_every(args.dir, lambda d: slurm_cli.capture(d, on=on), args.every, args.keep, args.count)
                 return 0
-            sys.stdout.write(slurm_cli.capture(args.dir))
+            sys.stdout.write(slurm_cli.capture(args.dir, on=on))
             return 0
         from tui.app.main import run_app
 

@@ -9,6 +9,11 @@ Precedence, lowest first (a later layer overrides single keys of an earlier one)
 5. the file given with ``--config``;
 6. command-line flags (``--theme``, ``--user``, and a source flag from the registry).
 
+Several clusters: ``[[cluster]]`` tables, each with a ``name`` and its own ``source`` (a later
+file's list replaces an earlier one's). With them the app opens every listed cluster and switches
+between them (``:cluster NAME``), and the reports take ``--cluster NAME|all``. A source flag on the
+command line replaces them; ``--slurm --cluster a,b`` asks those clusters of the local slurmdbd.
+
 Unknown keys and bad values are errors that name the file and suggest the key meant. fairtop
 never writes these files; what it remembers (last theme, last source, saved what-if scenarios)
 goes to ``$XDG_STATE_HOME/fairtop/state.toml``, written with tomli-w. No Textual here.
@@ -19,6 +24,7 @@ from __future__ import annotations
 import difflib
 import getpass
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field, fields, replace
 from importlib.resources import files
@@ -88,15 +94,34 @@ class Settings:
     """The seed-004 site factor: ``rule`` (``power`` or ``sigmoid``), ``n_credit``, ``n_temporal``,
     ``sigmoid_credit`` and ``sigmoid_temporal`` (``[l, x0]``), ``scale`` (SiteFactor = scale x s)."""
 
+    cluster: tuple[ClusterEntry, ...] = ()
+    """The ``[[cluster]]`` tables, in file order: several clusters, each with its own source."""
+
+
+@dataclass(frozen=True)
+class ClusterEntry:
+    """One ``[[cluster]]`` table."""
+
+    name: str
+    """The cluster's name: the app's label, ``--cluster NAME``, and, for ``source = "slurm"``,
+    the cluster asked (``sshare -M NAME``, ``scontrol -M NAME``, ``sacctmgr ... cluster=NAME``)."""
+    source: str
+    """A registry source name (``slurm``, ``folder``, ``demo``, ``slurmrestd``)."""
+    value: str | None = None
+    """Its value: the folder, the URL or socket, the demo kind."""
+
 
 _TYPES: dict[str, tuple[type, ...]] = {
     "theme": (str,), "source": (str,), "demo": (str,), "folder": (str,), "slurmrestd": (str,),
     "refresh_rate": (int, float), "user": (str,), "read_only": (bool,), "keymap": (dict,),
     "allocation_url": (str,), "allocation_auth": (str,), "allocation_token_file": (str,),
     "allocation_timeout": (int, float), "ledger": (str,), "site_factor": (dict,),
+    "cluster": (list, tuple),
 }
 _SITE_FACTOR_KEYS = {"rule": (str,), "n_credit": (int, float), "n_temporal": (int, float),
                      "sigmoid_credit": (list,), "sigmoid_temporal": (list,), "scale": (int,)}
+_CLUSTER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+"""A Slurm cluster name (ClusterName is lowercased letters, digits, _ and -; dots for folders)."""
 
 
 def current_user() -> str:
@@ -175,6 +200,8 @@ def validate(table: dict[str, Any], source: str) -> dict[str, Any]:
     for binding, keys in table.get("keymap", {}).items():
         if not isinstance(keys, str) or not keys.strip():
             raise ConfigError(source, f"keymap.{binding} must be a non-empty string of keys, got {keys!r}")
+    if "cluster" in table and not all(isinstance(c, ClusterEntry) for c in table["cluster"]):
+        table["cluster"] = cluster_entries(table["cluster"], source)
     return table
 
 
@@ -229,6 +256,45 @@ def site_factor_params(settings: Settings) -> SiteFactorParams:
             t[key] = (float(t[key][0]), float(t[key][1]))
     return SiteFactorParams(**t)
 
+def cluster_entries(tables: list[Any], where: str) -> tuple[ClusterEntry, ...]:
+    """Check the ``[[cluster]]`` tables: each a table with a unique ``name`` and a ``source``
+    (``source = "folder:DIR"`` or ``folder = "DIR"``), keys known, the source's value given."""
+    keys = ("name", "source", *(c.setting for c in registry.SOURCES.values() if c.setting))
+    out: list[ClusterEntry] = []
+    for i, raw in enumerate(tables, 1):
+        at = f"[[cluster]] #{i}"
+        if not isinstance(raw, dict):
+            raise ConfigError(where, f"{at} must be a table (name = ..., source = ...), got {raw!r}")
+        raw = expand_source(raw)
+        for key, value in raw.items():
+            if key not in keys:
+                close = difflib.get_close_matches(key, keys, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(keys)}"
+                raise ConfigError(where, f"{at}: unknown key {key!r}{hint}")
+            if not isinstance(value, str):
+                raise ConfigError(where, f"{at}: {key} must be a string, got {value!r}")
+        name = raw.get("name", "")
+        if not _CLUSTER_NAME.fullmatch(name) or name == "all":
+            raise ConfigError(where, f"{at}: name must be a cluster name (letters, digits, _ . -; not 'all'), "
+                                     f"got {name!r}")
+        at = f"[[cluster]] {name!r}"
+        if any(c.name == name for c in out):
+            raise ConfigError(where, f"{at} is listed twice")
+        if "source" not in raw:
+            raise ConfigError(where, f'{at} needs a source, e.g. source = "slurm" or source = "folder:DIR"')
+        try:
+            validate({"source": raw["source"]}, where)
+            cls = registry.source_class(raw["source"])
+            value = raw.get(cls.setting) if cls.setting else None
+            cls(value, "", MIN_REFRESH_S, name)
+        except (ConfigError, ValueError) as exc:
+            raise ConfigError(where, f"{at}: {getattr(exc, 'message', None) or exc}") from None
+        stray = [k for k in raw if k not in ("name", "source", cls.setting)]
+        if stray:
+            raise ConfigError(where, f"{at}: {stray[0]} is not used by source = {raw['source']!r}")
+        out.append(ClusterEntry(name, raw["source"], value))
+    return tuple(out)
+
 
 def read_file(path: Path) -> dict[str, Any]:
     """Read and validate one config file."""
@@ -278,6 +344,40 @@ def make_source(settings: Settings, me: str = "") -> registry.Source:
     cls = registry.source_class(settings.source)
     value = getattr(settings, cls.setting) if cls.setting else None
     return cls(value, me, settings.refresh_rate)
+
+
+def make_sources(settings: Settings, me: str = "", pick: str | None = None,
+                 source_flag: bool = False) -> dict[str, registry.Source]:
+    """Cluster name -> its source, the one to open first first.
+
+    ``pick`` is ``--cluster``: a configured cluster's name; with ``source_flag`` (a source given
+    on the command line, which replaces ``[[cluster]]``) or without ``[[cluster]]`` tables, names
+    (``a,b``) that live Slurm asks with ``-M``. Without either: the one configured source, "".
+    Raises ConfigError for an unknown name.
+    """
+    if settings.cluster and not source_flag:
+        by_name = {c.name: c for c in settings.cluster}
+        names = list(by_name)
+        if pick:
+            if pick not in by_name:
+                close = difflib.get_close_matches(pick, names, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise ConfigError("--cluster", f"no [[cluster]] named {pick!r} (configured: {', '.join(names)}){hint}")
+            names.remove(pick)
+            names.insert(0, pick)
+        return {n: registry.make(by_name[n].source, by_name[n].value, me, settings.refresh_rate, n) for n in names}
+    if not pick:
+        return {"": make_source(settings, me)}
+    names = [n.strip() for n in pick.split(",")]
+    bad = next((n for n in names if not _CLUSTER_NAME.fullmatch(n) or n == "all"), None)
+    if bad is not None:
+        raise ConfigError("--cluster", f"takes cluster names separated by commas, not {pick!r}")
+    if settings.source != "slurm" and len(names) > 1:
+        raise ConfigError("--cluster", f"several clusters need live Slurm (--slurm) or [[cluster]] tables, "
+                                       f"not source {settings.source!r}")
+    cls = registry.source_class(settings.source)
+    value = getattr(settings, cls.setting) if cls.setting else None
+    return {n: cls(value, me, settings.refresh_rate, n) for n in names}
 
 
 def cli_overrides(args: Any) -> dict[str, Any]:

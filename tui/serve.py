@@ -46,7 +46,7 @@ def child_command(args: argparse.Namespace) -> list[str]:
         if value is None or value is False:
             continue
         argv.append(cls.flag if value is True else f"{cls.flag}={value}")
-    for name in ("user", "theme", "config"):
+    for name in ("user", "theme", "config", "cluster"):
         value = getattr(args, name, None)
         if value:
             argv.append(f"--{name}={value}")

@@ -160,13 +160,13 @@ async def test_r_asks_the_live_source_for_everything_now(monkeypatch) -> None:
     from tui.sources.slurm_cli import Cadence, LiveSlurm
 
     fake = FakeCluster()
-    monkeypatch.setattr("tui.sources.registry.SlurmSource.cluster",
+    monkeypatch.setattr("tui.sources.registry.SlurmSource.live_slurm",
                         property(lambda self: self.__dict__.setdefault(
                             "_fake", LiveSlurm(Cadence(jobs_s=30), runner=fake.run, clock=fake.clock))))
     app = build_app(build_parser().parse_args(["--slurm", "--user", "la"]))
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        live = app.on_reload.__self__.cluster  # type: ignore[union-attr]  # the bound source
+        live = app.on_reload.__self__.live_slurm  # type: ignore[union-attr]  # the bound source
         assert len(live.issued) == 8
         fake.now += 5
         await pilot.press("r")

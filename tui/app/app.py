@@ -16,8 +16,10 @@ from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 from tui.app import themes
 from tui.app import commands
 from tui.app.actions import TreeActions
+from tui.app.clusters import Cluster, ClusterActions
 from tui.app.loading import LoadActions
 from tui.app.messages import StandingLoaded
+from tui.app.tree_rows import TreeTable
 from tui.app.panes.allocations import AllocationsPane
 from tui.app.panes.breakdown import BreakdownPane
 from tui.app.panes.history import HistoryPane
@@ -73,7 +75,7 @@ def standing_notes(standing: Standing) -> list[str]:
     return notes
 
 
-class FairtopApp(LoadActions, TreeActions, App[int]):
+class FairtopApp(ClusterActions, LoadActions, TreeActions, App[int]):
     """Where you stand on an HPC cluster, one pane per question."""
 
     CSS_PATH = "app.tcss"
@@ -83,7 +85,7 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
 
     def __init__(self, settings: Settings, loader: Callable[[], Snapshot], me: str,
                  state: State | None = None, live: bool = False, source_name: str = "",
-                 on_reload: Callable[[], None] | None = None) -> None:
+                 on_reload: Callable[[], None] | None = None, clusters: list[Cluster] | None = None) -> None:
         super().__init__()
         self.on_reload = on_reload
         """Called on ``r`` before the reload: a live source then asks every command again
@@ -115,6 +117,13 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
         self._breakdown_timer: Timer | None = None
         self._reload_asked = False
         self._my_summary: UserSummary | None = None
+        self.clusters = clusters or [Cluster("", loader, live, self.source_name, on_reload)]
+        """The clusters this session can show (``:cluster NAME``, ``c``); the first is shown first."""
+        self.cluster_index = 0
+        self.cluster_standings: dict[str, tuple[Standing, TreeTable]] = {}
+        """Each cluster's last standing and tree table, shown at once when the user switches back."""
+        self._cluster_loaded_at: dict[str, float] = {}
+        self._use_cluster(0)
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         # Built-in Textual themes lack our variables; app.tcss needs a value under any theme.
@@ -153,9 +162,9 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
         self._apply_keymap()
         self._assoc.focus()
         self.load()
-        if self.live:
+        if any(c.live for c in self.clusters):  # the callbacks skip a cluster that is not live
             self.set_interval(self.settings.refresh_rate, self._refresh_live_source, name="refresh")
-            self.set_interval(STATUS_TICK_S, self._update_status, name="status-clock")
+            self.set_interval(STATUS_TICK_S, self._tick_status, name="status-clock")
 
     def _register_themes(self) -> None:
         specs, errors = themes.load_specs()
@@ -179,12 +188,18 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
     # --- loading -------------------------------------------------------------------------------
 
     def on_standing_loaded(self, message: StandingLoaded) -> None:
+        now = self.clock()
+        if not message.kept:
+            self.cluster_standings[message.cluster] = (message.standing, message.table)
+            self._cluster_loaded_at[message.cluster] = now
+        if message.cluster != self.clusters[self.cluster_index].name:
+            return  # read before the user switched to another cluster: kept for switching back
         self.standing = message.standing
         snap = message.standing.snapshot
         self.title = f"fairtop · {snap.cluster}"
         mode = "read-only" if self.settings.read_only else "read-write"
         self.sub_title = f"{snap.source} · {message.standing.algorithm.replace('_', ' ')} · {mode}"
-        self._loaded_at, self._refresh_error = self.clock(), None
+        self._loaded_at, self._refresh_error = self._cluster_loaded_at.get(message.cluster, now), None
         if self._reload_asked:
             self._reload_asked = False
             self.notify(f"Reloaded: {self._data_age()}.", timeout=3)
@@ -263,6 +278,10 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
         elif tab_id in ("alloc", "whatif"):
             self._show_pane(tab_id, self._assoc.selected_row)
 
+    def _tick_status(self) -> None:
+        if self.live:
+            self._update_status()
+
     def _update_status(self) -> None:
         tree = self._assoc
         if tree.table is None:
@@ -270,6 +289,8 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
         # (priority, text): when the line is too wide the lowest priorities go first.
         parts = [(2, self._data_age()), (1, f"{tree.table.size:,} {tree.table.noun}"),
                  (5, f"{len(tree.rows_shown):,} shown")]
+        if self.cluster_label():
+            parts.insert(0, (5, self.cluster_label()))
         if tree.sort_column:
             title = next(c.title for c in tree.columns if c.id == tree.sort_column)
             parts.append((4, f"sort {title} {'▼' if tree.sort_descending else '▲'}"))

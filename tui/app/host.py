@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     from textual.worker_manager import WorkerManager
 
     from tui.analysis.standing import Standing
+    from tui.app.cluster_choice import Cluster
+    from tui.app.tree_rows import TreeTable
+    from tui.config import Settings
     from tui.app.widgets.fairshare_tree import FairshareTree
     from tui.app.widgets.prompt import PromptBar
     from tui.model import Snapshot
@@ -29,9 +32,15 @@ class AppHost(Protocol):
     """The attributes and methods of FairtopApp (and of its two mixins) that the mixins use."""
 
     me: str
+    settings: Settings
     standing: Standing | None
     live: bool
     loader: Callable[[], Snapshot]
+    source_name: str
+    on_reload: Callable[[], None] | None
+    clusters: list[Cluster]
+    cluster_index: int
+    cluster_standings: dict[str, tuple[Standing, TreeTable]]
     clock: Callable[[], float]
     _assoc: FairshareTree
     _tabs: TabbedContent
@@ -61,6 +70,12 @@ class AppHost(Protocol):
 
     # the mixins, calling each other's methods
     def load(self) -> Worker[None]: ...
+
+    def cluster_label(self) -> str: ...
+
+    def _use_cluster(self, index: int) -> None: ...
+
+    def _show_cluster(self, index: int) -> None: ...
 
     def _worker_failed(self, worker: Worker, error: BaseException | None) -> None: ...
 

@@ -35,15 +35,16 @@ class LoadActions:
         Exclusive: a manual reload cancels a running one, whose result is then dropped.
         """
         worker = get_current_worker()
+        cluster = self.clusters[self.cluster_index].name
         standing = build_standing(self.loader(), self.me)
         table = TreeTable.from_standing(standing)
         if not worker.is_cancelled:
-            self.post_message(StandingLoaded(standing, table))
+            self.post_message(StandingLoaded(standing, table, cluster=cluster))
 
     def _refresh_live_source(self: AppHost) -> None:
         """Re-read a live source, unless the last read is still running (a slow sshare is left
         to finish rather than cancelled and restarted every period)."""
-        if not any(w.group == "load" and w.is_running for w in self.workers):
+        if self.live and not any(w.group == "load" and w.is_running for w in self.workers):
             self.load()
 
     def on_worker_state_changed(self: AppHost, event: Worker.StateChanged) -> None:

@@ -10,13 +10,18 @@ from tui import config
 def build_app(args: argparse.Namespace):  # noqa: ANN201 - FairtopApp, imported lazily
     """The configured app, not yet running (tests and the screenshot script use this)."""
     from tui.app.app import FairtopApp
+    from tui.app.clusters import Cluster
 
-    settings = config.load(getattr(args, "config", None), config.cli_overrides(args))
+    overrides = config.cli_overrides(args)
+    settings = config.load(getattr(args, "config", None), overrides)
     me = settings.user or config.current_user()
-    source = config.make_source(settings, me)
-    source.check()
-    return FairtopApp(settings, source.load, me, config.load_state(), live=source.is_live(),
-                      source_name=source.describe(), on_reload=source.refresh_now)
+    sources = config.make_sources(settings, me, getattr(args, "cluster", None), "source" in overrides)
+    for source in sources.values():
+        source.check()
+    clusters = [Cluster(name, s.load, s.is_live(), s.describe(), s.refresh_now) for name, s in sources.items()]
+    first = clusters[0]
+    return FairtopApp(settings, first.loader, me, config.load_state(), live=first.live,
+                      source_name=first.source_name, on_reload=first.on_reload, clusters=clusters)
 
 
 def run_app(args: argparse.Namespace) -> int:

@@ -21,6 +21,10 @@ class StandingLoaded(Message):
     standing: Standing
     table: TreeTable
     """The tree pane's strings and sort keys for ``standing``."""
+    cluster: str = ""
+    """The cluster read (a load that ends after the user switched to another is only kept)."""
+    kept: bool = False
+    """An earlier read of this cluster, shown again on switching back (its age unchanged)."""
 
 
 @dataclass

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 from tui.model import Snapshot
 
-if TYPE_CHECKING:  # imported by SlurmSource.cluster at first use; no cycle (slurm_cli never imports this)
+if TYPE_CHECKING:  # imported by SlurmSource.live_slurm at first use; no cycle (slurm_cli never imports this)
     from tui.sources.rest_sshare import RestSshare
     from tui.sources.slurm_cli import LiveSlurm
     from tui.sources.slurmrestd import LiveRest
@@ -56,7 +56,7 @@ class Source(ABC):
     """Re-read every ``refresh_rate`` seconds (a live cluster) or read once (demo, saved)."""
     capabilities: ClassVar[frozenset[str]] = frozenset()
 
-    def __init__(self, value: str | None = None, me: str = "", refresh_s: float = 30.0) -> None:
+    def __init__(self, value: str | None = None, me: str = "", refresh_s: float = 30.0, cluster: str = "") -> None:
         if self.metavar and not self.choices and not value:
             key = self.setting or self.name
             raise ValueError(f'source "{self.name}" needs {key} = "{self.metavar}" (or {self.flag} {self.metavar})')
@@ -66,6 +66,9 @@ class Source(ABC):
         self.me = me
         self.refresh_s = refresh_s
         """The app's refresh period (``refresh_rate``): how often a live source is read."""
+        self.cluster = cluster
+        """The cluster's name from a ``[[cluster]]`` entry ("" for a single source); live Slurm asks
+        that cluster (``-M NAME``)."""
 
     @abstractmethod
     def read(self) -> Snapshot:
@@ -107,9 +110,10 @@ def source_class(name: str) -> type[Source]:
     return SOURCES[name]
 
 
-def make(name: str, value: str | None, me: str = "", refresh_s: float = 30.0) -> Source:
-    """A configured source. Raises ValueError for a missing or bad value."""
-    return SOURCES[name](value, me, refresh_s)
+def make(name: str, value: str | None, me: str = "", refresh_s: float = 30.0, cluster: str = "") -> Source:
+    """A configured source (``cluster``: its ``[[cluster]]`` name). Raises ValueError for a missing
+    or bad value."""
+    return SOURCES[name](value, me, refresh_s, cluster)
 
 
 # --- the sources -----------------------------------------------------------------------------
@@ -152,8 +156,8 @@ class FolderSource(Source):
             "a symlink such as DIR/current of 'fairtop capture --every' is followed")
     capabilities = SLURM_ALL
 
-    def __init__(self, value: str | None = None, me: str = "", refresh_s: float = 30.0) -> None:
-        super().__init__(value, me, refresh_s)
+    def __init__(self, value: str | None = None, me: str = "", refresh_s: float = 30.0, cluster: str = "") -> None:
+        super().__init__(value, me, refresh_s, cluster)
         self._last: tuple[str, Snapshot] | None = None
 
     def is_live(self) -> bool:
@@ -205,25 +209,26 @@ class SlurmSource(Source):
     live = True
     capabilities = SLURM_ALL
 
-    def __init__(self, value: str | None = None, me: str = "", refresh_s: float = 30.0) -> None:
-        super().__init__(value, me, refresh_s)
-        self._cluster: LiveSlurm | None = None
+    def __init__(self, value: str | None = None, me: str = "", refresh_s: float = 30.0, cluster: str = "") -> None:
+        super().__init__(value, me, refresh_s, cluster)
+        self._live: LiveSlurm | None = None
 
     @property
-    def cluster(self) -> LiveSlurm:
+    def live_slurm(self) -> LiveSlurm:
         """The commands, each on its own cadence (sshare once per PriorityCalcPeriod, squeue and
-        sprio every refresh, sacctmgr every 10 minutes); made at the first read."""
-        if self._cluster is None:
+        sprio every refresh, sacctmgr every 10 minutes), with ``-M NAME`` for a named cluster;
+        made at the first read."""
+        if self._live is None:
             from tui.sources.slurm_cli import Cadence, LiveSlurm
 
-            self._cluster = LiveSlurm(Cadence(jobs_s=self.refresh_s))
-        return self._cluster
+            self._live = LiveSlurm(Cadence(jobs_s=self.refresh_s), on=self.cluster)
+        return self._live
 
     def read(self) -> Snapshot:
-        return self.cluster.read()
+        return self.live_slurm.read()
 
     def refresh_now(self) -> None:
-        self.cluster.refresh_usage_now()
+        self.live_slurm.refresh_usage_now()
 
 
 @register
@@ -237,8 +242,8 @@ class SlurmrestdSource(Source):
     live = True
     capabilities = frozenset({"partitions", "jobs"})
 
-    def __init__(self, value: str | None = None, me: str = "", refresh_s: float = 30.0) -> None:
-        super().__init__(value, me, refresh_s)
+    def __init__(self, value: str | None = None, me: str = "", refresh_s: float = 30.0, cluster: str = "") -> None:
+        super().__init__(value, me, refresh_s, cluster)
         self._rest: LiveRest | None = None
 
     @property
@@ -270,8 +275,8 @@ class SlurmrestdSshareSource(Source):
     live = True
     capabilities = frozenset({"usage", "printed", "jobs", "partitions"})
 
-    def __init__(self, value: str | None = None, me: str = "", refresh_s: float = 30.0) -> None:
-        super().__init__(value, me, refresh_s)
+    def __init__(self, value: str | None = None, me: str = "", refresh_s: float = 30.0, cluster: str = "") -> None:
+        super().__init__(value, me, refresh_s, cluster)
         self._both: RestSshare | None = None
 
     @property

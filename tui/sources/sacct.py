@@ -200,13 +200,17 @@ def load_saved_history(folder: str | Path, tz: tzinfo | None = None) -> tuple[li
     return jobs, last
 
 
-def sacct_command(since: datetime, user: str | None = None, account: str | None = None) -> list[str]:
-    """The live ``sacct`` argument list: all users' jobs (``-a``), allocations only (``-X``) since ``since``.
+def sacct_command(since: datetime, user: str | None = None, account: str | None = None,
+                  cluster: str = "") -> list[str]:
+    """The live ``sacct`` argument list: all users' jobs (``-a``), allocations only (``-X``) since ``since``;
+    ``cluster``: that cluster's jobs (``-M NAME``; default the local one).
 
     ``user`` and ``account`` become single arguments (``--user=NAME``), never shell text.
     """
     args = ["sacct", "-a", "-P", "-X", "--starttime=" + since.strftime("%Y-%m-%dT%H:%M:%S"),
             "--endtime=now", "-o", ",".join(SACCT_FIELDS)]
+    if cluster:
+        args[1:1] = ["-M", cluster]
     if user:
         args.append("--user=" + user)
     if account:
@@ -214,7 +218,7 @@ def sacct_command(since: datetime, user: str | None = None, account: str | None 
     return args
 
 
-def live_history(since: datetime, timeout: float = 60.0) -> list[AccountedJob]:
+def live_history(since: datetime, timeout: float = 60.0, cluster: str = "") -> list[AccountedJob]:
     """Run ``sacct`` now (see :func:`sacct_command`) and parse it.
 
     Raises
@@ -222,5 +226,5 @@ def live_history(since: datetime, timeout: float = 60.0) -> list[AccountedJob]:
     SourceUnavailable
         sacct is missing, times out or fails (slurmdbd down).
     """
-    out = run(sacct_command(since), timeout=timeout)
+    out = run(sacct_command(since, cluster=cluster), timeout=timeout)
     return parse_sacct(out.stdout, "sacct -a -P -X")

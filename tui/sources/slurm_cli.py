@@ -22,12 +22,13 @@ from pathlib import Path
 
 from tui.model import Snapshot
 from tui.sources import sacct, saved, slurm_text
+from tui.sources.cluster_split import split_clusters, strip_cluster_header
 from tui.sources.commands import DEFAULT_TIMEOUT, Output, _cmdline, _failure, run
 from tui.sources.errors import InputError, SourceUnavailable
 from tui.sources.sshare import SshareTable, parse_sshare
 
 __all__ = ["DEFAULT_TIMEOUT", "ASSOC_FIELDS", "Cadence", "LiveSlurm", "Output", "run", "commands", "collect",
-           "live_snapshot", "capture"]
+           "live_snapshot", "live_snapshots", "last_decay_cycle", "snapshot_at_cycle", "capture"]
 
 #: sacctmgr fields capture.sh asks for (LFT gives the children_list order).
 ASSOC_FIELDS = ("Cluster,Account,User,Partition,ParentName,ParentID,ID,LFT,RGT,Share,Priority,GrpTRESMins,"
@@ -35,30 +36,35 @@ ASSOC_FIELDS = ("Cluster,Account,User,Partition,ParentName,ParentID,ID,LFT,RGT,S
                 "MaxTRESPerNode,MaxJobs,MaxJobsAccrue,MaxSubmit,MaxWall,QOS,DefaultQOS")
 
 
-def commands(cluster: str = "") -> dict[str, list[str]]:
+def commands(cluster: str = "", on: str = "") -> dict[str, list[str]]:
     """File name -> argument list of every command fairtop reads (file names as capture.sh's).
 
-    ``cluster`` limits sacctmgr to one cluster (an argument, not shell text).
+    ``cluster`` limits sacctmgr to one cluster (an argument, not shell text). ``on`` asks another
+    cluster of the same slurmdbd: ``-M NAME`` on sshare, scontrol, sprio and squeue (each takes
+    it; sprio takes one cluster only), ``cluster=NAME`` for sacctmgr.
     """
+    cluster = on or cluster
     assoc = ["sacctmgr", "-P", "show", "assoc"]
     if cluster:
         assoc += ["where", f"cluster={cluster}"]
     assoc.append(f"format={ASSOC_FIELDS}")
+    m = ["-M", on] if on else []
     f = saved.FILES
     return {
-        f["sshare"]: ["sshare", "-a", "-l", "-P"],
-        f["config"]: ["scontrol", "show", "config"],
+        f["sshare"]: ["sshare", *m, "-a", "-l", "-P"],
+        f["config"]: ["scontrol", *m, "show", "config"],
         f["assoc"]: assoc,
-        f["partition"]: ["scontrol", "show", "partition"],
-        f["node"]: ["scontrol", "show", "node"],
-        f["assoc_mgr"]: ["scontrol", "show", "assoc_mgr", "flags=assoc"],
-        f["sprio"]: ["sprio", "-l"],
-        f["squeue"]: ["squeue", "-a", "-O", ",".join(f"{name}:|" for name in slurm_text.SQUEUE_FIELDS)],
+        f["partition"]: ["scontrol", *m, "show", "partition"],
+        f["node"]: ["scontrol", *m, "show", "node"],
+        f["assoc_mgr"]: ["scontrol", *m, "show", "assoc_mgr", "flags=assoc"],
+        f["sprio"]: ["sprio", *m, "-l"],
+        f["squeue"]: ["squeue", *m, "-a", "-O", ",".join(f"{name}:|" for name in slurm_text.SQUEUE_FIELDS)],
     }
 
 
-def collect(timeout: float = DEFAULT_TIMEOUT) -> tuple[dict[str, Output], datetime]:
-    """Run every command of :func:`commands` (sshare and config first, the rest in parallel).
+def collect(timeout: float = DEFAULT_TIMEOUT, on: str = "") -> tuple[dict[str, Output], datetime]:
+    """Run every command of :func:`commands` (sshare and config first, the rest in parallel);
+    ``on``: of that cluster (``-M``), each output without its ``CLUSTER:`` line.
 
     Returns
     -------
@@ -74,16 +80,16 @@ def collect(timeout: float = DEFAULT_TIMEOUT) -> tuple[dict[str, Output], dateti
     """
     started = datetime.now(timezone.utc)
     f = saved.FILES
-    sshare = run(commands()[f["sshare"]], timeout)  # required: raises
+    sshare = _unheaded(run(commands(on=on)[f["sshare"]], timeout))  # required: raises
     outputs = {f["sshare"]: sshare}
-    outputs[f["config"]] = _soft(commands()[f["config"]], timeout)
-    cluster = ""
+    outputs[f["config"]] = _soft(commands(on=on)[f["config"]], timeout)
+    cluster = on
     if outputs[f["config"]].returncode == 0:
         try:
             cluster = slurm_text.parse_config(outputs[f["config"]].stdout, "scontrol show config").cluster
         except InputError:
             pass  # reported when the snapshot is built
-    rest = {k: v for k, v in commands(cluster).items() if k not in outputs}
+    rest = {k: v for k, v in commands(cluster, on).items() if k not in outputs}
     with ThreadPoolExecutor(max_workers=len(rest)) as pool:
         futures = {name: pool.submit(_soft, args, timeout) for name, args in rest.items()}
         for name, fut in futures.items():
@@ -91,10 +97,17 @@ def collect(timeout: float = DEFAULT_TIMEOUT) -> tuple[dict[str, Output], dateti
     return outputs, started
 
 
+def _unheaded(out: Output) -> Output:
+    """``out`` without the ``CLUSTER: NAME`` line a ``-M NAME`` run prints first, so it reads as
+    the same command's output on that cluster itself (and saves as such)."""
+    body = strip_cluster_header(out.stdout)
+    return out if body is out.stdout else Output(out.args, out.returncode, body, out.stderr)
+
+
 def _soft(args: list[str], timeout: float) -> Output:
     """Run an optional command; failures are kept as an Output with the reason in stderr."""
     try:
-        return run(args, timeout, check=False)
+        return _unheaded(run(args, timeout, check=False))
     except SourceUnavailable as exc:
         return Output(tuple(args), -1, b"", str(exc))
 
@@ -112,8 +125,9 @@ def _outputs(outputs: dict[str, Output], where: str) -> saved.Outputs:
     return saved.Outputs(where, data, errs)
 
 
-def live_snapshot(timeout: float = DEFAULT_TIMEOUT) -> Snapshot:
-    """Ask the cluster now (see :func:`collect`) and build the snapshot as ``load_folder`` would.
+def live_snapshot(timeout: float = DEFAULT_TIMEOUT, on: str = "") -> Snapshot:
+    """Ask the cluster now (see :func:`collect`; ``on``: that cluster, ``-M``) and build the
+    snapshot as ``load_folder`` would.
 
     Raises
     ------
@@ -123,13 +137,44 @@ def live_snapshot(timeout: float = DEFAULT_TIMEOUT) -> Snapshot:
         A command printed something its parser does not accept (a Slurm version fairtop does not
         know?).
     """
-    outputs, started = collect(timeout)
+    outputs, started = collect(timeout, on)
     name = saved.FILES["sshare"]
     table = parse_sshare(outputs[name].stdout, "sshare -a -l -P")
     host = os.uname().nodename
     files = _outputs(outputs, "")
     files.data[saved.FILES["captured_at"]] = started.strftime("%Y-%m-%dT%H:%M:%SZ").encode()
-    return saved.snapshot_from_files(files, table, f"live Slurm ({host})", host, started)
+    return saved.snapshot_from_files(files, table, _where(host, on), on or host, started)
+
+
+def _where(host: str, on: str) -> str:
+    return f"live Slurm -M {on} ({host})" if on else f"live Slurm ({host})"
+
+
+def live_snapshots(names: list[str], timeout: float = DEFAULT_TIMEOUT) -> dict[str, Snapshot]:
+    """Several clusters of one slurmdbd at once: one ``sshare -M a,b -a -l -P`` (``["all"]``:
+    every cluster slurmdbd knows), cut into one table per cluster, and each cluster's other
+    commands with ``-M NAME``. Cluster name -> snapshot, in sshare's order.
+
+    Raises
+    ------
+    SourceUnavailable
+        sshare fails, or prints no section for a cluster asked for (unknown, or unreachable:
+        sshare then says so on stderr and exits 0).
+    """
+    started = datetime.now(timezone.utc)
+    args = ["sshare", "-M", ",".join(names), "-a", "-l", "-P"]
+    out = run(args, timeout)
+    parts = split_clusters(out.stdout, _cmdline(args))
+    missing = [n for n in names if n != "all" and n not in parts]
+    if missing or "" in parts:
+        why = out.first_error or "no 'CLUSTER: NAME' section"
+        raise SourceUnavailable(f"{_cmdline(args)}: nothing for {', '.join(missing) or 'any cluster'}: {why}")
+    def read(name: str) -> Snapshot:
+        return LiveSlurm(timeout=timeout, on=name).read(given_sshare=(Output(tuple(args), 0, parts[name], ""), started))
+
+    with ThreadPoolExecutor(max_workers=len(parts)) as pool:  # the clusters' controllers answer in parallel
+        futures = {name: pool.submit(read, name) for name in parts}
+        return {name: fut.result() for name, fut in futures.items()}
 
 
 @dataclass(frozen=True)
@@ -175,12 +220,15 @@ class LiveSlurm:
 
     def __init__(self, cadence: Cadence | None = None, timeout: float = DEFAULT_TIMEOUT,
                  runner: Callable[[list[str], float], Output] | None = None,
-                 clock: Callable[[], float] = time.monotonic, only: Collection[str] | None = None) -> None:
+                 clock: Callable[[], float] = time.monotonic, only: Collection[str] | None = None,
+                 on: str = "") -> None:
         self.only = None if only is None else frozenset(only) | {saved.FILES["sshare"], saved.FILES["config"]}
         """File names of the commands to run (sshare and the config always); None: all of them."""
         self.table: SshareTable | None = None
         """The kept sshare output, parsed (rows as the snapshot's tree before any fix)."""
         self.cadence = cadence or Cadence()
+        self.on = on
+        """The cluster asked with ``-M`` (another cluster of this slurmdbd); "" the local one."""
         self.timeout = timeout
         self.runner = runner or (lambda args, t: run(args, t, check=False))
         self.clock = clock
@@ -189,7 +237,7 @@ class LiveSlurm:
         self.backoff: dict[str, float] = {}
         self.issued: list[tuple[float, str]] = []
         """(time, file name) of every command run, for the cadence benchmark and ``info``."""
-        self.cluster = ""
+        self.cluster = on
         self.usage_taken_at = ""
         """When the kept sshare output was asked (``captured_at.txt`` format)."""
         self._force = True
@@ -205,7 +253,7 @@ class LiveSlurm:
     def _ask(self, name: str, args: list[str]) -> Output:
         start = self.clock()
         try:
-            out = self.runner(args, self.timeout)
+            out = _unheaded(self.runner(args, self.timeout))
         except SourceUnavailable as exc:
             out = Output(tuple(args), -1, b"", str(exc))
         took = self.clock() - start
@@ -215,8 +263,11 @@ class LiveSlurm:
         self.backoff[name] = min(MAX_BACKOFF, self.backoff.get(name, 1.0) * 2) if took > SLOW_COMMAND_S else 1.0
         return out
 
-    def read(self) -> Snapshot:
+    def read(self, given_sshare: tuple[Output, datetime] | None = None) -> Snapshot:
         """Run the commands that are due, then build the snapshot from the kept outputs.
+
+        ``given_sshare``: this cluster's part of an ``sshare -M a,b`` run and when it started,
+        used instead of asking sshare again.
 
         Raises
         ------
@@ -228,16 +279,21 @@ class LiveSlurm:
         force, self._force = self._force, False
         f = saved.FILES
         started = datetime.now(timezone.utc)
-        if force or self._due(f["sshare"], now):
-            out = self._ask(f["sshare"], commands()[f["sshare"]])
+        mine = commands(self.cluster, self.on)
+        if given_sshare is not None:
+            self.outputs[f["sshare"]] = given_sshare[0]
+            self.asked_at[f["sshare"]] = now
+            self.usage_taken_at = given_sshare[1].strftime("%Y-%m-%dT%H:%M:%SZ")
+        elif force or self._due(f["sshare"], now):
+            out = self._ask(f["sshare"], mine[f["sshare"]])
             if out.returncode != 0:
                 raise SourceUnavailable(_failure(out) if out.returncode > 0 else out.stderr.strip())
             self.outputs[f["sshare"]] = out
             self.usage_taken_at = started.strftime("%Y-%m-%dT%H:%M:%SZ")
         if force or self._due(f["config"], now):
-            self.outputs[f["config"]] = self._ask(f["config"], commands()[f["config"]])
+            self.outputs[f["config"]] = self._ask(f["config"], mine[f["config"]])
             self._read_config()
-        due = {k: v for k, v in commands(self.cluster).items()
+        due = {k: v for k, v in commands(self.cluster, self.on).items()
                if k not in (f["sshare"], f["config"]) and (self.only is None or k in self.only)
                and (force or self._due(k, now))}
         if due:
@@ -250,7 +306,7 @@ class LiveSlurm:
         host = os.uname().nodename
         files = _outputs(self.outputs, "")
         files.data[f["captured_at"]] = self.usage_taken_at.encode()
-        return saved.snapshot_from_files(files, table, f"live Slurm ({host})", host, started)
+        return saved.snapshot_from_files(files, table, _where(host, self.on), self.on or host, started)
 
     def _read_config(self) -> None:
         out = self.outputs[saved.FILES["config"]]
@@ -260,9 +316,41 @@ class LiveSlurm:
             conf = slurm_text.parse_config(out.stdout, "scontrol show config")
         except InputError:
             return  # reported when the snapshot is built
-        self.cluster = conf.cluster
+        self.cluster = self.on or conf.cluster
         if conf.settings.calc_period_s > 0:
             self.cadence = Cadence(self.cadence.jobs_s, float(conf.settings.calc_period_s), self.cadence.slow_s)
+
+
+def last_decay_cycle(on: str = "", timeout: float = DEFAULT_TIMEOUT) -> datetime | None:
+    """When slurmctld last ran its decay cycle: the time of ``priority_last_decay_ran`` in its
+    StateSaveLocation (``scontrol [-M NAME] show config``), which slurmctld touches every cycle.
+    Readable on the controller's host (or where the state is shared); None elsewhere, and the
+    history check then assumes cycles up to the snapshot time (one period's tolerance)."""
+    out = _soft(commands(on=on)[saved.FILES["config"]], timeout)
+    if out.returncode != 0:
+        return None
+    try:
+        where = slurm_text.parse_config(out.stdout, "scontrol show config").values.get("StateSaveLocation", "")
+    except InputError:
+        return None
+    try:
+        stamp = (Path(where) / "priority_last_decay_ran").stat().st_mtime if where else None
+    except OSError:
+        return None
+    return None if stamp is None else datetime.fromtimestamp(stamp, timezone.utc)
+
+
+def snapshot_at_cycle(on: str = "", timeout: float = DEFAULT_TIMEOUT) -> tuple[Snapshot, datetime | None]:
+    """A live snapshot and the decay cycle its usage comes from (:func:`last_decay_cycle`, read
+    before and after the commands; when a cycle ran in between, asked again, up to three times).
+    None for the cycle when it cannot be read or pinned."""
+    for _ in range(3):
+        before = last_decay_cycle(on, timeout)
+        snap = live_snapshot(timeout, on)
+        after = last_decay_cycle(on, timeout)
+        if before == after:
+            return snap, after
+    return snap, None
 
 
 def _history_start(outputs: dict[str, Output], started: datetime) -> datetime:
@@ -281,13 +369,14 @@ def _history_start(outputs: dict[str, Output], started: datetime) -> datetime:
     return (started - back).astimezone()
 
 
-def capture(path: str | Path, timeout: float = DEFAULT_TIMEOUT) -> str:
+def capture(path: str | Path, timeout: float = DEFAULT_TIMEOUT, on: str = "") -> str:
     """Save the live cluster's outputs into ``path`` under capture.sh's file names.
 
     Writes each command's stdout to its file (and ``sacct`` for ``fairtop history``), non-empty
     stderr to ``FILE.err``, the command
     lines with exit codes to ``commands.txt`` and the start time to ``captured_at.txt``, so
-    ``fairtop --from DIR`` and ``fairtop report --from DIR`` read it back.
+    ``fairtop --from DIR`` and ``fairtop report --from DIR`` read it back. ``on``: another
+    cluster of this slurmdbd (``-M NAME``), saved as if captured there.
 
     Returns
     -------
@@ -306,8 +395,9 @@ def capture(path: str | Path, timeout: float = DEFAULT_TIMEOUT) -> str:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InputError(str(path), f"cannot create the folder: {exc.strerror or exc}") from None
-    outputs, started = collect(timeout)
-    outputs[sacct.SACCT_FILE] = _soft(sacct.sacct_command(_history_start(outputs, started)), timeout * 3)
+    outputs, started = collect(timeout, on)
+    outputs[sacct.SACCT_FILE] = _soft(sacct.sacct_command(_history_start(outputs, started), cluster=on),
+                                      timeout * 3)
     failed = 0
     try:
         lines = []

@@ -27,6 +27,7 @@ from tui.analysis.standing import Standing
 from tui.app.panes.base import ShownPane
 from tui.model import Snapshot
 from tui.sources.sacct import SACCT_FILE, AccountedJob, live_history, load_saved_history
+from tui.sources.slurm_cli import last_decay_cycle
 
 DAYS = 14
 """Days shown, ending with the snapshot's day."""
@@ -114,7 +115,9 @@ class HistoryPane(ShownPane):
         else:
             hl = snap.settings.decay_half_life_s
             back = timedelta(seconds=10 * hl) if hl > 0 else timedelta(days=366)
-            jobs, last = live_history(datetime.now(timezone.utc) - max(back, timedelta(days=DAYS))), None
+            on = snap.cluster if snap.source.startswith("live Slurm -M ") else ""  # a [[cluster]] of this slurmdbd
+            jobs = live_history(datetime.now(timezone.utc) - max(back, timedelta(days=DAYS)), cluster=on)
+            last = last_decay_cycle(on)
         self.post_message(HistoryLoaded(key, jobs, last))
 
     @on(HistoryLoaded)

@@ -1,0 +1,112 @@
+"""The CI Slurm sandbox for the integration tests: its scripts, environment and a second cluster.
+
+CI (``.ci/run``, as root) starts the default sandbox and sets ``FAIRTOP_SANDBOX`` (its scripts
+folder); the tests use that sandbox as it was started (``SANDBOX_*`` of the environment, default
+``/tmp/slurm-sandbox``). A second cluster joins its slurmdbd with ``FAIRTOP_JOIN_*`` (defaults:
+``/tmp/fairtop-join``, cluster ``second``, ports 6917/6918).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+SKIP = pytest.mark.skipif(not os.environ.get("FAIRTOP_SANDBOX"),
+                          reason="FAIRTOP_SANDBOX not set: no real Slurm sandbox (CI starts one as root)")
+
+
+def scripts() -> Path:
+    given = os.environ.get("FAIRTOP_SANDBOX", "")
+    if given not in ("", "1"):
+        return Path(given)
+    beside = ROOT.parent / "shared" / "slurm-sandbox"
+    return beside if beside.is_dir() else Path("/work/shared/slurm-sandbox")
+
+
+def first_env() -> dict[str, str]:
+    """The environment of the CI sandbox, as it was started (plus SLURM_CONF)."""
+    env = dict(os.environ)
+    folder = env.get("SANDBOX_DIR", "/tmp/slurm-sandbox")
+    env["SLURM_CONF"] = f"{folder}/etc/slurm.conf"
+    return env
+
+
+def cluster_name(env: dict[str, str]) -> str:
+    text = Path(env["SLURM_CONF"]).read_text()
+    m = re.search(r"^ClusterName=(\S+)", text, re.M)
+    assert m, f"no ClusterName in {env['SLURM_CONF']}"
+    return m.group(1)
+
+
+def join_env() -> dict[str, str]:
+    """A second cluster joined to the CI sandbox's munged and slurmdbd (own slurmctld, slurmd, dir)."""
+    first = first_env()
+    env = {k: v for k, v in first.items() if not k.startswith("SANDBOX_")}
+    folder = os.environ.get("FAIRTOP_JOIN_DIR", "/tmp/fairtop-join")
+    env.update(SANDBOX_JOIN=first.get("SANDBOX_DIR", "/tmp/slurm-sandbox"), SANDBOX_DIR=folder,
+               SANDBOX_CLUSTER=os.environ.get("FAIRTOP_JOIN_CLUSTER", "second"),
+               SANDBOX_NODE=os.environ.get("FAIRTOP_JOIN_CLUSTER", "second") + "-node",
+               SANDBOX_CTLD_PORT=os.environ.get("FAIRTOP_JOIN_CTLD_PORT", "6917"),
+               SANDBOX_SLURMD_PORT=os.environ.get("FAIRTOP_JOIN_SLURMD_PORT", "6918"),
+               SANDBOX_RESTD="0", SLURM_CONF=f"{folder}/etc/slurm.conf")
+    for key in ("SANDBOX_DBD_PORT", "SANDBOX_DB_PORT"):  # the joined cluster reads them from the first
+        if key in first:
+            env[key] = first[key]
+    return env
+
+
+def sh(env: dict[str, str], *args: str, timeout: float = 180) -> str:
+    """Run a sandbox script or a Slurm command (argument list) and return its stdout."""
+    cmd = [str(scripts() / args[0]), *args[1:]] if args[0].endswith(".sh") else list(args)
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+    assert done.returncode == 0, f"{' '.join(cmd)}: {done.stderr[-1500:]}"
+    return done.stdout
+
+
+def charged(env: dict[str, str], cluster: str, account: str) -> dict[str, float]:
+    """What each user's jobs were charged, from sacct: CPUs x elapsed seconds x 1,000,000 billing."""
+    out = sh(env, "sacct", "-M", cluster, "-a", "-X", "-P", "-n", "-A", account, "-o", "User,ElapsedRaw,AllocCPUS")
+    total: dict[str, float] = {}
+    for line in out.splitlines():
+        user, elapsed, cpus = line.split("|")
+        total[user] = total.get(user, 0.0) + int(elapsed) * int(cpus) * 1e6
+    return total
+
+
+def wait_all(*envs: dict[str, str], timeout: float = 200) -> None:
+    """``usage.sh --wait`` on several clusters at once: queues empty, then one priority cycle each."""
+    procs = [subprocess.Popen([str(scripts() / "usage.sh"), "--wait"], env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True) for env in envs]
+    for proc in procs:
+        _, err = proc.communicate(timeout=timeout)
+        assert proc.returncode == 0, err[-1500:]
+
+
+def last_cycle(env: dict[str, str]) -> float:
+    """mtime of the controller's priority_last_decay_ran (0 before the first cycle)."""
+    path = Path(env.get("SANDBOX_DIR", "/tmp/slurm-sandbox")) / "state" / "ctld" / "priority_last_decay_ran"
+    return path.stat().st_mtime if path.exists() else 0.0
+
+
+def after_a_cycle(env: dict[str, str], within: float = 20, timeout: float = 90) -> None:
+    """Return within ``within`` seconds after a priority cycle ran (at once if one just did, as
+    after slurmctld starts), so jobs started now end far from the next one (a job ending within
+    a second of a cycle may be charged in either: one period's decay)."""
+    if 0 <= time.time() - last_cycle(env) < within:
+        return
+    seen, end = last_cycle(env), time.monotonic() + timeout
+    while last_cycle(env) == seen:
+        assert time.monotonic() < end, "no priority cycle within the timeout"
+        time.sleep(0.2)
+
+
+def unique(prefix: str) -> str:
+    """An account name not used by an earlier run on the same sandbox (its jobs would count)."""
+    return f"{prefix}{int(time.time()) % 1_000_000}"

@@ -1,0 +1,25 @@
+"""One cluster the app can show (see :mod:`tui.app.clusters`); apart so that the mixins' host
+protocol can name it without a cycle."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from tui.model import Snapshot
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """One cluster the app can show: its name and how to read it."""
+
+    name: str
+    """The config's ``[[cluster]]`` name ("" for a session with one source)."""
+    loader: Callable[[], Snapshot]
+    """Reads its source (in the load worker's thread)."""
+    live: bool = False
+    """Read again every ``refresh_rate`` seconds."""
+    source_name: str = ""
+    """``name`` or ``name:value`` of its source, for the state file."""
+    on_reload: Callable[[], None] | None = None
+    """``r``: a live source asks every command at its next read."""
