@@ -72,6 +72,8 @@ class TwoClusters:
             return Output(tuple(args), 0, b"CLUSTER: alpha\n" + (TWO / "alpha" / saved.FILES["sshare"]).read_bytes(),
                           "sshare: error: No cluster 'nope' known by database.\n")
         name, file = self.by_args[tuple(args)]
+        if not (TWO / name / file).exists():  # taken before fairtop asked scontrol show node
+            return Output(tuple(args), 1, b"", f"{file} is not in this capture\n")
         data = (TWO / name / file).read_bytes()
         if args[0] in ("sshare", "squeue"):
             data = f"CLUSTER: {name}\n".encode() + data
