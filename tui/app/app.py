@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import importlib
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING
 from textual import on
 from textual.app import App, ComposeResult, InvalidThemeError
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 
 from tui.app import themes
@@ -17,10 +19,6 @@ from tui.app import commands
 from tui.app.actions import TreeActions
 from tui.app.loading import LoadActions
 from tui.app.messages import StandingLoaded
-from tui.app.panes.allocations import AllocationsPane
-from tui.app.panes.breakdown import BreakdownPane
-from tui.app.panes.history import HistoryPane
-from tui.app.panes.whatif import WhatIfPane
 from tui.app.screens.help import HelpScreen
 from tui.app.widgets.fairshare_tree import FairshareTree
 from tui.app.widgets.prompt import PromptBar
@@ -33,9 +31,24 @@ if TYPE_CHECKING:
 
 BREAKDOWN_DELAY_S = 0.15
 """How long the selection must rest before the breakdown pane recomputes."""
-PANES = {"breakdown": ("Breakdown", BreakdownPane), "alloc": ("Allocations", AllocationsPane),
-         "whatif": ("What-if", WhatIfPane), "history": ("History", HistoryPane)}
-"""Tab id -> (title, pane class) of the panes beside the tree."""
+PANES: dict[str, tuple[str, type[Widget] | str]] = {
+    "breakdown": ("Breakdown", "tui.app.panes.breakdown:BreakdownPane"),
+    "alloc": ("Allocations", "tui.app.panes.allocations:AllocationsPane"),
+    "whatif": ("What-if", "tui.app.panes.whatif:WhatIfPane"),
+    "history": ("History", "tui.app.panes.history:HistoryPane"),
+}
+"""Tab id -> (title, pane class or ``"module:Class"``) of the panes beside the tree. A pane is
+imported and built when its tab first opens: the first frame waits for the tree alone (the
+History pane's plotting library alone costs more to import than the tree pane)."""
+
+
+def pane_class(spec: type[Widget] | str) -> type[Widget]:
+    """The class of a :data:`PANES` entry, imported on first use."""
+    if not isinstance(spec, str):
+        return spec
+    module, _, name = spec.partition(":")
+    cls: type[Widget] = getattr(importlib.import_module(module), name)
+    return cls
 STATUS_TICK_S = 1.0
 """How often "updated N s ago" is redrawn for a live source."""
 
@@ -96,6 +109,8 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
         self._me_next = 0
         self._breakdown_stale = True
         self._breakdown_timer: Timer | None = None
+        self._panes: dict[str, Widget] = {}
+        """The panes built so far, by tab id (see :data:`PANES`)."""
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         # Built-in Textual themes lack our variables; app.tcss needs a value under any theme.
@@ -106,9 +121,8 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
         with TabbedContent(initial="tree", id="tabs"):
             with TabPane("Tree", id="tree"):
                 yield FairshareTree(id="assoc")
-            for tab_id, (title, pane) in PANES.items():
-                with TabPane(title, id=tab_id):
-                    yield pane(id=f"pane-{tab_id}")
+            for tab_id, (title, _) in PANES.items():
+                yield TabPane(title, id=tab_id)  # its pane is built when it first opens
         yield Static("loading…", id="status")
         yield PromptBar(id="prompt")
         yield Footer()
@@ -165,17 +179,27 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
         tree = self._assoc
         tree.set_table(message.table, self.me)
         self._breakdown_stale = True
-        for tab_id in PANES:
+        for tab_id in self._panes:
             if tab_id != "breakdown":
                 self._show_pane(tab_id, tree.selected_row)
         self._refresh_breakdown()
         self._update_status()
 
+    async def _build_pane(self, tab_id: str) -> bool:
+        """Build and mount ``tab_id``'s pane if it is not yet; True when it was built now."""
+        if tab_id not in PANES or tab_id in self._panes:
+            return False
+        pane = pane_class(PANES[tab_id][1])(id=f"pane-{tab_id}")
+        self._panes[tab_id] = pane
+        await self._tabs.query_one(f"TabPane#{tab_id}", TabPane).mount(pane)
+        return True
+
     def _show_pane(self, tab_id: str, row: int | None) -> None:
-        if self.standing is None:
+        pane = self._panes.get(tab_id)
+        if self.standing is None or pane is None or not pane.is_mounted:
             return
         try:
-            self._tabs.query_one(f"#pane-{tab_id}").show(self.standing, row)  # type: ignore[attr-defined]
+            pane.show(self.standing, row)  # type: ignore[attr-defined]
         except Exception as exc:  # a pane's bug must not take the tree down with it
             self.notify(f"{tab_id} pane: {exc!r}", severity="error")
 
@@ -196,12 +220,15 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
             self._show_pane("breakdown", self._assoc.selected_row)
 
     @on(TabbedContent.TabActivated)
-    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+    async def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
         tab_id = event.pane.id or ""
+        built = await self._build_pane(tab_id)
         if tab_id == "breakdown":
             self._refresh_breakdown()
-        elif tab_id in ("alloc", "whatif"):
+        elif tab_id in ("alloc", "whatif") or built:
             self._show_pane(tab_id, self._assoc.selected_row)
+        if built and self._tabs.active == tab_id and not self._prompt.display:
+            self._focus_tab()  # action_show_tab could not: the pane did not exist yet
 
     def _update_status(self) -> None:
         tree = self._assoc
