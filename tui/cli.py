@@ -82,13 +82,19 @@ def build_parser() -> argparse.ArgumentParser:
                      help="Slurm algorithm (default: from the file: LevelFS column means Fair Tree)")
     rep.add_argument("--damping", type=_positive, default=None, metavar="D",
                      help="FairShareDampeningFactor for classic (default 1)")
-    rep.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    rep.add_argument("--format", choices=("table", "json", "csv"), default="table",
+                     help="table: sshare's layout plus Rank (default); json: an array of objects, one per "
+                          "association and line; csv: one row each. Both carry account, user, raw_shares, "
+                          "norm_shares, raw_usage, norm_usage, effective_usage, level_fs, fairshare, rank, numbers "
+                          "as sshare prints them (six decimals); an empty cell is null (json) or empty (csv), "
+                          "infinity is the string \"inf\". Warnings go to stderr")
 
     wif = sub.add_parser("whatif", help="project a scenario of jobs over time: usage, fairshare, rank",
                          description="Project a campaign of jobs (a TOML scenario) over time. With a "
                                      "source, Slurm's decay law over the whole association tree; without "
                                      "one, the scenario's [model] (seed 000's single-user model).")
-    wif.add_argument("scenario", metavar="SCENARIO.toml")
+    wif.add_argument("scenario", metavar="SCENARIO.toml",
+                     help="horizon, step and [[jobs]] (or [model]); see docs/whatif.md")
     wsrc = wif.add_mutually_exclusive_group()
     wsrc.add_argument("--demo", action="store_true", help="the built-in demo Slurm cluster")
     wsrc.add_argument("--from", dest="from_dir", metavar="DIR", help="a saved capture ('fairtop capture')")
@@ -97,11 +103,23 @@ def build_parser() -> argparse.ArgumentParser:
     wif.add_argument("--since", metavar="DIR", help="an earlier capture of the same cluster: with others = "
                      "\"observed\", everyone keeps the pace seen between it and now")
     wif.add_argument("--now", metavar="ISO", help="time 0 as an ISO date-time (default: the snapshot's time)")
-    wif.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    wif.add_argument("--format", choices=("table", "json", "csv"), default="table",
+                     help="table (default), json (the contract of docs/whatif.md) or csv (one row per step)")
 
-    sub.add_parser("info", help="print the config, state and theme paths in use")
-    cap = sub.add_parser("capture", help="save a live cluster's command outputs into DIR (for --from DIR)")
-    cap.add_argument("dir", metavar="DIR")
+    info = sub.add_parser("info", help="print the config, state and theme paths in use, and check the config",
+                          description="Every file fairtop reads or writes: the config files in their precedence "
+                                      "(each valid, INVALID with the reason, or not found; exit 2 when one is "
+                                      "invalid), the state file, the example config, the theme folders (yours "
+                                      "included), and what a live session costs the controller.")
+    info.add_argument("--config", metavar="FILE", default=argparse.SUPPRESS,
+                      help="check this config file too (as 'fairtop --config FILE')")
+    cap = sub.add_parser("capture", help="save a live cluster's command outputs into DIR (for --from DIR)",
+                         description="Run sshare, scontrol, sacctmgr, squeue, sprio and sacct (or, with --pbs, "
+                                     "copy the PBS server's fairshare files) and save their outputs into DIR, "
+                                     "which 'fairtop --from DIR' and 'fairtop report --from DIR' read. A cluster "
+                                     "that does not answer is one line on stderr and exit status 2, and no "
+                                     "folder is left behind.")
+    cap.add_argument("dir", metavar="DIR", help="the folder to write (made when the cluster has answered)")
     cap.add_argument("--pbs", action="store_true",
                      help="a PBS Professional server: resource_group, pbsfs output and sched_config")
     cap.add_argument("--every", type=_period, metavar="PERIOD",
@@ -170,14 +188,16 @@ def _allocation_parsers(sub: argparse._SubParsersAction) -> None:
     bal.add_argument("--auth", choices=("token", "munge"), default="token",
                      help="with --url: a bearer token from $FAIRTOP_ALLOC_TOKEN, or a MUNGE credential")
     bal.add_argument("--project", metavar="P", help="only this project (name, account or id)")
-    bal.add_argument("--format", choices=("table", "json"), default="table")
+    bal.add_argument("--format", choices=("table", "json"), default="table", help="table (default) or json")
 
     srv = sub.add_parser("serve-allocations", help="run the allocation ledger service (HTTP)",
                          description="Serve the allocation ledger over HTTP (FastAPI + uvicorn).")
     srv.add_argument("--db", metavar="PATH|URL", required=True, help="an SQLite file or postgresql://...")
     srv.add_argument("--listen", type=_listen, default=("127.0.0.1", 8642), metavar="HOST:PORT",
                      help="address to listen on (default 127.0.0.1:8642; port 0 picks a free one)")
-    srv.add_argument("--auth", choices=("munge", "token"), default="munge")
+    srv.add_argument("--auth", choices=("munge", "token"), default="munge",
+                     help="munge: X-Munge-Cred checked by the local munged, roles from --superuser/--admin "
+                          "(default); token: bearer tokens from --tokens FILE")
     srv.add_argument("--tokens", metavar="FILE", help="with --auth token: the TOML tokens file")
     srv.add_argument("--superuser", action="append", default=[], metavar="USER",
                      help="with --auth munge: a user (name or uid) with the superuser role (repeatable)")
@@ -355,18 +375,26 @@ def _whatif(args: argparse.Namespace) -> str:
     return format_whatif_table(result)
 
 
-def _info(args: argparse.Namespace) -> str:
+def _info(args: argparse.Namespace) -> int:
+    """``fairtop info``: every path, each config file valid or not (exit 2 when one is not), and
+    what a live session costs the controller."""
     from tui import config
     from tui.sources.slurm_cli import Cadence
 
-    settings = config.load(args.config)
+    sys.stdout.write(config.describe_paths(args.config))
+    try:
+        settings = config.load(args.config)
+    except config.ConfigError as exc:
+        print(f"fairtop: the configuration is invalid: {exc}", file=sys.stderr)
+        return EXIT_INPUT
     cadence = Cadence(jobs_s=settings.refresh_rate)
     rates = cadence.per_minute()
-    return config.describe_paths(args.config) + (
+    sys.stdout.write(
         f"live Slurm (--slurm), per session: squeue and sprio every {cadence.jobs_s:g} s (refresh_rate), "
         f"sshare and assoc_mgr once per PriorityCalcPeriod ({cadence.usage_s:g} s until the cluster's "
         f"is read), sacctmgr and scontrol config/partitions every {cadence.slow_s:g} s: "
         f"{rates['slurmctld']:.1f} commands a minute to slurmctld, {rates['slurmdbd']:.1f} to slurmdbd\n")
+    return 0
 
 
 def _history(args: argparse.Namespace) -> str:
@@ -421,6 +449,29 @@ def _history(args: argparse.Namespace) -> str:
     return format_history_table(daily, check)
 
 
+def _capture(args: argparse.Namespace) -> int:
+    """``fairtop capture``: a cluster that does not answer is one line and exit 2, and leaves no
+    folder behind (the commands run before the folder is made)."""
+    try:
+        if args.pbs:
+            from tui.sources.pbs_folder import capture as capture_pbs
+
+            sys.stdout.write(capture_pbs(args.dir))
+            return 0
+        from tui.sources import slurm_cli
+
+        if args.every:
+            from tui.sources.publish import publish_every
+
+            published = publish_every(args.dir, slurm_cli.capture, args.every, args.keep, args.count)
+            return 0 if published else EXIT_INPUT
+        sys.stdout.write(slurm_cli.capture(args.dir))
+        return 0
+    except SourceUnavailable as exc:
+        print(f"fairtop capture: {' '.join(str(exc).split())}", file=sys.stderr)
+        return EXIT_INPUT
+
+
 def _serve(args: argparse.Namespace) -> int:
     """``fairtop serve``: check the options here (a bad source fails in the terminal), then serve."""
     from tui.serve import child_command, serve
@@ -461,8 +512,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout.write(_whatif(args))
             return 0
         if args.command == "info":
-            sys.stdout.write(_info(args))
-            return 0
+            return _info(args)
         if args.command == "history":
             sys.stdout.write(_history(args))
             return 0
@@ -474,20 +524,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "serve-allocations":
             return _serve_allocations(args)
         if args.command == "capture":
-            if args.pbs:
-                from tui.sources.pbs_folder import capture as capture_pbs
-
-                sys.stdout.write(capture_pbs(args.dir))
-                return 0
-            from tui.sources import slurm_cli
-
-            if args.every:
-                from tui.sources.publish import publish_every
-
-                publish_every(args.dir, slurm_cli.capture, args.every, args.keep, args.count)
-                return 0
-            sys.stdout.write(slurm_cli.capture(args.dir))
-            return 0
+            return _capture(args)
         from tui.app.main import run_app
 
         return run_app(args)

@@ -109,6 +109,7 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
         self._me_next = 0
         self._breakdown_stale = True
         self._breakdown_timer: Timer | None = None
+        self._theme_errors: list[str] = []
         self._panes: dict[str, Widget] = {}
         """The panes built so far, by tab id (see :data:`PANES`)."""
 
@@ -127,6 +128,17 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
         yield PromptBar(id="prompt")
         yield Footer()
 
+    def on_load(self) -> None:
+        # The theme before the first compose: set in on_mount, the change restyled every widget
+        # once more (a tenth of the start's CPU). A missing theme is left to on_mount, which warns.
+        self._theme_errors = self._register_themes()
+        name = self.settings.theme or self.state.last_theme or themes.FALLBACK
+        if name in self.available_themes:
+            self.action_set_theme(name)
+        # Read the source now, while the screen is being built: its result is handled after
+        # on_mount like any message, and often arrives in time for the first frame.
+        self.load()
+
     def on_mount(self) -> None:
         # Held, not queried: App.query_one searches the active screen, which may be a modal.
         self._assoc = self.query_one(FairshareTree)
@@ -135,24 +147,26 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
         self._prompt = self.query_one(PromptBar)
         self.sub_title = "read-only" if self.settings.read_only else "read-write"
         self._prompt.close()
-        self._register_themes()
-        self.action_set_theme(self.settings.theme or self.state.last_theme or themes.FALLBACK)
+        for message in self._theme_errors:
+            self.notify(message, title="Theme file skipped", severity="warning", timeout=10)
+        name = self.settings.theme or self.state.last_theme or themes.FALLBACK
+        if self.theme != name:
+            self.action_set_theme(name)
         self._apply_keymap()
         self._assoc.focus()
-        self.load()
         if self.live:
             self.set_interval(self.settings.refresh_rate, self._refresh_live_source, name="refresh")
             self.set_interval(STATUS_TICK_S, self._update_status, name="status-clock")
 
-    def _register_themes(self) -> None:
+    def _register_themes(self) -> list[str]:
+        """Register the theme files' themes; returns what was wrong with the others."""
         specs, errors = themes.load_specs()
-        for message in errors:
-            self.notify(message, title="Theme file skipped", severity="warning", timeout=10)
         for spec in specs:
             self.register_theme(themes.to_textual_theme(spec))
         order = themes.ORDER
         self.fairtop_themes = sorted((s.name for s in specs),
                                      key=lambda n: (order.index(n) if n in order else len(order), n))
+        return errors
 
     def _apply_keymap(self) -> None:
         keymap = self.settings.keymap
