@@ -122,3 +122,21 @@ def test_info_names_the_users_theme_folder_and_the_example(isolated_paths: Path,
     mine.mkdir(parents=True)
     assert main(["info"]) == 0
     assert f"  {mine}  (yours)" in capsys.readouterr().out.splitlines()
+
+
+def test_the_wheel_ships_the_example_config_the_licence_and_a_description_without_relative_images() -> None:
+    """What pyproject.toml puts in the wheel (built and listed by hand: ``pip wheel --no-deps .``
+    gives tui/config.example.toml, tui/themes/*.toml and dist-info/licenses/LICENSE)."""
+    import re
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    project = tomllib.loads((root / "pyproject.toml").read_text())
+    include = project["tool"]["hatch"]["build"]["targets"]["wheel"]["force-include"]
+    assert include["config.example.toml"] == "tui/config.example.toml" and (root / "config.example.toml").is_file()
+    assert include["themes"] == "tui/themes" and (root / "themes" / "dark.toml").is_file()
+    assert project["project"]["license-files"] == ["LICENSE"]
+    assert (root / "LICENSE").read_text().startswith("MIT License\n")
+    description = (root / project["project"]["readme"]).read_text()
+    links = re.findall(r"!?\[[^\]]*\]\(([^)]+)\)", description)
+    assert not [u for u in links if not u.startswith(("https://", "http://"))], links
