@@ -61,12 +61,13 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def first_frame(argv: list[str], done: re.Pattern[str], name: str) -> tuple[float, float]:
+def first_frame(argv: list[str], done: re.Pattern[str], name: str, env: dict[str, str] | None = None
+                ) -> tuple[float, float]:
     """Seconds from starting ``argv`` in a new 120x40 window to the first screen matching
     ``done``, and the CPU seconds the app had used by then (the machine's load stretches the
     first; the second is what the app itself costs)."""
     t0 = time.perf_counter()
-    tmux("new-window", "-d", "-t", "bench", "-n", name, *argv)
+    tmux("new-window", "-d", "-t", "bench", "-n", name, *(f"-e{k}={v}" for k, v in (env or {}).items()), *argv)
     pid = int(tmux("display-message", "-p", "-t", f"bench:{name}", "#{pane_pid}"))
     try:
         while True:
@@ -85,18 +86,27 @@ def main() -> int:
     parser.add_argument("-n", type=int, default=5, help="runs of each app (default 5)")
     parser.add_argument("--pbs-tui", default="/tmp/pbstui-venv/bin/pbs-tui", help="the pbs-tui executable")
     parser.add_argument("--fairtop", default=str(ROOT / ".venv" / "bin" / "fairtop"), help="the fairtop executable")
+    parser.add_argument("--against", metavar="REV", help="also time fairtop as of this git revision (e.g. main)")
     args = parser.parse_args()
     if not shutil.which("tmux"):
         print("needs tmux", file=sys.stderr)
         return 2
     floor = Path(tempfile.mkdtemp()) / "floor.py"
     floor.write_text(FLOOR_APP)
-    apps: dict[str, tuple[list[str], re.Pattern[str]]] = {
-        "fairtop": ([args.fairtop, "--demo", "--user", "alice"], re.compile(r"▾ root +[0-9]")),
-        "floor": ([str(Path(args.fairtop).with_name("python")), str(floor)], re.compile(r"static line 19")),
+    root_row = re.compile(r"▾ root +[0-9]")
+    apps: dict[str, tuple[list[str], re.Pattern[str], dict[str, str]]] = {
+        "fairtop": ([args.fairtop, "--demo", "--user", "alice"], root_row, {}),
+        "floor": ([str(Path(args.fairtop).with_name("python")), str(floor)], re.compile(r"static line 19"), {}),
     }
+    if args.against:
+        sys.path.insert(0, str(ROOT / "bench"))
+        from report import export
+
+        src = export(args.against)
+        apps[f"fairtop@{args.against}"] = ([str(Path(args.fairtop).with_name("python")), "-m", "tui.cli", "--demo",
+                                            "--user", "alice"], root_row, {"PYTHONPATH": str(src)})
     if Path(args.pbs_tui).exists():
-        apps["pbs-tui"] = ([args.pbs_tui, "--dummy"], re.compile(r"▊\s+[0-9]{6,}\s+\w"))
+        apps["pbs-tui"] = ([args.pbs_tui, "--dummy"], re.compile(r"▊\s+[0-9]{6,}\s+\w"), {})
     else:
         print(f"no pbs-tui at {args.pbs_tui}: python -m venv /tmp/pbstui-venv && "
               "/tmp/pbstui-venv/bin/pip install pbs-tui", file=sys.stderr)
@@ -110,11 +120,11 @@ def main() -> int:
     times: dict[str, list[float]] = {name: [] for name in apps}
     cpu: dict[str, list[float]] = {name: [] for name in apps}
     try:
-        for name, (argv, done) in apps.items():  # warm-up: the disk cache, not counted
-            first_frame(argv, done, name)
+        for name, (argv, done, env) in apps.items():  # warm-up: the disk cache, not counted
+            first_frame(argv, done, name, env)
         for _ in range(args.n):
-            for name, (argv, done) in apps.items():
-                wall, used = first_frame(argv, done, name)
+            for name, (argv, done, env) in apps.items():
+                wall, used = first_frame(argv, done, name, env)
                 times[name].append(wall)
                 cpu[name].append(used)
     finally:
@@ -123,7 +133,7 @@ def main() -> int:
     print(f"{time.strftime('%Y-%m-%d %H:%M %Z')}, {WIDTH}x{HEIGHT} tmux, {args.n} runs each, load average "
           f"{load_before[0]:.1f} before, {load_after[0]:.1f} after")
     for name, runs in times.items():
-        print(f"{name:8} wall median {statistics.median(runs):.2f} s (min {min(runs):.2f}, max {max(runs):.2f}); "
+        print(f"{name:13} wall median {statistics.median(runs):.2f} s (min {min(runs):.2f}, max {max(runs):.2f}); "
               f"CPU median {statistics.median(cpu[name]):.2f} s (min {min(cpu[name]):.2f}, max {max(cpu[name]):.2f})")
     return 0
 

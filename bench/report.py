@@ -47,9 +47,10 @@ def run_once(src: Path, data: Path, fmt: str, out: Path) -> tuple[float, float]:
 
 
 def export(rev: str) -> Path:
-    """The source tree of ``rev`` in a temporary folder."""
+    """The source tree of ``rev`` (``tui/`` and ``themes/``) in a temporary folder."""
     folder = Path(tempfile.mkdtemp(prefix="fairtop-bench-rev-"))
-    archive = subprocess.run(["git", "archive", rev, "tui"], cwd=ROOT, capture_output=True, check=True).stdout
+    archive = subprocess.run(["git", "archive", rev, "tui", "themes"], cwd=ROOT, capture_output=True,
+                             check=True).stdout
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(folder, filter="data")
     return folder
