@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 
 import pytest
 
 from tests.conftest import FIXTURES
 from tui.cli import main
+from tui.model import NO_VAL, USE_PARENT
 
 SSHARE = FIXTURES / "sshare"
 PBS = FIXTURES / "pbs"
@@ -24,16 +27,21 @@ def test_json_rows_for_fair_tree(capsys):
     assert code == 0 and err == ""
     rows = json.loads(out)
     assert len(rows) == 35
-    assert set(rows[0]) == {"account", "user", "raw_shares", "norm_shares", "raw_usage", "effective_usage",
-                            "level_fs", "fairshare"}
+    assert list(rows[0]) == ["account", "user", "raw_shares", "norm_shares", "raw_usage", "norm_usage",
+                             "effective_usage", "level_fs", "fairshare", "rank"]
     by = {(r["account"], r["user"]): r for r in rows}
-    assert by[("root", "")]["raw_shares"] is None and by[("root", "")]["fairshare"] is None
-    u1 = by[("root", "u1")]
-    assert u1["level_fs"] is None and u1["fairshare"] == 1.0      # inf -> null
+    root = by[("root", "")]
+    assert root["raw_shares"] is None and root["fairshare"] is None and root["norm_usage"] is None
+    u1 = by[("root", "u1")]    # sshare: root|u1|10|0.048077|0|0.000000|0.000000|1.000000|inf
+    assert u1["level_fs"] == "inf" and u1["fairshare"] == 1.0 and u1["norm_usage"] == 0.0 and u1["rank"] == 21
     uga1 = by[("aGA", "uGA1")]
-    assert round(uga1["fairshare"], 6) == 0.190476 and round(uga1["level_fs"], 6) == 1.25
+    assert uga1["fairshare"] == 0.190476 and uga1["level_fs"] == 1.25
+    assert by[("root", "u2")]["norm_usage"] == 0.041667      # as sshare prints it: 10/240 to six decimals
     assert by[("aD", "uD1")]["raw_shares"] == "parent" and by[("aD", "uD1")]["level_fs"] is None
-    assert by[("aA", "")]["fairshare"] is None                    # accounts: empty under Fair Tree
+    assert by[("aA", "")]["fairshare"] is None and by[("aA", "")]["rank"] is None  # accounts: no FairShare, no rank
+    # the table's Rank column: tied users share a rank (the five at FairShare 1.0: 21), uC1 is last (1)
+    assert {r["user"] for r in rows if r["rank"] == 21} == {"u1", "aE1", "aE2", "uF1", "uF2"}
+    assert by[("aC", "uC1")]["rank"] == 1 and by[("aGA", "uGA2")]["rank"] == 2
 
 
 def test_algorithm_comes_from_the_header_and_classic_has_no_level_fs(capsys):
@@ -50,9 +58,10 @@ def test_damping_changes_classic_fairshare(capsys):
                        "--damping", "2", "--format", "csv")
     assert code == 0
     lines = out.splitlines()
-    assert lines[0] == "account,user,raw_shares,norm_shares,raw_usage,effective_usage,level_fs,fairshare"
+    assert lines[0] == ("account,user,raw_shares,norm_shares,raw_usage,norm_usage,effective_usage,level_fs,"
+                        "fairshare,rank")
     user2 = next(line for line in lines if line.startswith("AccountC,User2,"))
-    assert round(float(user2.split(",")[-1]), 6) == 0.148651
+    assert user2.split(",")[-3:] == ["", "0.148651", ""]  # classic: no LevelFS, no rank
 
 
 def test_table_shows_sshare_cells_and_rank(capsys):
@@ -125,3 +134,92 @@ def test_bad_from_fails_before_the_app_starts(tmp_path, capsys, monkeypatch, mak
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "fairtop capture" in err and str(target) in err
     assert not config.state_file().exists()  # nothing remembered
+
+
+def _old_style_json(tree, result, damping) -> str:
+    """The report as the first version wrote it: one dict per row, ``json.dumps(indent=1)``
+    (the pure-Python encoder), values from the cells sshare prints. The streamed writer must
+    mean the same."""
+    from tui.formats.sshare import sshare_cells
+
+    cells = sshare_cells(tree, result, damping)
+
+    def value(text: str):
+        return None if text == "" else "inf" if text == "inf" else float(text)
+
+    rows = []
+    for i in range(tree.size):
+        raw = int(tree.shares_raw[i])
+        rows.append({
+            "account": str(tree.account[i]), "user": str(tree.user[i]),
+            "raw_shares": "parent" if raw == USE_PARENT else None if raw == NO_VAL else raw,
+            "norm_shares": value(cells["NormShares"][i]), "raw_usage": int(tree.usage_raw[i]),
+            "norm_usage": value(cells["NormUsage"][i]), "effective_usage": value(cells["EffectvUsage"][i]),
+            "level_fs": value(cells["LevelFS"][i]) if "LevelFS" in cells else None,
+            "fairshare": value(cells["FairShare"][i]),
+            "rank": int(result.rank[i]) if result.rank is not None and tree.is_user[i] else None,
+        })
+    return json.dumps(rows, indent=1)
+
+
+@pytest.mark.parametrize("name, algorithm", [("test24_4_fair_tree.psv", "fair_tree"),
+                                             ("test24_3_classic.psv", "classic"),
+                                             ("test24_1_classic.psv", "classic")])
+@pytest.mark.parametrize("block", [1, 7, 20_000])
+def test_streamed_json_and_csv_mean_what_dicts_meant(name, algorithm, block):
+    """Blocks of any size (one row, a size that splits the tree unevenly, all at once) give the
+    objects of the dict-per-row encoding, and CSV the same cells."""
+    from tui.engine import compute
+    from tui.formats.sshare import REPORT_COLUMNS, report_blocks
+    from tui.formats.tabular import write_columns_csv, write_columns_json
+    from tui.sources.sshare import parse_sshare
+
+    tree = parse_sshare((SSHARE / name).read_bytes(), name).tree
+    result = compute(tree, algorithm, 1)
+    out = io.StringIO()
+    write_columns_json(report_blocks(tree, result, 1, size=block), ("account", "user"), out)
+    new = json.loads(out.getvalue())
+    assert new == json.loads(_old_style_json(tree, result, 1))
+    assert out.getvalue().count("\n") == tree.size + 2  # one row a line between "[" and "]"
+    out = io.StringIO()
+    write_columns_csv(report_blocks(tree, result, 1, size=block), REPORT_COLUMNS, out)
+    rows = list(csv.DictReader(io.StringIO(out.getvalue())))
+    assert [r["fairshare"] for r in rows] == ["" if r["fairshare"] is None else f"{r['fairshare']:f}" for r in new]
+
+
+def test_names_that_need_quoting_survive_json_and_csv():
+    from tui.formats.tabular import write_columns_csv, write_columns_json
+
+    cols = {"account": ['a,"b"', "plain", "ü\n"], "fairshare": ["0.500000", "", "inf"]}
+    out = io.StringIO()
+    write_columns_json([cols], ("account",), out)
+    assert json.loads(out.getvalue()) == [{"account": 'a,"b"', "fairshare": 0.5},
+                                          {"account": "plain", "fairshare": None},
+                                          {"account": "ü\n", "fairshare": "inf"}]
+    out = io.StringIO()
+    write_columns_csv([cols], list(cols), out)
+    assert list(csv.reader(io.StringIO(out.getvalue()))) == [["account", "fairshare"], ['a,"b"', "0.500000"],
+                                                             ["plain", ""], ["ü\n", "inf"]]
+    out = io.StringIO()
+    write_columns_json([{"account": [], "fairshare": []}], ("account",), out)
+    assert json.loads(out.getvalue()) == []
+
+
+@pytest.mark.parametrize("fmt", ["table", "json", "csv"])
+def test_warnings_go_to_stderr_in_every_format(tmp_path, capsys, fmt):
+    """A capture without scontrol_show_partition.txt: the warning is on stderr, stdout is the
+    report alone (json and csv parse; the table has no '# warning' line)."""
+    import shutil
+
+    folder = tmp_path / "capture"
+    shutil.copytree(FIXTURES / "slurm" / "deep4" / "fair_tree", folder)
+    (folder / "scontrol_show_partition.txt").unlink(missing_ok=True)
+    code, out, err = run(capsys, "report", "--from", str(folder), "--format", fmt)
+    assert code == 0
+    assert "fairtop: warning: scontrol_show_partition.txt not saved" in err
+    assert all(line.startswith("fairtop: warning: ") for line in err.splitlines())
+    assert "# warning" not in out and "fairtop: warning" not in out
+    if fmt == "json":
+        assert len(json.loads(out)) == out.count("\n") - 2 == 46  # deep4: 46 associations
+    elif fmt == "csv":
+        assert out.startswith("account,user,raw_shares,")

@@ -131,3 +131,18 @@ def test_a_job_the_capture_s_nodes_cannot_run(capsys, tmp_path) -> None:
     s = json.loads(out)["series"][0]
     assert s["balance_note"] == "balance unknown: the source has no allocations and no GrpTRESMins budgets"
     assert len(s["fairshare_before"]) == len(s["priority"]) == 3
+
+
+def test_the_captures_warnings_go_to_stderr(capsys, tmp_path) -> None:
+    """A capture without scontrol_show_partition.txt: the warning on stderr, stdout the JSON alone."""
+    import shutil
+
+    folder = tmp_path / "capture"
+    shutil.copytree(DEEP4, folder)
+    (folder / "scontrol_show_partition.txt").unlink(missing_ok=True)
+    p = tmp_path / "plan.toml"
+    p.write_text('horizon = "1-0"\nstep = "6:00:00"\n[[jobs]]\nuser = "d2"\nbilling = 1000\nwalltime = "4:00:00"\n')
+    code, out, err = run(capsys, "whatif", str(p), "--from", str(folder), "--format", "json", "--now", NOW)
+    assert code == 0
+    assert json.loads(out)["t_hours"] == [0.0, 6.0, 12.0, 18.0, 24.0]
+    assert "fairtop: warning: scontrol_show_partition.txt not saved" in err

@@ -132,7 +132,7 @@ def test_describe_paths(paths: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write(config.user_file(), "")
     monkeypatch.setenv(config.ENV_VAR, str(paths / "env.toml"))
     text = config.describe_paths("/tmp/x.toml")
-    assert str(config.user_file()) + "  (found)" in text
+    assert str(config.user_file()) + "  (valid)" in text  # an empty file: all defaults
     assert "$FAIRTOP_CONFIG" in text and "--config" in text and "state file" in text
     assert "themes" in text
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from tui import __version__
@@ -20,6 +20,7 @@ from tui.sources.errors import InputError, SourceUnavailable
 
 if TYPE_CHECKING:
     from tui.analysis.history import DailyUsage, HistoryCheck
+    from tui.engine.result import FairshareResult
 
 EXIT_INPUT = 2
 CLUSTER_HELP = ("NAME, a,b or all: the config's [[cluster]] tables, or clusters of the live slurmdbd (-M); "
@@ -91,7 +92,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="Slurm algorithm (default: from the file: LevelFS column means Fair Tree)")
     rep.add_argument("--damping", type=_positive, default=None, metavar="D",
                      help="FairShareDampeningFactor for classic (default 1)")
-    rep.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    rep.add_argument("--format", choices=("table", "json", "csv"), default="table",
+                     help="table: sshare's layout plus Rank (default); json: an array of objects, one per "
+                          "association and line; csv: one row each. Both carry account, user, raw_shares, "
+                          "norm_shares, raw_usage, norm_usage, effective_usage, level_fs, fairshare, rank, numbers "
+                          "as sshare prints them (six decimals); an empty cell is null (json) or empty (csv), "
+                          "infinity is the string \"inf\". Warnings go to stderr")
     rep.add_argument("--cluster", dest="report_cluster", metavar="NAME|all", help=CLUSTER_HELP + " Without a "
                      "source option: the config's [[cluster]] tables (or its one source).")
 
@@ -99,7 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
                          description="Project a campaign of jobs (a TOML scenario) over time. With a "
                                      "source, Slurm's decay law over the whole association tree; without "
                                      "one, the scenario's [model] (seed 000's single-user model).")
-    wif.add_argument("scenario", metavar="SCENARIO.toml")
+    wif.add_argument("scenario", metavar="SCENARIO.toml",
+                     help="horizon, step and [[jobs]] (or [model]); see docs/whatif.md")
     wsrc = wif.add_mutually_exclusive_group()
     wsrc.add_argument("--demo", action="store_true", help="the built-in demo Slurm cluster")
     wsrc.add_argument("--from", dest="from_dir", metavar="DIR", help="a saved capture ('fairtop capture')")
@@ -108,13 +115,25 @@ def build_parser() -> argparse.ArgumentParser:
     wif.add_argument("--since", metavar="DIR", help="an earlier capture of the same cluster: with others = "
                      "\"observed\", everyone keeps the pace seen between it and now")
     wif.add_argument("--now", metavar="ISO", help="time 0 as an ISO date-time (default: the snapshot's time)")
-    wif.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    wif.add_argument("--format", choices=("table", "json", "csv"), default="table",
+                     help="table (default), json (the contract of docs/whatif.md) or csv (one row per step)")
     wif.add_argument("--cluster", dest="report_cluster", metavar="NAME",
                      help="plan on this cluster: a [[cluster]] of the config, or with --slurm one asked with -M")
 
-    sub.add_parser("info", help="print the config, state and theme paths in use")
-    cap = sub.add_parser("capture", help="save a live cluster's command outputs into DIR (for --from DIR)")
-    cap.add_argument("dir", metavar="DIR")
+    info = sub.add_parser("info", help="print the config, state and theme paths in use, and check the config",
+                          description="Every file fairtop reads or writes: the config files in their precedence "
+                                      "(each valid, INVALID with the reason, or not found; exit 2 when one is "
+                                      "invalid), the state file, the example config, the theme folders (yours "
+                                      "included), and what a live session costs the controller.")
+    info.add_argument("--config", metavar="FILE", default=argparse.SUPPRESS,
+                      help="check this config file too (as 'fairtop --config FILE')")
+    cap = sub.add_parser("capture", help="save a live cluster's command outputs into DIR (for --from DIR)",
+                         description="Run sshare, scontrol, sacctmgr, squeue, sprio and sacct (or, with --pbs, "
+                                     "copy the PBS server's fairshare files) and save their outputs into DIR, "
+                                     "which 'fairtop --from DIR' and 'fairtop report --from DIR' read. A cluster "
+                                     "that does not answer is one line on stderr and exit status 2, and no "
+                                     "folder is left behind.")
+    cap.add_argument("dir", metavar="DIR", help="the folder to write (made when the cluster has answered)")
     cap.add_argument("--pbs", action="store_true",
                      help="a PBS Professional server: resource_group, pbsfs output and sched_config")
     cap.add_argument("--every", type=_period, metavar="PERIOD",
@@ -188,7 +207,7 @@ def _allocation_parsers(sub: argparse._SubParsersAction) -> None:
     bal.add_argument("--auth", choices=("token", "munge"), default="token",
                      help="with --url: a bearer token from $FAIRTOP_ALLOC_TOKEN, or a MUNGE credential")
     bal.add_argument("--project", metavar="P", help="only this project (name, account or id)")
-    bal.add_argument("--format", choices=("table", "json"), default="table")
+    bal.add_argument("--format", choices=("table", "json"), default="table", help="table (default) or json")
 
     alc = sub.add_parser("allocations", help="allocation tools: Slurm hooks, site factor",
                          description="Slurm's hooks into the allocation ledger, and the seed-004 site factor.")
@@ -214,7 +233,9 @@ def _allocation_parsers(sub: argparse._SubParsersAction) -> None:
     srv.add_argument("--db", metavar="PATH|URL", required=True, help="an SQLite file or postgresql://...")
     srv.add_argument("--listen", type=_listen, default=("127.0.0.1", 8642), metavar="HOST:PORT",
                      help="address to listen on (default 127.0.0.1:8642; port 0 picks a free one)")
-    srv.add_argument("--auth", choices=("munge", "token"), default="munge")
+    srv.add_argument("--auth", choices=("munge", "token"), default="munge",
+                     help="munge: X-Munge-Cred checked by the local munged, roles from --superuser/--admin "
+                          "(default); token: bearer tokens from --tokens FILE")
     srv.add_argument("--tokens", metavar="FILE", help="with --auth token: the TOML tokens file")
     srv.add_argument("--superuser", action="append", default=[], metavar="USER",
                      help="with --auth munge: a user (name or uid) with the superuser role (repeatable)")
@@ -299,20 +320,54 @@ def _serve_allocations(args: argparse.Namespace) -> int:
     return 0
 
 
+def _warn(warnings: Sequence[str]) -> None:
+    """What the user must know about a snapshot, on stderr whatever the format (stdout stays
+    the table, JSON or CSV alone)."""
+    for w in warnings:
+        print(f"fairtop: warning: {w}", file=sys.stderr)
+
+
+def _report_blocks(tree: AssocTree, result: FairshareResult, damping: float,
+                   cluster: str | None) -> Iterator[dict[str, list[str]]]:
+    """The report's columns in blocks (:func:`tui.formats.sshare.report_blocks`), with a
+    ``cluster`` column first when one is named."""
+    from tui.formats.sshare import report_blocks
+
+    for block in report_blocks(tree, result, damping):
+        if cluster is None:
+            yield block
+        else:
+            size = len(next(iter(block.values()), []))
+            yield {"cluster": [cluster] * size, **block}
+
+
+def _write_blocks(fmt: str, blocks: Iterable[dict[str, list[str]]], with_cluster: bool) -> None:
+    """json or csv of report blocks, straight to stdout."""
+    from tui.formats.sshare import REPORT_COLUMNS
+    from tui.formats.tabular import write_columns_csv, write_columns_json
+
+    first = ("cluster",) if with_cluster else ()
+    if fmt == "json":
+        write_columns_json(blocks, (*first, "account", "user"), sys.stdout)
+    else:
+        write_columns_csv(blocks, (*first, *REPORT_COLUMNS), sys.stdout)
+
+
 def _slurm_report(tree: AssocTree, fmt: str, algorithm: str, damping: float, title: str,
                   cluster: str | None = None) -> str:
-    """The engine's recomputation of ``tree`` as a table (under ``title``), json or csv; with
-    ``cluster``, a cluster column first."""
+    """The engine's recomputation of ``tree`` as a table (under ``title``); json and csv are
+    written to stdout as they are made (a 200k-association report is not held at once), and ""
+    returned. With ``cluster``, a cluster column first."""
     from tui.engine import compute
-    from tui.formats.sshare import format_table, report_rows
-    from tui.formats.tabular import cluster_column, format_csv, format_json, with_cluster
+    from tui.formats.sshare import format_table
 
     result = compute(tree, algorithm, damping)
     if fmt in ("json", "csv"):
-        rows = report_rows(tree, result, damping)
-        rows = rows if cluster is None else with_cluster(cluster, rows)
-        return format_json(rows) if fmt == "json" else format_csv(rows)
+        _write_blocks(fmt, _report_blocks(tree, result, damping, cluster), cluster is not None)
+        return ""
     if cluster is not None:
+        from tui.formats.tabular import cluster_column
+
         return cluster_column(cluster, _slurm_report(tree, fmt, algorithm, damping, title), max(7, len(cluster)))
     head = f"# {title}: {algorithm.replace('_', ' ')}"
     if algorithm == "classic":
@@ -345,9 +400,11 @@ def _report_sshare(args: argparse.Namespace) -> str:
     from tui.sources.sshare import parse_sshare
 
     table = parse_sshare(_read(args.sshare), args.sshare)
-    algorithm = args.algorithm or ("fair_tree" if "LevelFS" in table.header
-                                   else "classic" if "NormUsage" in table.header else "fair_tree")
-    return _slurm_report(table.tree, args.format, algorithm, args.damping or 1, args.sshare)
+    tree, header = table.tree, table.header
+    del table  # its printed cells (millions of strings at 200k rows) are not needed past here
+    algorithm = args.algorithm or ("fair_tree" if "LevelFS" in header
+                                   else "classic" if "NormUsage" in header else "fair_tree")
+    return _slurm_report(tree, args.format, algorithm, args.damping or 1, args.sshare)
 
 
 def _report_pbs(args: argparse.Namespace) -> str:
@@ -370,12 +427,9 @@ def _report_snapshot(snap: Snapshot, args: argparse.Namespace, cluster: str | No
         return _pbs_report(snap.pbs, args.format, cluster)
     assert snap.tree is not None
     damping = args.damping if args.damping is not None else snap.settings.dampening
-    out = _slurm_report(snap.tree, args.format, args.algorithm or snap.settings.algorithm, damping, snap.source,
-                        cluster)
-    if args.format != "table":
-        return out
-    head, _, table = out.partition("\n")
-    return head + "\n" + "".join(f"# warning: {w}\n" for w in snap.warnings) + table
+    _warn(snap.warnings)
+    return _slurm_report(snap.tree, args.format, args.algorithm or snap.settings.algorithm, damping, snap.source,
+                         cluster)
 
 
 def _cluster_snapshots(args: argparse.Namespace) -> dict[str, Snapshot]:
@@ -468,6 +522,20 @@ def _join_reports(args: argparse.Namespace, snaps: dict[str, Snapshot]) -> str:
         snaps = {n: snaps[n] for n in wanted}
     if args.format == "table":
         return "\n".join(_report_snapshot(snap, args, name or snap.cluster) for name, snap in snaps.items())
+    if all(snap.pbs is None and snap.tree is not None for snap in snaps.values()):
+        from itertools import chain
+
+        from tui.engine import compute
+
+        def blocks(name: str, snap: Snapshot) -> Iterator[dict[str, list[str]]]:
+            assert snap.tree is not None
+            _warn(snap.warnings)
+            damping = args.damping if args.damping is not None else snap.settings.dampening
+            result = compute(snap.tree, args.algorithm or snap.settings.algorithm, damping)
+            return _report_blocks(snap.tree, result, damping, name or snap.cluster)
+
+        _write_blocks(args.format, chain.from_iterable(blocks(n, s) for n, s in snaps.items()), True)
+        return ""
     import json
 
     from tui.formats.tabular import format_csv, format_json
@@ -520,6 +588,7 @@ def _whatif(args: argparse.Namespace) -> str:
         snap = Snapshot(cluster="", source=args.sshare, tree=table.tree,
                         settings=PrioritySettings(algorithm=algorithm))
     earlier = registry.make("folder", args.since).load() if args.since else None
+    _warn([*(snap.warnings if snap else ()), *(earlier.warnings if earlier else ())])
     result = run_scenario(scenario, snap, now, args.scenario, earlier)
     if args.format == "json":
         return format_whatif_json(result)
@@ -528,11 +597,18 @@ def _whatif(args: argparse.Namespace) -> str:
     return format_whatif_table(result)
 
 
-def _info(args: argparse.Namespace) -> str:
+def _info(args: argparse.Namespace) -> int:
+    """``fairtop info``: every path, each config file valid or not (exit 2 when one is not), and
+    what a live session costs the controller."""
     from tui import config
     from tui.sources.slurm_cli import Cadence
 
-    settings = config.load(args.config)
+    sys.stdout.write(config.describe_paths(args.config))
+    try:
+        settings = config.load(args.config)
+    except config.ConfigError as exc:
+        print(f"fairtop: the configuration is invalid: {exc}", file=sys.stderr)
+        return EXIT_INPUT
     cadence = Cadence(jobs_s=settings.refresh_rate)
     rates = cadence.per_minute()
     from tui.sources.rest_sshare import per_minute
@@ -542,8 +618,9 @@ def _info(args: argparse.Namespace) -> str:
     both = per_minute(cadence, LiveRest.slow_s_default)
     clusters = "".join(f"  {c.name:<12} {c.source}" + (f" -M {c.name}" if c.source == "slurm" else "")
                        + (f" {c.value}" if c.value else "") + "\n" for c in settings.cluster)
-    return config.describe_paths(args.config) + ("clusters ([[cluster]]; c or :cluster NAME switches):\n"
-                                                 + clusters if clusters else "") + (
+    if clusters:
+        sys.stdout.write("clusters ([[cluster]]; c or :cluster NAME switches):\n" + clusters)
+    sys.stdout.write(
         f"live Slurm (--slurm), per session: squeue and sprio every {cadence.jobs_s:g} s (refresh_rate), "
         f"sshare and assoc_mgr once per PriorityCalcPeriod ({cadence.usage_s:g} s until the cluster's "
         f"is read), sacctmgr and scontrol config/partitions every {cadence.slow_s:g} s: "
@@ -553,6 +630,7 @@ def _info(args: argparse.Namespace) -> str:
         f"{rest['slurmdbd']:.1f} to slurmdbd; --slurmrestd-sshare adds sshare and assoc_mgr once per "
         f"PriorityCalcPeriod and the config every {cadence.slow_s:g} s: {both['slurmctld']:.1f} a minute to "
         f"slurmctld, {both['slurmdbd']:.1f} to slurmdbd\n")
+    return 0
 
 
 def _history(args: argparse.Namespace) -> str:
@@ -642,12 +720,38 @@ def _history_one(args: argparse.Namespace, days: int, folder: str | None, on: st
         jobs = sacct.live_history(datetime.now(timezone.utc) - back, cluster=on)
     if snap.tree is None:
         raise InputError(str(folder or "live"), "not a Slurm snapshot (PBS has no sacct)")
+    _warn(snap.warnings)
     mine = select_jobs(jobs, args.account, args.history_user, snap.tree)
     daily = daily_usage(mine, snap.taken_at.astimezone(), days, snap.settings.decay_half_life_s)
     check = check_raw_usage(jobs, snap.tree, snap.settings, last_cycle, snap.taken_at)
     if args.account or args.history_user:
         check = check.only(args.account, args.history_user, snap.tree)
     return daily, check
+
+
+def _capture(args: argparse.Namespace) -> int:
+    """``fairtop capture``: a cluster that does not answer is one line and exit 2, and leaves no
+    folder behind (the commands run before the folder is made)."""
+    try:
+        if args.pbs:
+            from tui.sources.pbs_folder import capture as capture_pbs
+
+            sys.stdout.write(capture_pbs(args.dir))
+            return 0
+        from tui.sources import slurm_cli
+
+        on = getattr(args, "report_cluster", None) or ""  # --cluster NAME: sshare -M NAME, ...
+        if args.every:
+            from tui.sources.publish import publish_every
+
+            published = publish_every(args.dir, lambda d: slurm_cli.capture(d, on=on), args.every, args.keep,
+                                      args.count)
+            return 0 if published else EXIT_INPUT
+        sys.stdout.write(slurm_cli.capture(args.dir, on=on))
+        return 0
+    except SourceUnavailable as exc:
+        print(f"fairtop capture: {' '.join(str(exc).split())}", file=sys.stderr)
+        return EXIT_INPUT
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -675,14 +779,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command == "report":
+            import gc
+
+            gc.disable()  # one pass over a big tree and out: no cycles to collect, 0.4 s of scans at 200k
             sys.stdout.write(_report(args))
             return 0
         if args.command == "whatif":
             sys.stdout.write(_whatif(args))
             return 0
         if args.command == "info":
-            sys.stdout.write(_info(args))
-            return 0
+            return _info(args)
         if args.command == "history":
             sys.stdout.write(_history(args))
             return 0
@@ -696,21 +802,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "allocations":
             return _allocations(args)
         if args.command == "capture":
-            if args.pbs:
-                from tui.sources.pbs_folder import capture as capture_pbs
-
-                sys.stdout.write(capture_pbs(args.dir))
-                return 0
-            from tui.sources import slurm_cli
-
-            on = args.report_cluster or ""
-            if args.every:
-                from tui.sources.publish import publish_every
-
-                publish_every(args.dir, lambda d: slurm_cli.capture(d, on=on), args.every, args.keep, args.count)
-                return 0
-            sys.stdout.write(slurm_cli.capture(args.dir, on=on))
-            return 0
+            return _capture(args)
         from tui.app.main import run_app
 
         return run_app(args)

@@ -132,6 +132,21 @@ def current_user() -> str:
         return ""
 
 
+def user_theme_dir() -> Path:
+    """Where a user adds themes: ``$XDG_CONFIG_HOME/fairtop/themes`` (one ``NAME.toml`` each)."""
+    return user_config_path("fairtop", appauthor=False) / "themes"
+
+
+def example_config() -> Path | None:
+    """``config.example.toml`` (every option, commented): in the installed package, else the
+    source checkout."""
+    packaged = files("tui") / "config.example.toml"
+    if packaged.is_file():
+        return Path(str(packaged))
+    checkout = Path(__file__).resolve().parents[1] / "config.example.toml"
+    return checkout if checkout.is_file() else None
+
+
 def theme_dirs() -> list[Path]:
     """Folders holding theme files, later ones winning a name clash: the installed package's,
     the source checkout's, then the user's (``$XDG_CONFIG_HOME/fairtop/themes``)."""
@@ -142,7 +157,7 @@ def theme_dirs() -> list[Path]:
     checkout = Path(__file__).resolve().parents[1] / "themes"
     if checkout.is_dir() and checkout not in out:
         out.append(checkout)
-    mine = user_config_path("fairtop", appauthor=False) / "themes"
+    mine = user_theme_dir()
     if mine.is_dir():
         out.append(mine)
     return out
@@ -393,16 +408,32 @@ def cli_overrides(args: Any) -> dict[str, Any]:
     return out
 
 
+def _file_status(path: Path, required: bool) -> str:
+    """"valid", "INVALID: why", or "not found" (with "required" for a file that was named)."""
+    if not path.is_file():
+        return "not found, but named: fairtop will not start" if required else "not found"
+    try:
+        read_file(path)
+    except ConfigError as exc:
+        return f"INVALID: {exc.message}"
+    return "valid"
+
+
 def describe_paths(config_arg: str | None = None) -> str:
     """What ``fairtop info`` prints: every file fairtop reads or writes, and whether it exists."""
     lines = ["config files (later ones override earlier ones):"]
-    for layer, path, _ in config_files(config_arg):
-        lines.append(f"  {layer:<10} {path}  ({'found' if path.is_file() else 'not found'})")
+    for layer, path, required in config_files(config_arg):
+        lines.append(f"  {layer:<10} {path}  ({_file_status(path, required)})")
     if not os.environ.get(ENV_VAR):
         lines.append(f"  (set ${ENV_VAR} to add a file)")
     lines.append(f"state file:   {state_file()}  ({'found' if state_file().is_file() else 'not written yet'})")
-    lines.append("theme folders:")
-    lines += [f"  {d}" for d in theme_dirs()]
+    example = example_config()
+    lines.append(f"example:      {example}  (every option, commented)" if example else "example:      (not installed)")
+    lines.append("theme folders (a later one wins a name clash):")
+    mine = user_theme_dir()
+    lines += [f"  {d}" + ("  (yours)" if d == mine else "") for d in theme_dirs()]
+    if not mine.is_dir():
+        lines.append(f"  {mine}  (yours, not created yet: add NAME.toml files there, as themes/dark.toml)")
     return "\n".join(lines) + "\n"
 
 

@@ -63,9 +63,10 @@ async def test_in_the_app_the_records_are_read_when_the_tab_is_shown(isolated_pa
     async with app.run_test(size=(120, 45)) as pilot:
         await pilot.pause(0.5)
         await app.workers.wait_for_complete()
-        pane = app.query_one(HistoryPane)
-        assert not pane._cache  # hidden: nothing read yet
+        assert not app.query(HistoryPane)  # hidden: not even built yet, nothing read
         app.query_one("TabbedContent").active = "history"
+        await pilot.pause()
+        pane = app.query_one(HistoryPane)
         for _ in range(50):
             await pilot.pause(0.1)
             await app.workers.wait_for_complete()

@@ -116,13 +116,14 @@ async def test_breakdown_pane_follows_selection(make_app, monkeypatch) -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        assert isinstance(app.query_one("#pane-breakdown"), FakeBreakdown)
+        assert not app.query("#pane-breakdown")  # built when its tab first opens
         await pilot.press("down", "down")
         await pilot.pause(0.3)
         assert calls == []  # hidden: nothing to compute yet
         tree = app.query_one(FairshareTree)
         await pilot.press("2")
         await pilot.pause()
+        assert isinstance(app.query_one("#pane-breakdown"), FakeBreakdown)
         assert calls == [tree.selected_row]
         await pilot.press("1", "down", "down", "2")
         await pilot.pause()

@@ -134,10 +134,11 @@ def test_user_input_is_never_a_shell_string() -> None:
 
 
 def test_cli_capture_errors(fake_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """No sshare: exit 1 and one line; a folder that cannot be made: exit 2 and one line."""
-    assert main(["capture", str(tmp_path / "cap")]) == 1
+    """No sshare: exit 2, one line, no folder (issue 11); a folder that cannot be made: exit 2 and one line."""
+    assert main(["capture", str(tmp_path / "cap")]) == 2
     err = capsys.readouterr().err
-    assert err == "fairtop: sshare: command not found (is the Slurm client installed and on PATH?)\n"
+    assert err == "fairtop capture: sshare: command not found (is the Slurm client installed and on PATH?)\n"
+    assert not (tmp_path / "cap").exists()
     (tmp_path / "file").write_text("")
     assert main(["capture", str(tmp_path / "file" / "sub")]) == 2
     err = capsys.readouterr().err

@@ -175,8 +175,10 @@ def test_cli_capture_pbs(fake_server, tmp_path, capsys):
     assert "captured" in capsys.readouterr().out
     assert is_pbs_folder(tmp_path / "cli")
     (fake_server / "sched_priv" / "resource_group").unlink()
-    assert main(["capture", "--pbs", str(tmp_path / "cli2")]) == 1
-    assert "no such file" in capsys.readouterr().err
+    assert main(["capture", "--pbs", str(tmp_path / "cli2")]) == 2  # no server: exit 2, no folder (issue 11)
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("fairtop capture: ") and "no such file" in err
+    assert not (tmp_path / "cli2").exists()
 
 
 # --- the demo ----------------------------------------------------------------------------------

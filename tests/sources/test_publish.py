@@ -49,9 +49,10 @@ def test_a_failed_capture_leaves_current_on_the_last_good_one(tmp_path: Path) ->
         (folder / "sshare_a_l_P.psv").write_text("half")
         raise RuntimeError("sshare: Unable to contact slurm controller")
 
-    out = io.StringIO()
-    assert publish_every(root, broken, every_s=10, count=1, out=out, sleep=lambda s: None) == 0
-    assert out.getvalue().startswith("failed sshare: Unable to contact")
+    out, err = io.StringIO(), io.StringIO()
+    assert publish_every(root, broken, every_s=10, count=1, out=out, err=err, sleep=lambda s: None) == 0
+    assert out.getvalue() == ""
+    assert err.getvalue() == "fairtop: capture failed: sshare: Unable to contact slurm controller\n"
     assert (root / CURRENT).resolve() == good
     assert not [p for p in root.iterdir() if p.name.endswith(".tmp")]
 

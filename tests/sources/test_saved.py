@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -25,32 +28,42 @@ def _ids(paths: list[Path]) -> list[str]:
     return [f"{p.parent.name}/{p.name}" for p in paths]
 
 
-def _printed(value: float | None) -> str | None:
-    return None if value is None else f"{value:f}"
+def _printed(value: float | str | None) -> str:
+    """A JSON value of ``fairtop report`` back to the cell sshare prints: null is an empty cell,
+    the string "inf" is inf, a number has six decimals."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else f"{value:f}"
 
 
 @pytest.mark.skipif(not VARIANTS, reason="no capture folders under tests/fixtures/slurm/<scenario>/<variant>/")
 @pytest.mark.parametrize("folder", VARIANTS, ids=_ids(VARIANTS))
 def test_report_from_reproduces_sshare(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """``fairtop report --from`` prints every NormShares/EffectvUsage/LevelFS/FairShare sshare printed."""
+    """``fairtop report --from`` gives every NormShares/NormUsage/EffectvUsage/LevelFS/FairShare
+    cell sshare printed, inf and empty cells included, in JSON and in CSV."""
     table = saved.load_table(folder)
     assert main(["report", "--from", str(folder), "--format", "json"]) == 0
-    rows = json.loads(capsys.readouterr().out)
-    assert len(rows) == table.tree.size
+    text = capsys.readouterr().out
+    rows = json.loads(text)
+    assert main(["report", "--from", str(folder), "--format", "csv"]) == 0
+    csv_rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert len(rows) == len(csv_rows) == table.tree.size
+    # numbers as sshare prints them: six decimals, never a double's long tail (0.30000000000000004)
+    assert not re.search(r"\d\.\d{7,}", text)
     printed = dict(zip(table.header, zip(*table.cells)))
     mismatches = []
-    for col, key in (("NormShares", "norm_shares"), ("EffectvUsage", "effective_usage"),
+    for col, key in (("NormShares", "norm_shares"), ("NormUsage", "norm_usage"), ("EffectvUsage", "effective_usage"),
                      ("LevelFS", "level_fs"), ("FairShare", "fairshare")):
         if col not in printed:
             continue
-        for i, row in enumerate(rows):
+        for i, (row, csv_row) in enumerate(zip(rows, csv_rows)):
             want, got = printed[col][i], _printed(row[key])
-            if got is None and want in ("", "inf"):  # json null: sshare prints inf or nothing
-                continue
-            if got != want:
+            if got != want or csv_row[key] != want:
                 mismatches.append(f"line {table.line_numbers[i]} {table.tree.label(i)} {col}: sshare {want!r}, "
-                                  f"fairtop {got!r}")
+                                  f"fairtop json {got!r}, csv {csv_row[key]!r}")
     assert not mismatches, f"{folder}: {len(mismatches)} cells differ:\n" + "\n".join(mismatches)
+    for i, row in enumerate(rows):  # RawShares as printed (RawUsage comes from assoc_mgr's 2 decimals)
+        assert ("" if row["raw_shares"] is None else str(row["raw_shares"])) == printed["RawShares"][i]
 
 
 @pytest.mark.skipif(not VARIANTS, reason="no capture folders under tests/fixtures/slurm/<scenario>/<variant>/")

@@ -65,7 +65,9 @@ class TreeActions:
         if tab_id == "tree":
             self.set_focus(self._assoc)  # now: a deferred focus() would undo the next key's
         else:
-            pane = self._tabs.query_one(f"#pane-{tab_id}")
+            pane = self._panes.get(tab_id)
+            if pane is None or not pane.is_mounted:
+                return  # built when its tab opens, which focuses it then
             focusable = [w for w in pane.query("*") if w.focusable]
             self.set_focus(focusable[0] if focusable else None)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import importlib
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -11,6 +12,7 @@ from textual import on
 from textual.app import App, ComposeResult, InvalidThemeError
 from textual.timer import Timer
 from textual.containers import Horizontal
+from textual.widget import Widget
 from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 
 from tui.app import themes
@@ -20,10 +22,6 @@ from tui.app.clusters import Cluster, ClusterActions
 from tui.app.loading import LoadActions
 from tui.app.messages import StandingLoaded
 from tui.app.tree_rows import TreeTable
-from tui.app.panes.allocations import AllocationsPane
-from tui.app.panes.breakdown import BreakdownPane
-from tui.app.panes.history import HistoryPane
-from tui.app.panes.whatif import WhatIfPane
 from tui.app.screens.help import HelpScreen
 from tui.app.widgets.fairshare_tree import FairshareTree
 from tui.app.widgets.prompt import PromptBar
@@ -37,11 +35,27 @@ if TYPE_CHECKING:
 
 BREAKDOWN_DELAY_S = 0.15
 """How long the selection must rest before the breakdown pane recomputes."""
-PANES = {"breakdown": ("Breakdown", BreakdownPane), "alloc": ("Allocations", AllocationsPane),
-         "whatif": ("What-if", WhatIfPane), "history": ("History", HistoryPane)}
-"""Tab id -> (title, pane class) of the panes beside the tree."""
+PANES: dict[str, tuple[str, type[Widget] | str]] = {
+    "breakdown": ("Breakdown", "tui.app.panes.breakdown:BreakdownPane"),
+    "alloc": ("Allocations", "tui.app.panes.allocations:AllocationsPane"),
+    "whatif": ("What-if", "tui.app.panes.whatif:WhatIfPane"),
+    "history": ("History", "tui.app.panes.history:HistoryPane"),
+}
+"""Tab id -> (title, pane class or ``"module:Class"``) of the panes beside the tree. A pane is
+imported and built when its tab first opens: the first frame waits for the tree alone (the
+History pane's plotting library alone costs more to import than the tree pane)."""
+
+
+def pane_class(spec: type[Widget] | str) -> type[Widget]:
+    """The class of a :data:`PANES` entry, imported on first use."""
+    if not isinstance(spec, str):
+        return spec
+    module, _, name = spec.partition(":")
+    cls: type[Widget] = getattr(importlib.import_module(module), name)
+    return cls
 SIDE_BREAKDOWN_WIDTH = 180
 """From this many columns the tree tab shows the breakdown beside the tree."""
+SIDE_PANE = "tui.app.panes.breakdown:BreakdownPane"
 COMPACT_FOOTER = 120
 """Below this many columns the footer packs its keys closer, so every one fits."""
 STATUS_TICK_S = 1.0
@@ -124,6 +138,9 @@ class FairtopApp(ClusterActions, LoadActions, TreeActions, App[int]):
         """Each cluster's last standing and tree table, shown at once when the user switches back."""
         self._cluster_loaded_at: dict[str, float] = {}
         self._use_cluster(0)
+        self._theme_errors: list[str] = []
+        self._panes: dict[str, Widget] = {}
+        """The panes built so far, by tab id (see :data:`PANES`)."""
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         # Built-in Textual themes lack our variables; app.tcss needs a value under any theme.
@@ -135,14 +152,23 @@ class FairtopApp(ClusterActions, LoadActions, TreeActions, App[int]):
             with TabPane("Tree", id="tree"):
                 yield Static("", id="me-summary", markup=False)
                 with Horizontal(id="tree-row"):
-                    yield FairshareTree(id="assoc")
-                    yield BreakdownPane(id="pane-side")
-            for tab_id, (title, pane) in PANES.items():
-                with TabPane(title, id=tab_id):
-                    yield pane(id=f"pane-{tab_id}")
+                    yield FairshareTree(id="assoc")  # and, on a wide terminal, the breakdown (_fit_side)
+            for tab_id, (title, _) in PANES.items():
+                yield TabPane(title, id=tab_id)  # its pane is built when it first opens
         yield Static("loading…", id="status")
         yield PromptBar(id="prompt")
         yield Footer()
+
+    def on_load(self) -> None:
+        # The theme before the first compose: set in on_mount, the change restyled every widget
+        # once more (a tenth of the start's CPU). A missing theme is left to on_mount, which warns.
+        self._theme_errors = self._register_themes()
+        name = self.settings.theme or self.state.last_theme or themes.FALLBACK
+        if name in self.available_themes:
+            self.action_set_theme(name)
+        # Read the source now, while the screen is being built: its result is handled after
+        # on_mount like any message, and often arrives in time for the first frame.
+        self.load()
 
     def on_mount(self) -> None:
         # Held, not queried: App.query_one searches the active screen, which may be a modal.
@@ -150,31 +176,33 @@ class FairtopApp(ClusterActions, LoadActions, TreeActions, App[int]):
         self._tabs = self.query_one(TabbedContent)
         self._status = self.query_one("#status", Static)
         self._prompt = self.query_one(PromptBar)
-        self._side = self.query_one("#pane-side", BreakdownPane)
         self._summary = self.query_one("#me-summary", Static)
         self._footer = self.query_one(Footer)
-        self._side.display = self.size.width >= SIDE_BREAKDOWN_WIDTH
+        self._side: Widget | None = None
+        self._fit_side()
         self._fit_footer()
         self.sub_title = "read-only" if self.settings.read_only else "read-write"
         self._prompt.close()
-        self._register_themes()
-        self.action_set_theme(self.settings.theme or self.state.last_theme or themes.FALLBACK)
+        for message in self._theme_errors:
+            self.notify(message, title="Theme file skipped", severity="warning", timeout=10)
+        name = self.settings.theme or self.state.last_theme or themes.FALLBACK
+        if self.theme != name:
+            self.action_set_theme(name)
         self._apply_keymap()
         self._assoc.focus()
-        self.load()
         if any(c.live for c in self.clusters):  # the callbacks skip a cluster that is not live
             self.set_interval(self.settings.refresh_rate, self._refresh_live_source, name="refresh")
             self.set_interval(STATUS_TICK_S, self._tick_status, name="status-clock")
 
-    def _register_themes(self) -> None:
+    def _register_themes(self) -> list[str]:
+        """Register the theme files' themes; returns what was wrong with the others."""
         specs, errors = themes.load_specs()
-        for message in errors:
-            self.notify(message, title="Theme file skipped", severity="warning", timeout=10)
         for spec in specs:
             self.register_theme(themes.to_textual_theme(spec))
         order = themes.ORDER
         self.fairtop_themes = sorted((s.name for s in specs),
                                      key=lambda n: (order.index(n) if n in order else len(order), n))
+        return errors
 
     def _apply_keymap(self) -> None:
         keymap = self.settings.keymap
@@ -212,17 +240,27 @@ class FairtopApp(ClusterActions, LoadActions, TreeActions, App[int]):
         tree = self._assoc
         tree.set_table(message.table, self.me)
         self._stale = {"breakdown", "side"}
-        for tab_id in PANES:
+        for tab_id in self._panes:
             if tab_id != "breakdown":
                 self._show_pane(tab_id, tree.selected_row)
         self._refresh_breakdown()
         self._update_status()
 
+    async def _build_pane(self, tab_id: str) -> bool:
+        """Build and mount ``tab_id``'s pane if it is not yet; True when it was built now."""
+        if tab_id not in PANES or tab_id in self._panes:
+            return False
+        pane = pane_class(PANES[tab_id][1])(id=f"pane-{tab_id}")
+        self._panes[tab_id] = pane
+        await self._tabs.query_one(f"TabPane#{tab_id}", TabPane).mount(pane)
+        return True
+
     def _show_pane(self, tab_id: str, row: int | None) -> None:
-        if self.standing is None:
+        pane = self._side if tab_id == "side" else self._panes.get(tab_id)
+        if self.standing is None or pane is None or not pane.is_mounted:
             return
         try:
-            self._tabs.query_one(f"#pane-{tab_id}").show(self.standing, row)  # type: ignore[attr-defined]
+            pane.show(self.standing, row)  # type: ignore[attr-defined]
         except Exception as exc:  # a pane's bug must not take the tree down with it
             self.notify(f"{tab_id} pane: {exc!r}", severity="error")
 
@@ -239,7 +277,8 @@ class FairtopApp(ClusterActions, LoadActions, TreeActions, App[int]):
 
     def _refresh_breakdown(self) -> None:
         active = self._tabs.active
-        shown = "breakdown" if active == "breakdown" else "side" if active == "tree" and self._side.display else None
+        side = self._side is not None and self._side.display
+        shown = "breakdown" if active == "breakdown" else "side" if active == "tree" and side else None
         if shown in self._stale:
             self._stale.discard(shown)
             self._show_pane(shown, self._assoc.selected_row)
@@ -264,19 +303,34 @@ class FairtopApp(ClusterActions, LoadActions, TreeActions, App[int]):
             return  # before on_mount
         self._fit_footer()
         self._fit_summary()
-        wide = self.size.width >= SIDE_BREAKDOWN_WIDTH
-        if wide != self._side.display:
-            self._side.display = wide
+        if self._fit_side():
             self._refresh_breakdown()
         self._update_status()
 
+    def _fit_side(self) -> bool:
+        """Show the breakdown beside the tree from SIDE_BREAKDOWN_WIDTH columns; True when that
+        changed. Built the first time it is needed: its plotting library costs the first frame."""
+        wide = self.size.width >= SIDE_BREAKDOWN_WIDTH
+        if self._side is None:
+            if not wide:
+                return False
+            self._side = pane_class(SIDE_PANE)(id="pane-side")
+            self.query_one("#tree-row", Horizontal).mount(self._side)
+            return True
+        changed = wide != self._side.display
+        self._side.display = wide
+        return changed
+
     @on(TabbedContent.TabActivated)
-    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+    async def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
         tab_id = event.pane.id or ""
+        built = await self._build_pane(tab_id)
         if tab_id in ("breakdown", "tree"):
             self._refresh_breakdown()
-        elif tab_id in ("alloc", "whatif"):
+        elif tab_id in ("alloc", "whatif") or built:
             self._show_pane(tab_id, self._assoc.selected_row)
+        if built and self._tabs.active == tab_id and not self._prompt.display:
+            self._focus_tab()  # action_show_tab could not: the pane did not exist yet
 
     def _tick_status(self) -> None:
         if self.live:
@@ -343,7 +397,9 @@ class FairtopApp(ClusterActions, LoadActions, TreeActions, App[int]):
     def action_reload(self) -> None:
         if self.on_reload is not None:
             self.on_reload()
-        self.query_one(AllocationsPane).refresh_feeds(force=True)  # the service and ledger too
+        alloc = self._panes.get("alloc")
+        if alloc is not None:
+            alloc.refresh_feeds(force=True)  # type: ignore[attr-defined]  # the service and ledger too
         self._reload_asked = True
         self.notify(f"Reading {self.source_name or 'the source'} again…", timeout=3)
         self.load()

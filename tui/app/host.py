@@ -44,6 +44,7 @@ class AppHost(Protocol):
     clock: Callable[[], float]
     _assoc: FairshareTree
     _tabs: TabbedContent
+    _panes: dict[str, Widget]
     _status: Static
     _prompt: PromptBar
     _loaded_at: float | None

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 from textual.worker import Worker
 
-from tui.analysis.breakdown import Explanation
-from tui.analysis.recovery import Recovery
-from tui.analysis.standing import Standing
-from tui.analysis.whatif import WhatIf
-from tui.app.tree_rows import TreeTable
+if TYPE_CHECKING:  # annotations only: importing the panes' analysis here would slow the first frame
+    from tui.analysis.breakdown import Explanation
+    from tui.analysis.recovery import Recovery
+    from tui.analysis.standing import Standing
+    from tui.analysis.whatif import WhatIf
+    from tui.app.tree_rows import TreeTable
 
 
 @dataclass

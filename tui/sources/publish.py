@@ -46,6 +46,13 @@ def prune(root: Path, keep: int) -> list[Path]:
     return removed
 
 
+def _remove_if_empty(folder: Path) -> None:
+    try:
+        folder.rmdir()
+    except OSError:
+        pass  # not empty, or gone: leave it
+
+
 def publish_once(root: str | Path, capture: Callable[[Path], str], keep: int = 12,
                  now: datetime | None = None) -> Path:
     """Capture into a temporary folder, publish it atomically, point ``current`` at it, prune.
@@ -86,13 +93,17 @@ def publish_once(root: str | Path, capture: Callable[[Path], str], keep: int = 1
 def publish_every(root: str | Path, capture: Callable[[Path], str], every_s: float, keep: int = 12,
                   count: int | None = None, out: TextIO | None = None,
                   sleep: Callable[[float], None] = time.sleep,
-                  clock: Callable[[], float] = time.monotonic) -> int:
-    """Publish every ``every_s`` seconds (``count`` times, or until interrupted); one stdout line
-    ``current PATH`` per capture. A failed capture is reported on stderr-like ``out`` and retried at
-    the next period, leaving ``current`` on the last good one. Returns the number published."""
+                  clock: Callable[[], float] = time.monotonic, err: TextIO | None = None) -> int:
+    """Publish every ``every_s`` seconds (``count`` times, or until interrupted); one line
+    ``current PATH`` per capture to ``out`` (stdout). A failed capture is one line
+    ``fairtop: capture failed: ...`` on ``err`` (stderr) and is retried at the next period,
+    leaving ``current`` on the last good one; a ``root`` this call created stays only once a
+    capture is published into it. Returns the number published."""
     import sys
 
     out = out or sys.stdout
+    err = err or sys.stderr
+    fresh = not Path(root).exists()
     published = rounds = 0
     while count is None or rounds < count:
         start = clock()
@@ -102,7 +113,9 @@ def publish_every(root: str | Path, capture: Callable[[Path], str], every_s: flo
             print(f"{CURRENT} {path}", file=out, flush=True)
             published += 1
         except Exception as exc:  # the controller was down: keep the last good snapshot current
-            print(f"failed {exc}", file=out, flush=True)
+            print(f"fairtop: capture failed: {exc}", file=err, flush=True)
+            if fresh and not published:
+                _remove_if_empty(Path(root))
         if count is not None and rounds >= count:
             break
         sleep(max(0.0, every_s - (clock() - start)))

@@ -369,6 +369,18 @@ def _history_start(outputs: dict[str, Output], started: datetime) -> datetime:
     return (started - back).astimezone()
 
 
+def _check_writable(folder: Path) -> None:
+    """Fail before any command runs when ``folder`` could not be written: it, or the nearest
+    folder above it that exists, must be a writable folder."""
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise InputError(str(folder), f"cannot create the folder: {existing} is not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise InputError(str(folder), f"cannot create the folder: {existing} is not writable")
+
+
 def capture(path: str | Path, timeout: float = DEFAULT_TIMEOUT, on: str = "") -> str:
     """Save the live cluster's outputs into ``path`` under capture.sh's file names.
 
@@ -391,11 +403,12 @@ def capture(path: str | Path, timeout: float = DEFAULT_TIMEOUT, on: str = "") ->
         ``path`` cannot be created or written.
     """
     folder = Path(path)
+    _check_writable(folder)
+    outputs, started = collect(timeout, on)  # before the folder: no cluster, no empty folder left behind
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InputError(str(path), f"cannot create the folder: {exc.strerror or exc}") from None
-    outputs, started = collect(timeout, on)
     outputs[sacct.SACCT_FILE] = _soft(sacct.sacct_command(_history_start(outputs, started), cluster=on),
                                       timeout * 3)
     failed = 0

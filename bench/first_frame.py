@@ -1,0 +1,142 @@
+"""First frame in a real terminal: ``python bench/first_frame.py [-n 5] [--pbs-tui PATH]``.
+
+Each app is started in a fresh tmux window of 120x40 (a real terminal: tmux parses the escape
+codes and keeps the screen), and the screen is read with ``tmux capture-pane`` every 10 ms until
+the app's data rows are on it. The time is from just before ``tmux new-window`` to the first
+capture that shows them: the whole process, interpreter start-up, imports, loading the data and
+drawing included. The apps take turns (A B A B ...), so a drift in the machine's load hits both.
+
+- fairtop: ``fairtop --demo --user alice`` (the 2,500-user demo), done when the tree's root row
+  carries its numbers (``▾ root`` then a number);
+- pbs-tui (PyPI ``pbs-tui``, a Textual dashboard for PBS Pro, in its own venv; not a project
+  dependency): ``pbs-tui --dummy``, done when the first job row (a job id) is drawn;
+- floor: a Textual app that shows 20 static lines (nothing else), done when its last line is.
+
+One tmux server on a private socket (``-L fairtop-bench``) holds a idle session for the whole
+run, so no run pays for starting the server. Prints, per app, the median, min and max of the
+wall time and of the CPU time the app's process had used when its rows appeared (from
+``/proc/PID/stat``: on a loaded machine the wall time is mostly waiting for a core, the CPU time
+is what the app costs), and the load average before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SOCKET = "fairtop-bench"
+WIDTH, HEIGHT = 120, 40
+TIMEOUT_S = 30.0
+POLL_S = 0.01
+
+FLOOR_APP = '''
+from textual.app import App
+from textual.widgets import Static
+
+class Floor(App):
+    def compose(self):
+        for i in range(20):
+            yield Static(f"static line {i}")
+
+Floor().run()
+'''
+
+
+def tmux(*args: str) -> str:
+    return subprocess.run(["tmux", "-L", SOCKET, *args], check=True, capture_output=True, text=True).stdout
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` (all its threads) so far, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def first_frame(argv: list[str], done: re.Pattern[str], name: str, env: dict[str, str] | None = None
+                ) -> tuple[float, float]:
+    """Seconds from starting ``argv`` in a new 120x40 window to the first screen matching
+    ``done``, and the CPU seconds the app had used by then (the machine's load stretches the
+    first; the second is what the app itself costs)."""
+    t0 = time.perf_counter()
+    tmux("new-window", "-d", "-t", "bench", "-n", name, *(f"-e{k}={v}" for k, v in (env or {}).items()), *argv)
+    pid = int(tmux("display-message", "-p", "-t", f"bench:{name}", "#{pane_pid}"))
+    try:
+        while True:
+            screen = tmux("capture-pane", "-p", "-t", f"bench:{name}")
+            if done.search(screen):
+                return time.perf_counter() - t0, cpu_seconds(pid)
+            if time.perf_counter() - t0 > TIMEOUT_S:
+                raise TimeoutError(f"{name}: no match for {done.pattern!r} in {TIMEOUT_S:g} s:\n{screen}")
+            time.sleep(POLL_S)
+    finally:
+        tmux("kill-window", "-t", f"bench:{name}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-n", type=int, default=5, help="runs of each app (default 5)")
+    parser.add_argument("--pbs-tui", default="/tmp/pbstui-venv/bin/pbs-tui", help="the pbs-tui executable")
+    parser.add_argument("--fairtop", default=str(ROOT / ".venv" / "bin" / "fairtop"), help="the fairtop executable")
+    parser.add_argument("--against", metavar="REV", help="also time fairtop as of this git revision (e.g. main)")
+    args = parser.parse_args()
+    if not shutil.which("tmux"):
+        print("needs tmux", file=sys.stderr)
+        return 2
+    floor = Path(tempfile.mkdtemp()) / "floor.py"
+    floor.write_text(FLOOR_APP)
+    root_row = re.compile(r"▾ root +[0-9]")
+    apps: dict[str, tuple[list[str], re.Pattern[str], dict[str, str]]] = {
+        "fairtop": ([args.fairtop, "--demo", "--user", "alice"], root_row, {}),
+        "floor": ([str(Path(args.fairtop).with_name("python")), str(floor)], re.compile(r"static line 19"), {}),
+    }
+    if args.against:
+        sys.path.insert(0, str(ROOT / "bench"))
+        from report import export
+
+        src = export(args.against)
+        apps[f"fairtop@{args.against}"] = ([str(Path(args.fairtop).with_name("python")), "-m", "tui.cli", "--demo",
+                                            "--user", "alice"], root_row, {"PYTHONPATH": str(src)})
+    if Path(args.pbs_tui).exists():
+        apps["pbs-tui"] = ([args.pbs_tui, "--dummy"], re.compile(r"▊\s+[0-9]{6,}\s+\w"), {})
+    else:
+        print(f"no pbs-tui at {args.pbs_tui}: python -m venv /tmp/pbstui-venv && "
+              "/tmp/pbstui-venv/bin/pip install pbs-tui", file=sys.stderr)
+    env = {**os.environ, "TERM": "xterm-256color"}
+    os.environ.update(env)
+    subprocess.run(["tmux", "-L", SOCKET, "kill-server"], capture_output=True)
+    tmux("new-session", "-d", "-s", "bench", "-x", str(WIDTH), "-y", str(HEIGHT), "sleep", "3600")
+    tmux("set-option", "-g", "default-size", f"{WIDTH}x{HEIGHT}")
+    tmux("set-window-option", "-g", "aggressive-resize", "off")
+    load_before = os.getloadavg()
+    times: dict[str, list[float]] = {name: [] for name in apps}
+    cpu: dict[str, list[float]] = {name: [] for name in apps}
+    try:
+        for name, (argv, done, env) in apps.items():  # warm-up: the disk cache, not counted
+            first_frame(argv, done, name, env)
+        for _ in range(args.n):
+            for name, (argv, done, env) in apps.items():
+                wall, used = first_frame(argv, done, name, env)
+                times[name].append(wall)
+                cpu[name].append(used)
+    finally:
+        subprocess.run(["tmux", "-L", SOCKET, "kill-server"], capture_output=True)
+    load_after = os.getloadavg()
+    print(f"{time.strftime('%Y-%m-%d %H:%M %Z')}, {WIDTH}x{HEIGHT} tmux, {args.n} runs each, load average "
+          f"{load_before[0]:.1f} before, {load_after[0]:.1f} after")
+    for name, runs in times.items():
+        print(f"{name:13} wall median {statistics.median(runs):.2f} s (min {min(runs):.2f}, max {max(runs):.2f}); "
+              f"CPU median {statistics.median(cpu[name]):.2f} s (min {min(cpu[name]):.2f}, max {max(cpu[name]):.2f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
