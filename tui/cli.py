@@ -215,7 +215,9 @@ def _allocation_parsers(sub: argparse._SubParsersAction) -> None:
     hook = alc_sub.add_parser("hook", help="run by Slurm: cli_filter (submit), PrologSlurmctld, EpilogSlurmctld",
                               description="submit: refuse a job that would overdraw (options on stdin, key=value); "
                               "prolog: pre-debit at start; epilog: debit the actual use at the end.")
-    hook.add_argument("step", choices=("submit", "prolog", "epilog"))
+    hook.add_argument("step", choices=("submit", "prolog", "epilog"),
+                      help="which hook Slurm runs: submit (cli_filter), prolog (PrologSlurmctld), epilog "
+                           "(EpilogSlurmctld)")
     sfc = alc_sub.add_parser("site-factor", help="each pending job's site factor (dry run; --apply sets it)",
                              description="Compute each pending job's site factor from its allocation (seed 004); "
                              "--apply runs scontrol update job=ID SiteFactor=N.")
