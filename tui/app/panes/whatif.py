@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from rich.table import Table
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -58,14 +58,26 @@ def pbs_whatif_text(usage_res: str) -> str:
 
 
 class FieldInput(Input):
-    """A text field of the planner; Esc gives the focus back to the pane (so its keys work)."""
+    """A text field of the planner: its own keys handled in the order typed; Esc leaves it."""
 
     BINDINGS = [Binding("escape", "leave", "Leave the field", show=False, priority=True)]
 
+    async def _on_key(self, event: events.Key) -> None:
+        # The field's bindings (End, Backspace, arrows...) run here, in turn with the characters:
+        # left to the app they would run only once the key bubbled up, after the characters
+        # queued behind them ("End 8" typed fast would insert the 8 first).
+        bindings = self._bindings.key_to_bindings.get(event.key, ())
+        if bindings and not bindings[0].priority:
+            event.stop()
+            event.prevent_default()
+            await self.run_action(bindings[0].action)
+            return
+        await super()._on_key(event)
+
     def action_leave(self) -> None:
         pane = next((a for a in self.ancestors if isinstance(a, WhatIfPane)), None)
-        if pane is not None:
-            pane.query_one("#wi-scroll").focus()
+        if pane is not None:  # at once (Widget.focus waits a turn): the next key goes to the pane
+            self.screen.set_focus(pane.query_one("#wi-scroll"))
 
 
 def _field(key: str, label: str, widget: Input | Select, classes: str = "wi-field") -> Vertical:
