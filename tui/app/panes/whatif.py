@@ -29,7 +29,7 @@ from textual.widgets import Button, Input, Label, Select, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 from textual_plotext import PlotextPlot
 
-from tui.analysis.plan_compare import PlanProjection, metrics, project_plan, sentences, table_rows
+from tui.analysis.plan_compare import Baselines, PlanProjection, metrics, project_plan, sentences, table_rows
 from tui.analysis.plan_form import (JOB_FIELDS, NO_EXTRAS, PLAN_FIELDS, JobExtras, fields_of_job, parse_plan,
                                     plan_fields_of)
 from tui.analysis.scenario import Scenario, load_scenario, save_scenario
@@ -235,8 +235,8 @@ class WhatIfPane(PaneFrame):
         self._result: PlanProjection | None = None
         """The projection on screen (kept, dimmed, while the next computes)."""
         self._job_ids = 0
-        self._worker_errors: dict[str, str] = {}
-        """Field messages from the projection (unknown user...) for the request on screen."""
+        self._baselines = Baselines()
+        """Projections without the campaign, reused while only the jobs' shapes change."""
 
     # --- building ------------------------------------------------------------------------------
 
@@ -388,7 +388,6 @@ class WhatIfPane(PaneFrame):
         self._form, self._form_standing = key, standing
         self._request += 1
         self._worker = None
-        self._worker_errors = {}
         self.workers.cancel_group(self, "whatif")
         self._show_errors(form.errors, jobs)
         tree = standing.snapshot.tree
@@ -419,7 +418,7 @@ class WhatIfPane(PaneFrame):
         if delay and worker.cancelled_event.wait(delay):
             return
         try:
-            result, error = project_plan(sc, standing.snapshot, SOURCE), None
+            result, error = project_plan(sc, standing.snapshot, SOURCE, self._baselines), None
         except InputError as exc:  # a user, account or partition the cluster does not have
             result, error = None, exc
         if not worker.is_cancelled:
