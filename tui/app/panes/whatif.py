@@ -25,6 +25,8 @@ from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.css.query import NoMatches
+from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Select, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 from textual_plotext import PlotextPlot
@@ -96,6 +98,15 @@ class JobEditor(Vertical):
         self._number = number
         self._partitions = partitions
         self._fields = fields
+        self._found: dict[str, Widget] = {}
+        """Widgets by selector: a query walks the DOM (ms per field at 100k rows' load), per key."""
+
+    def one(self, selector: str) -> Widget:
+        """The widget ``selector`` names in this line, found once."""
+        widget = self._found.get(selector)
+        if widget is None:
+            widget = self._found[selector] = self.query_one(selector)
+        return widget
 
     def compose(self) -> ComposeResult:
         names = [p.name for p in self._partitions]
@@ -166,13 +177,18 @@ class JobEditor(Vertical):
     @property
     def composed(self) -> bool:
         """Whether the fields exist yet (a line being mounted has none)."""
-        return bool(self.query(".f-account"))
+        try:
+            return all(self.one(f".{name}") is not None for name in ("f-partition", "f-count", "f-account"))
+        except NoMatches:
+            return False
 
     def input(self, key: str) -> Input:
-        return self.query_one(f".f-{key}", Input)
+        widget = self.one(f".f-{key}")
+        assert isinstance(widget, Input)
+        return widget
 
     def value(self, key: str) -> str:
-        widget = self.query_one(f".f-{key}")
+        widget = self.one(f".f-{key}")
         if isinstance(widget, Select):
             return "" if widget.is_blank() else str(widget.value)
         assert isinstance(widget, Input)
@@ -235,6 +251,8 @@ class WhatIfPane(PaneFrame):
         self._result: PlanProjection | None = None
         """The projection on screen (kept, dimmed, while the next computes)."""
         self._job_ids = 0
+        self._found: dict[str, Widget] = {}
+        """Widgets by selector, found once (see :meth:`JobEditor.one`)."""
         self._baselines = Baselines()
         """Projections without the campaign, reused while only the jobs' shapes change."""
 
@@ -263,10 +281,22 @@ class WhatIfPane(PaneFrame):
         for plot in self.query(PlotextPlot):
             plot.display = False
 
+    def one(self, selector: str) -> Widget:
+        """The widget ``selector`` names in the pane (not in a job line), found once."""
+        widget = self._found.get(selector)
+        if widget is None:
+            widget = self._found[selector] = self.query_one(selector)
+        return widget
+
+    def input(self, key: str) -> Input:
+        widget = self.one(f"#wi-{key}")
+        assert isinstance(widget, Input)
+        return widget
+
     @property
     def jobs(self) -> list[JobEditor]:
         """The job lines, in order."""
-        return list(self.query_one("#wi-jobs").query_children(JobEditor))
+        return [w for w in self.one("#wi-jobs").children if isinstance(w, JobEditor)]
 
     def _new_job(self, number: int, fields: dict[str, str] | None = None,
                  extras: JobExtras = NO_EXTRAS) -> JobEditor:
@@ -283,7 +313,7 @@ class WhatIfPane(PaneFrame):
             self._view, self._row = None, row  # nothing to recompute on a form change
             self._update("wi-title", "What if I run these jobs?")
             pbs = standing.snapshot.pbs
-            self.query_one("#wi-result", Static).update(pbs_whatif_text(pbs.usage_res if pbs else "cput"))
+            self._update("wi-result", pbs_whatif_text(pbs.usage_res if pbs else "cput"))
             return
         parts = standing.snapshot.partitions or (NO_PARTITION,)
         changed = [p.name for p in parts] != list(self._partitions)
@@ -311,7 +341,7 @@ class WhatIfPane(PaneFrame):
         return int(standing.my_rows[0]) if len(standing.my_rows) else None
 
     def _plan_values(self) -> dict[str, str]:
-        return {key: self.query_one(f"#wi-{key}", Input).value for key, _, _ in PLAN_FIELDS}
+        return {key: self.input(key).value for key, _, _ in PLAN_FIELDS}
 
     def _parse(self):  # noqa: ANN202 - (PlanForm, jobs, target)
         standing = self._view
@@ -439,17 +469,21 @@ class WhatIfPane(PaneFrame):
         self._set_result(f"Could not project this campaign: {text}", pending=False)
 
     def _show_errors(self, errors: dict[str, str], jobs: list[JobEditor]) -> None:
+        # Only messages that change are updated: each update relayouts the screen, per key.
         for key, _, _ in PLAN_FIELDS:
-            self.query_one(f"#wi-{key}", Input).set_class(key in errors, "invalid")
-            self.query_one(f"#wi-plan .e-{key}", Static).update(errors.get(key, ""))
+            message = errors.get(key, "")
+            if self._texts.get(f"plan.{key}") != message:
+                self._texts[f"plan.{key}"] = message
+                self.one(f"#wi-plan .e-{key}").update(message)  # type: ignore[attr-defined]
+                self.input(key).set_class(bool(message), "invalid")
         for i, job in enumerate(jobs):
             for key in ("partition", "gpu_type", *(k for k, _, _ in JOB_FIELDS)):
                 message = errors.get(f"jobs[{i}].{key}", "")
                 if self._texts.get(f"{job.id}.{key}") != message:
                     self._texts[f"{job.id}.{key}"] = message
-                    job.query_one(f".e-{key}", Static).update(message)
-                if key not in ("partition", "gpu_type"):
-                    job.input(key).set_class(bool(message), "invalid")
+                    job.one(f".e-{key}").update(message)  # type: ignore[attr-defined]
+                    if key not in ("partition", "gpu_type"):
+                        job.input(key).set_class(bool(message), "invalid")
 
     def _show_projection_error(self, error: InputError) -> None:
         """An error of the projection: beside its field when it names one (``plan:jobs[0].user``)."""
@@ -516,15 +550,15 @@ class WhatIfPane(PaneFrame):
         """Update a Static only if its text changes: each update relayouts the screen, per key."""
         if self._texts.get(widget_id) != text:
             self._texts[widget_id] = text
-            self.query_one(f"#{widget_id}", Static).update(text)
+            self.one(f"#{widget_id}").update(text)  # type: ignore[attr-defined]
 
     def _set_result(self, text: str, pending: bool) -> None:
         self._update("wi-result", text)
-        self.query_one("#wi-result").set_class(pending, "pending")
+        self.one("#wi-result").set_class(pending, "pending")
 
     def _dim(self, stale: bool) -> None:
         """Dim the plots and table while they show an older form's projection."""
-        for widget in (self.query_one("#wi-plots"), self.query_one("#wi-table")):
+        for widget in (self.one("#wi-plots"), self.one("#wi-table")):
             widget.set_class(stale, "pending")
 
     # --- files ---------------------------------------------------------------------------------
