@@ -173,6 +173,7 @@ async def test_whatif_pane_projects_the_campaign_before_and_after():
     assert "job 1: 1 run × 10 h at 8.00 billing/s = 80.0 SU" in flat
     assert ("root/a on 2026-03-01 10:00 (campaign end): fairshare 0.7071 → 0.3536, usage 10.0 → 90.0 SU "
             "(without → with the campaign)") in flat
+    assert "root/a: lowest with the campaign on 2026-03-01 10:00: fairshare 0.7071 → 0.3536" in flat
     assert "root/a: fairshare not back to 0.5 by 2026-03-01 (end of the horizon)" in flat
     assert "2026-03-01 00:00 10.0 → 10.0 0.7071 → 0.7071" in flat
     assert "2026-03-01 05:00 10.0 → 50.0 0.7071 → 0.4204" in flat

@@ -195,8 +195,8 @@ def sentences(plan: PlanProjection) -> list[str]:
         if np.all(np.isnan(f)):
             continue
         lo = int(np.nanargmin(f))
-        out.append(f"{sa.label}: lowest fairshare {f[lo]:.4f} on {a.date(t[lo]):%Y-%m-%d %H:%M} "
-                   f"(without the campaign {sb.fairshare[lo]:.4f})")
+        out.append(f"{sa.label}: lowest with the campaign on {a.date(t[lo]):%Y-%m-%d %H:%M}: fairshare "
+                   f"{sb.fairshare[lo]:.4f} → {f[lo]:.4f}")
         rec = a.recovery_h[i] if i < len(a.recovery_h) else None
         if rec is not None:
             out.append(f"{sa.label}: fairshare back to {a.target:g} on {a.date(rec):%Y-%m-%d}")
