@@ -7,14 +7,14 @@ from datetime import datetime, timedelta, timezone
 from textual.app import App, ComposeResult
 from textual.geometry import Region
 from textual.widget import Widget
-from textual.widgets import DataTable, Input, Select, Static
+from textual.widgets import DataTable, Input, Static
 
 from tests.app.conftest import workers_done
 from tests.conftest import FIXTURES
 from tests.treebuild import tree_from_text
 from tui.app.panes.allocations import AllocationsPane
 from tui.app.panes.breakdown import BreakdownPane
-from tui.app.panes.whatif import PROJECTION_TEXT, WhatIfPane
+from tui.app.panes.whatif import WhatIfPane
 from tui.model import Allocation, Partition, PrioritySettings, Snapshot
 from tui.sources.sshare import parse_sshare
 from tui.analysis.standing import build_standing
@@ -142,55 +142,71 @@ async def test_allocations_pane_none_for_row():
     assert "No allocation is charged through aC/uC1 and the accounts above it (2 allocations here)" in text
 
 
-async def test_whatif_pane_cost_usage_chain_and_fairshare():
-    # root/a: 10 h of 40 h with 1 of 2 shares; 8 CPUs x 10 h = 80 h halves the classic factor
+def two_user_standing(algorithm: str = "classic"):
+    """root/a: 10 h of 40 h of usage with 1 of 2 shares, no decay (half-life 0), a 64-CPU partition
+    billing 1 per CPU: a job's usage is hand-derived."""
     tree = tree_from_text(f"@a 1 {10 * 3600}\n@b 1 {30 * 3600}")
     part = Partition("cpu", {"cpu": 1.0}, total_cpus=64, total_nodes=4, tres_totals={"cpu": 64.0})
-    snap = Snapshot("t", "t", taken_at=NOW, tree=tree, settings=PrioritySettings(algorithm="classic"),
-                    partitions=(part,))
-    standing = build_standing(snap, me="a")
+    snap = Snapshot("t", "t", taken_at=NOW, tree=tree, partitions=(part,),
+                    settings=PrioritySettings(algorithm=algorithm, decay_half_life_s=0))
+    return build_standing(snap, me="a")
+
+
+def set_fields(pane: WhatIfPane, plan: dict[str, str], job: int = 0, **fields: str) -> None:
+    for key, value in plan.items():
+        pane.query_one(f"#wi-{key}", Input).value = value
+    for key, value in fields.items():
+        pane.jobs[job].input(key).value = value
+
+
+async def test_whatif_pane_projects_the_campaign_before_and_after():
+    # 8 CPUs x 10 h = 80 SU on root/a: usage 10 -> 50 -> 90 h of 40 -> 80 -> 120 h in all, so
+    # EffectvUsage 0.25 -> 0.625 -> 0.75 and the classic factor 2**(-U/0.5): 0.707107 -> 0.420448 -> 0.353553.
+    standing = two_user_standing()
     pane = WhatIfPane()
-    async with PaneApp(pane).run_test(size=(150, 60)) as pilot:
+    async with PaneApp(pane).run_test(size=(150, 120)) as pilot:
         pane.show(standing, None)  # no selection: the viewer's own association
         await settle(pilot)
-        pane.query_one("#wi-cpus", Input).value = "8"
-        pane.query_one("#wi-walltime", Input).value = "10:00:00"
+        set_fields(pane, {"horizon": "10:00:00", "step": "5:00:00"}, cpus="8", walltime="10:00:00")
         await settle(pilot)
         text = shown(pane)
-        assert pane.query_one("#wi-partition", Select).value == "cpu"
-        pane.query_one("#wi-cpus", Input).value = "0"
-        pane.query_one("#wi-walltime", Input).value = "soon"
+        assert pane.jobs[0].value("partition") == "cpu"
+        set_fields(pane, {"horizon": "soon"}, cpus="0")
         await settle(pilot)
         bad = shown(pane)
-        assert pane.query_one("#wi-cpus", Input).has_class("invalid")
-    assert "Cost  8.00 billing units/s (sum) × 36,000 s = 288,000 billing-seconds = 80.0 SU" in text
-    assert "root/a" in text and "36,000 →          324,000" in text
-    assert "144,000 →          432,000" in text
-    assert "FairShare     0.707107 → 0.353553" in text
-    assert "EffectvUsage  0.250000 → 0.750000" in text
-    assert PROJECTION_TEXT[:40] in text
+        assert pane.jobs[0].input("cpus").has_class("invalid")
+        assert pane.query_one("#wi-horizon", Input).has_class("invalid")
+    flat = " ".join(text.split())
+    assert "job 1: 1 run × 10 h at 8.00 billing/s = 80.0 SU" in flat
+    assert ("root/a on 2026-03-01 10:00 (campaign end): fairshare 0.7071 → 0.3536, usage 10.0 → 90.0 SU "
+            "(without → with the campaign)") in flat
+    assert "root/a: lowest with the campaign on 2026-03-01 10:00: fairshare 0.7071 → 0.3536" in flat
+    assert "root/a: fairshare not back to 0.5 by 2026-03-01 (end of the horizon)" in flat
+    assert "2026-03-01 00:00 10.0 → 10.0 0.7071 → 0.7071" in flat
+    assert "2026-03-01 05:00 10.0 → 50.0 0.7071 → 0.4204" in flat
+    assert "2026-03-01 10:00 10.0 → 90.0 0.7071 → 0.3536" in flat
+    bad = " ".join(bad.split())
     assert "at least 1" in bad
     assert "not a Slurm time 'soon'" in bad
-    assert "Fix the fields above to see the cost." in bad
+    assert "Fix the fields marked in red to see the projection." in bad
 
 
-async def test_whatif_pane_fair_tree_rank_and_account_selection():
+async def test_whatif_pane_fair_tree_users_ahead():
     standing = suite_standing("test24_4_fair_tree.psv", "fair_tree")
     tree = standing.snapshot.tree
     pane = WhatIfPane()
-    async with PaneApp(pane).run_test(size=(150, 60)) as pilot:
+    async with PaneApp(pane).run_test(size=(150, 120)) as pilot:
         pane.show(standing, row_of(tree, "aGA", "uGA1"))
         await settle(pilot)
-        # no partitions: billed by CPU count; 1 CPU for 20 s = the LevelFS halving of uGA1
-        pane.query_one("#wi-cpus", Input).value = "1"
-        pane.query_one("#wi-walltime", Input).value = "0:20"
+        # no partitions: billed by CPU count; 1 CPU for 20 s = the LevelFS halving of uGA1, which
+        # takes it from rank 4 to 2 of 21 (17 -> 19 users ahead) at the first calc period
+        set_fields(pane, {"horizon": "10", "step": "5"}, cpus="1", walltime="0:20")
         await settle(pilot)
-        text = shown(pane)
+        text = " ".join(shown(pane).split())
         account = await reshow(pilot, pane, standing, row_of(tree, "aGA"))
-    assert "LevelFS       1.250000 → 0.625000" in text
-    assert "Rank          4 → 2 of 21" in text
-    assert "FairShare     0.190476 → 0.095238" in text
-    assert "Select a user association in the tree to see the effect on its fairshare." in account
+    assert "aGA/uGA1: users ahead 17 → 19 of 21" in text
+    assert "Plan a campaign for aGA/uGA1" in text
+    assert "Plan a campaign for " in account and "aGA/uGA1" not in account.split("\n")[0]
 
 
 async def test_panes_in_the_real_shell_on_the_demo(make_app) -> None:
@@ -217,7 +233,7 @@ async def test_panes_in_the_real_shell_on_the_demo(make_app) -> None:
         assert isinstance(app.query_one("#pane-whatif"), WhatIfPane)
         assert f"/{ME} ranks " in texts["breakdown"]
         assert "Allocations of " in texts["alloc"] or "No allocation" in texts["alloc"]
-        assert "Cost " in texts["whatif"]
+        assert "job 1: 1 run × 24 h" in " ".join(texts["whatif"].split())
         assert not [n for n in app._notifications if n.severity == "error"], tree.selected_row
 
 

@@ -135,20 +135,25 @@ async def test_refresh_keeps_expansion_and_cursor(make_app) -> None:
 
 
 async def test_refresh_keeps_the_what_if_form(make_app) -> None:
-    from textual.widgets import Input, Select
+    from textual.widgets import Select
+
+    from tui.app.panes.whatif import WhatIfPane
 
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await pilot.press("m", "4")
-        select = app.query_one("#wi-partition", Select)
-        options = [value for _, value in select._options if value is not Select.BLANK]
+        await ready(pilot)
+        job = app.query_one(WhatIfPane).jobs[0]
+        select = job.query_one(".f-partition", Select)
+        options = [value for _, value in select._options if value is not Select.NULL]
         select.value = options[-1]
-        app.query_one("#wi-cpus", Input).value = "32"
+        job.input("cpus").value = "32"
         await pilot.pause()
         await pilot.press("r")
         await ready(pilot)
-        assert select.value == options[-1] and app.query_one("#wi-cpus", Input).value == "32"
+        job = app.query_one(WhatIfPane).jobs[0]
+        assert job.value("partition") == options[-1] and job.input("cpus").value == "32"
 
 
 async def test_r_asks_the_live_source_for_everything_now(monkeypatch) -> None:

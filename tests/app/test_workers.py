@@ -13,12 +13,13 @@ from textual.widgets import Input, Static
 from tests.app.conftest import SIZE, ready, workers_done
 from tests.app.test_panes import PaneApp, row_of, settle, shown, suite_standing
 from tui.analysis.recovery import recovery as _real_recovery
-from tui.analysis.whatif import whatif as _real_whatif
-from tui.app.messages import ExplanationReady, RecoveryReady, WhatIfReady
+from tui.analysis.plan_compare import project_plan as _real_project_plan
+from tui.app.messages import ExplanationReady, PlanReady, RecoveryReady
 from tui.app.panes import breakdown as breakdown_pane
 from tui.app.panes import whatif as whatif_pane
 from tui.app.panes.breakdown import BreakdownPane
 from tui.app.panes.whatif import WhatIfPane
+from tui.sources.errors import InputError
 
 
 def recording(func: Callable[..., Any], calls: list[threading.Thread]) -> Callable[..., Any]:
@@ -49,7 +50,7 @@ def pane_text(app, tab: str) -> str:  # noqa: ANN001 - FairtopApp
 FAILURES = {  # pane module's function made to raise -> (module, tab key, tab, pending text, error shown)
     "recovery": (breakdown_pane, "2", "breakdown", "computing...", "could not compute: {}"),
     "explain_slurm": (breakdown_pane, "2", "breakdown", "computing...", "could not compute: {}"),
-    "whatif": (whatif_pane, "4", "whatif", "computing the effect", "Could not compute the effect of this job: {}"),
+    "project_plan": (whatif_pane, "4", "whatif", "Projecting the campaign", "Could not project this campaign: {}"),
 }
 
 
@@ -68,18 +69,18 @@ async def test_pane_worker_failure_is_notified_and_shown(make_app, monkeypatch, 
         assert pending not in text
         assert shown_error.format(f"{name} exploded") in text
         assert app.standing is not None  # the data stays; only the pane's answer is missing
-        if name == "whatif":  # a failed request is retried on the next change of the form
+        if name == "project_plan":  # a failed request is retried on the next change of the form
             monkeypatch.setattr(module, name, real)
-            app.query_one("#wi-cpus", Input).value = "8"
+            app.query_one(WhatIfPane).jobs[0].input("cpus").value = "8"
             await ready(pilot)
-            assert "FairShare " in pane_text(app, tab)
+            assert "users ahead " in pane_text(app, tab)
 
 
 async def test_engine_work_runs_off_the_ui_thread(make_app, monkeypatch) -> None:
     calls: list[threading.Thread] = []
     for name in ("recovery", "explain_slurm"):
         monkeypatch.setattr(breakdown_pane, name, recording(getattr(breakdown_pane, name), calls))
-    monkeypatch.setattr(whatif_pane, "whatif", recording(_real_whatif, calls))
+    monkeypatch.setattr(whatif_pane, "project_plan", recording(_real_project_plan, calls))
     app = make_app()
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await ready(pilot)
@@ -87,7 +88,7 @@ async def test_engine_work_runs_off_the_ui_thread(make_app, monkeypatch) -> None
         await ready(pilot)
         await pilot.press("4")
         await ready(pilot)
-        assert "ranks " in pane_text(app, "breakdown") or "FairShare" in pane_text(app, "whatif")
+        assert "ranks " in pane_text(app, "breakdown") or "users ahead" in pane_text(app, "whatif")
         assert len(calls) >= 3
         assert threading.main_thread() not in calls
         assert not error_notes(app)
@@ -95,7 +96,7 @@ async def test_engine_work_runs_off_the_ui_thread(make_app, monkeypatch) -> None
 
 async def test_whatif_typing_is_debounced_into_one_engine_run(monkeypatch) -> None:
     calls: list[threading.Thread] = []
-    monkeypatch.setattr(whatif_pane, "whatif", recording(_real_whatif, calls))
+    monkeypatch.setattr(whatif_pane, "project_plan", recording(_real_project_plan, calls))
     monkeypatch.setattr(whatif_pane, "DEBOUNCE_S", 2.0)  # keys typed by Pilot come well within it
     standing = suite_standing("test24_4_fair_tree.psv", "fair_tree")
     pane = WhatIfPane()
@@ -103,15 +104,17 @@ async def test_whatif_typing_is_debounced_into_one_engine_run(monkeypatch) -> No
         pane.show(standing, row_of(standing.snapshot.tree, "aGA", "uGA1"))
         await settle(pilot)
         assert len(calls) == 1  # show(): at once, no debounce
-        field = pane.query_one("#wi-walltime", Input)
+        field = pane.jobs[0].input("walltime")
         field.focus()
-        pane.query_one("#wi-cpus", Input).value = "1"
+        pane.query_one("#wi-horizon", Input).value = "10"
+        pane.query_one("#wi-step", Input).value = "5"
+        pane.jobs[0].input("cpus").value = "1"
         field.value = ""
         await pilot.press(*"0:20")
         assert field.value == "0:20"  # the form answers each key without waiting for the engine
         await settle(pilot)
-        assert len(calls) == 2  # one engine run for the whole burst
-        assert "LevelFS       1.250000 → 0.625000" in shown(pane)
+        assert len(calls) == 2  # one projection for the whole burst
+        assert "aGA/uGA1: users ahead 17 → 19 of 21" in " ".join(shown(pane).split())
 
 
 async def test_stale_results_are_dropped() -> None:
@@ -148,24 +151,14 @@ async def test_stale_results_are_dropped() -> None:
     async with PaneApp(pane).run_test(size=(150, 60)) as pilot:
         pane.show(standing, user)
         await settle(pilot)
-        pane.query_one("#wi-cpus", Input).value = "1"
-        pane.query_one("#wi-walltime", Input).value = "0:20"
+        pane.jobs[0].input("cpus").value = "1"
+        pane.jobs[0].input("walltime").value = "0:20"
         await settle(pilot)
         text = shown(pane)
-        late = WhatIfReady(pane._request - 1, _real_whatif(standing, other, _cost(pane, standing)))
+        late = PlanReady(pane._request - 1, None, InputError("plan:jobs[0].user", "an older form's answer"))
         pane.post_message(late)
         await settle(pilot)
-        assert shown(pane) == text and "Rank          4 → 2 of 21" in text
-
-
-def _cost(pane: WhatIfPane, standing) -> Any:  # noqa: ANN001 - Standing
-    from tui.analysis.job_form import parse_job_form
-
-    fields = {key: pane._value(f"wi-{key}") for key, _, _ in whatif_pane.FIELDS}
-    fields["partition"] = pane._value("wi-partition")
-    request, errors = parse_job_form(fields, pane._partitions)
-    assert request is not None, errors
-    return request.cost(pane._partitions, standing.snapshot.settings.flags)
+        assert shown(pane) == text and "an older form" not in text and "users ahead" in text
 
 
 async def test_panes_say_computing_until_the_worker_answers(monkeypatch) -> None:

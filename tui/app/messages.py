@@ -12,7 +12,8 @@ if TYPE_CHECKING:  # annotations only: importing the panes' analysis here would 
     from tui.analysis.breakdown import Explanation
     from tui.analysis.recovery import Recovery
     from tui.analysis.standing import Standing
-    from tui.analysis.whatif import WhatIf
+    from tui.analysis.plan_compare import PlanProjection
+    from tui.sources.errors import InputError
     from tui.app.tree_rows import TreeTable
 
 
@@ -48,12 +49,15 @@ class RecoveryReady(Message, bubble=False):
 
 
 @dataclass
-class WhatIfReady(Message, bubble=False):
-    """The what-if worker charged the form's job; dropped unless ``request_id`` is still the pane's
-    (the form changed, or another row was selected, since the worker started)."""
+class PlanReady(Message, bubble=False):
+    """The what-if worker projected the planner's campaign (or the cluster refused it: ``error``);
+    dropped unless ``request_id`` is still the pane's (the form changed, or another row was
+    selected, since the worker started)."""
 
     request_id: int
-    result: WhatIf
+    result: PlanProjection | None
+    error: InputError | None = None
+    """A user, account or partition the cluster does not have (naming ``plan:jobs[i].FIELD``)."""
 
 
 @dataclass

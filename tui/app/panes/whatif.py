@@ -1,46 +1,54 @@
-"""The what-if pane: edit a job, see what it costs and what it does to a fairshare now.
+"""The what-if pane, a planner: a campaign of jobs projected over time, without and with it.
 
-Form fields are validated by :func:`tui.analysis.job_form.parse_job_form` on every change, on the UI
-thread (cheap); a valid job is billed (:meth:`JobRequest.cost`) and charged to the association
-(:func:`tui.analysis.whatif.whatif`, which reruns the engine on a copy of the tree) by an exclusive
-thread worker once the form has rested :data:`DEBOUNCE_S` seconds; the result comes back as a
-:class:`~tui.app.messages.WhatIfReady` and is dropped if the form changed meanwhile.
-The projection over time has its own labelled area, left empty until the projection engine
-exists.
+The editor holds the scenario's horizon, step and target fairshare and one :class:`JobEditor` per
+job line (add, duplicate, remove). Every change is validated on the UI thread by
+:func:`tui.analysis.plan_form.parse_plan` (cheap; each message beside its field); a valid scenario
+is projected twice (:func:`tui.analysis.plan_compare.project_plan`, as planned and without its
+jobs) by an exclusive thread worker once the form has rested :data:`DEBOUNCE_S` seconds. The
+result comes back as a :class:`~tui.app.messages.PlanReady` and is dropped if the form changed
+meanwhile; it is drawn as dated plots (textual-plotext), a table and sentences, every change as
+``before → after``. Scenarios are saved (tomli-w) and loaded (:func:`load_scenario`) as TOML.
+
+Keys: Tab, Shift+Tab and Esc are priority bindings here, handled by the app in the order the keys
+arrive, so characters typed right after them go to the field they were typed for (a non-priority
+Tab is handled only after the key has bubbled up, by which time the next keys sit in the old
+field's queue). Esc leaves a field; with no field focused the app's keys (1-4, ?, :, q) work.
 """
 
 from __future__ import annotations
 
-import math
+from collections.abc import Iterable
+from pathlib import Path
 
-from textual import on, work
+from rich.table import Table
+from textual import events, on, work
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.markup import escape
-from textual.widgets import Input, Label, Select, Static
+from textual.css.query import NoMatches
+from textual.widget import Widget
+from textual.widgets import Button, Input, Label, Select, Static
 from textual.worker import Worker, WorkerState, get_current_worker
+from textual_plotext import PlotextPlot
 
-from tui.app.messages import WhatIfReady
-from tui.app.panes.base import PaneFrame
-from tui.engine.billing import JobCost
-from tui.model import Partition
+from tui.analysis.plan_compare import Baselines, PlanProjection, metrics, project_plan, sentences, table_rows
+from tui.analysis.plan_form import (JOB_FIELDS, NO_EXTRAS, PLAN_FIELDS, JobExtras, fields_of_job, parse_plan,
+                                    plan_fields_of)
+from tui.analysis.scenario import Scenario, load_scenario, save_scenario
 from tui.analysis.standing import Standing
-from tui.analysis.job_form import parse_job_form
-from tui.analysis.whatif import WhatIf, whatif
+from tui.app.messages import PlanReady
+from tui.app.panes.base import PaneFrame
+from tui.model import Partition
+from tui.sources.errors import InputError
 
-#: Seconds the form must rest after a change before the what-if worker runs the engine.
+#: Seconds the form must rest after a change before the worker projects it.
 DEBOUNCE_S = 0.25
 #: Stand-in when a snapshot has no partitions: billed by CPU count (spec 4.4).
 NO_PARTITION = Partition("default", description="no partition data: billed by CPU count")
-
-#: (field, label, default) of the text inputs; amounts are per node, as sbatch takes them.
-FIELDS = (
-    ("nodes", "Nodes", "1"),
-    ("cpus", "CPUs/node", "4"),
-    ("gpus", "GPUs/node", "0"),
-    ("mem_gb", "Mem GB/node", "16"),
-    ("walltime", "Walltime", "24:00:00"),
-)
+#: Source name in the projection's error messages (``plan:jobs[0].user``).
+SOURCE = "plan"
+#: Plots drawn before any result, in this order (other metrics get a plot when they appear).
+PLOTS = ("raw_usage", "fairshare", "ahead", "priority_fairshare")
 
 
 def pbs_whatif_text(usage_res: str) -> str:
@@ -51,237 +59,571 @@ def pbs_whatif_text(usage_res: str) -> str:
             "shows how usage sets an entity's fairshare_tree_usage and factor.")
 
 
-#: What the pane does not draw yet, and where the working projection is (no placeholder promise).
-PROJECTION_TEXT = ("Above: the job charged at once, nothing decaying. Its effect over the coming days "
-                   "(usage, fairshare, rank, pending jobs' priority, recovery) is computed by "
-                   "'fairtop whatif SCENARIO.toml' (see docs/whatif.md); this pane does not plot it yet.")
+class FieldInput(Input):
+    """A text field of the planner: its own keys handled in the order typed; Esc leaves it."""
+
+    BINDINGS = [Binding("escape", "leave", "Leave the field", show=False, priority=True)]
+
+    async def _on_key(self, event: events.Key) -> None:
+        # The field's bindings (End, Backspace, arrows...) run here, in turn with the characters:
+        # left to the app they would run only once the key bubbled up, after the characters
+        # queued behind them ("End 8" typed fast would insert the 8 first).
+        bindings = self._bindings.key_to_bindings.get(event.key, ())
+        if bindings and not bindings[0].priority:
+            event.stop()
+            event.prevent_default()
+            await self.run_action(bindings[0].action)
+            return
+        await super()._on_key(event)
+
+    def action_leave(self) -> None:
+        pane = next((a for a in self.ancestors if isinstance(a, WhatIfPane)), None)
+        if pane is not None:  # at once (Widget.focus waits a turn): the next key goes to the pane
+            self.screen.set_focus(pane.query_one("#wi-scroll"))
 
 
-def _fs(x: float | None) -> str:
-    return "-" if x is None or math.isnan(x) else ("inf" if math.isinf(x) else f"{x:f}")
+def _field(key: str, label: str, widget: Input | Select, classes: str = "wi-field") -> Vertical:
+    return Vertical(Label(label), widget, Static("", classes=f"wi-error e-{key}", markup=False),
+                    classes=classes)
 
 
-def result_markup(w: WhatIf, algorithm: str, usage_unknown: str = "") -> str:
-    """Cost, raw usage added up the chain, and the fairshare before and after (Textual markup).
+class JobEditor(Vertical):
+    """One job line: shape, campaign (count, start, every, repeat) and whom it charges."""
 
-    ``usage_unknown``: why the association's usage is unknown (then only the cost is real)."""
-    c = w.cost
-    mode = {"sum": "sum", "max_tres": "MAX_TRES", "max_tres_gres": "MAX_TRES_GRES"}[c.mode]
-    lines = [
-        f"[b]Cost[/b]  {c.billing_per_s:,.2f} billing units/s ({mode}) × {c.walltime_s:,} s = "
-        f"{c.total:,.0f} billing-seconds = [b]{c.total_hours:,.1f} SU[/b] (billing-hours)",
-        "",
-    ]
-    if usage_unknown:
-        return "\n".join([*lines, f"[b]Fairshare of {escape(w.label)}[/b] before and after: unknown, "
-                                   f"{escape(usage_unknown)} (--slurmrestd-sshare, --slurm or --from DIR have it)"])
-    lines.append("[b]Raw usage added[/b] (the same to the association and every ancestor)")
-    for inc in w.increments:
-        lines.append(f"  {escape(inc.label):<40} {inc.before:>16,.0f} → {inc.after:>16,.0f}")
-    lines += ["", f"[b]Fairshare of {escape(w.label)} now → right after the job[/b]"]
-    lines.append(f"  FairShare     {_fs(w.fairshare_before)} → {_fs(w.fairshare_after)}")
-    lines.append(f"  EffectvUsage  {_fs(w.effective_usage_before)} → {_fs(w.effective_usage_after)}")
-    if algorithm == "fair_tree":
-        lines.append(f"  LevelFS       {_fs(w.level_fs_before)} → {_fs(w.level_fs_after)}")
-        if w.rank_before is not None:
-            lines.append(f"  Rank          {w.rank_before} → {w.rank_after} of {w.users}")
-    if w.priority_fairshare_delta:
-        lines.append(f"  Job priority  FAIRSHARE part {w.priority_fairshare_delta:+,.0f}")
-    if w.fairshare_before == w.fairshare_after:
-        lines.append("  [$text-muted]FairShare moves only when the job changes this association's place "
-                     "in the ranking (Breakdown, 2, shows what decides it).[/]")
-    return "\n".join(lines)
+    def __init__(self, number: int, partitions: list[Partition], fields: dict[str, str],
+                 extras: JobExtras = NO_EXTRAS, **kwargs) -> None:  # noqa: ANN003 - Widget's
+        super().__init__(classes="wi-job", **kwargs)
+        self.extras = extras
+        """What the line carries from a file and has no field for (a TRES string, a billing)."""
+        self._number = number
+        self._partitions = partitions
+        self._fields = fields
+        self._found: dict[str, Widget] = {}
+        """Widgets by selector: a query walks the DOM (ms per field at 100k rows' load), per key."""
+
+    def one(self, selector: str) -> Widget:
+        """The widget ``selector`` names in this line, found once."""
+        widget = self._found.get(selector)
+        if widget is None:
+            widget = self._found[selector] = self.query_one(selector)
+        return widget
+
+    def compose(self) -> ComposeResult:
+        names = [p.name for p in self._partitions]
+        part = self._fields.get("partition") or (names[0] if names else "")
+        options = [(p.name, p.name) for p in self._partitions]
+        keys = [k for k, _, _ in JOB_FIELDS]
+        labels = {k: label for k, label, _ in JOB_FIELDS}
+        with Horizontal(classes="wi-row"):
+            yield Static(f"Job {self._number}", classes="wi-job-title", markup=False)
+            select = Select[str](options, value=part if part in names else Select.NULL, prompt="partition",
+                                 classes="f-partition")
+            yield _field("partition", "Partition", select, "wi-field wi-wide")
+            gpus = self._gpu_options(part)
+            gpu = self._fields.get("gpu_type", "")
+            if not gpu and len(gpus) == 1:
+                gpu = gpus[0][1]
+            yield _field("gpu_type", "GPU type", Select[str](
+                gpus, value=gpu if any(v == gpu for _, v in gpus) else Select.NULL, prompt="any",
+                classes="f-gpu_type"))
+            for key in keys[:5]:
+                yield _field(key, labels[key], FieldInput(self._fields[key], classes=f"f-{key}"))
+        with Horizontal(classes="wi-row"):
+            for key in keys[5:]:
+                yield _field(key, labels[key], FieldInput(self._fields[key], classes=f"f-{key}",
+                                                          placeholder=self._placeholder(key)))
+            with Vertical(classes="wi-buttons"):
+                yield Button("Duplicate", classes="wi-dup", compact=True)
+                yield Button("Remove", classes="wi-remove", compact=True)
+        extra = []
+        if self.extras.tres is not None:
+            extra.append("TRES " + ",".join(f"{k}={v:g}" for k, v in self.extras.tres.items()))
+        if self.extras.billing is not None:
+            extra.append(f"billing {self.extras.billing:g}/s")
+        if extra:
+            yield Static("From the file, kept as it is (overrides the shape above for billing): "
+                         + "; ".join(extra), classes="wi-extras", markup=False)
+
+    @staticmethod
+    def _placeholder(key: str) -> str:
+        return {"every": "once", "user": "selected", "account": "selected"}.get(key, "")
+
+    def _gpu_options(self, partition: str) -> list[tuple[str, str]]:
+        part = next((p for p in self._partitions if p.name == partition), None)
+        types = sorted(k.split(":", 1)[1] for k in (part.tres_totals if part else {}) if k.startswith("gres/gpu:"))
+        return [(t, t) for t in types]
+
+    def set_number(self, number: int) -> None:
+        self._number = number
+        self.query_one(".wi-job-title", Static).update(f"Job {number}")
+
+    def set_partitions(self, partitions: list[Partition]) -> None:
+        """New partition choices (a refresh that changed them): the first is chosen."""
+        self._partitions = partitions
+        select = self.query_one(".f-partition", Select)
+        select.set_options((p.name, p.name) for p in partitions)
+        if partitions:
+            select.value = partitions[0].name
+        self.partition_changed()
+
+    def partition_changed(self) -> None:
+        """The GPU types of the chosen partition (a sole one preselected)."""
+        options = self._gpu_options(self.value("partition"))
+        select = self.query_one(".f-gpu_type", Select)
+        select.set_options(options)
+        if len(options) == 1:
+            select.value = options[0][1]
+
+    @property
+    def composed(self) -> bool:
+        """Whether the fields exist yet (a line being mounted has none)."""
+        try:
+            return all(self.one(f".{name}") is not None for name in ("f-partition", "f-count", "f-account"))
+        except NoMatches:
+            return False
+
+    def input(self, key: str) -> Input:
+        widget = self.one(f".f-{key}")
+        assert isinstance(widget, Input)
+        return widget
+
+    def value(self, key: str) -> str:
+        widget = self.one(f".f-{key}")
+        if isinstance(widget, Select):
+            return "" if widget.is_blank() else str(widget.value)
+        assert isinstance(widget, Input)
+        return widget.value
+
+    def values(self) -> dict[str, str]:
+        out = {k: self.value(k) for k, _, _ in JOB_FIELDS}
+        out["partition"] = self.value("partition")
+        out["gpu_type"] = self.value("gpu_type")
+        return out
 
 
 class WhatIfPane(PaneFrame):
-    """A job editor with the job's cost and its immediate effect on a fairshare."""
+    """The planner: a campaign of jobs, its cost, and its effect over time (before → after)."""
+
+    # Priority: the app handles these before passing on the next key (see the module docstring).
+    BINDINGS = [Binding("tab", "app.focus_next", "Next field", show=False, priority=True),
+                Binding("shift+tab", "app.focus_previous", "Previous field", show=False, priority=True)]
 
     DEFAULT_CSS = """
-    WhatIfPane #wi-form { height: auto; }
-    WhatIfPane .wi-field { width: 1fr; height: auto; min-width: 12; }
+    WhatIfPane .wi-row, WhatIfPane #wi-plan, WhatIfPane #wi-jobs, WhatIfPane #wi-plots { height: auto; }
+    WhatIfPane .wi-field { width: 1fr; height: auto; min-width: 9; }
+    WhatIfPane .wi-wide { width: 2fr; min-width: 14; }
     WhatIfPane .wi-field Label { color: $text-muted; }
     WhatIfPane .wi-field Input.invalid { border: tall $error; }
     WhatIfPane .wi-error { color: $error; height: auto; }
-    WhatIfPane #wi-part-row { height: auto; }
-    WhatIfPane #wi-part-row Select { width: 1fr; }
+    WhatIfPane .wi-job { height: auto; border-top: solid $panel-lighten-2; }
+    WhatIfPane .wi-job-title { width: 7; padding-top: 2; text-style: bold; }
+    WhatIfPane .wi-buttons { width: 12; height: auto; padding-top: 1; }
+    WhatIfPane .wi-extras { color: $text-muted; }
+    WhatIfPane #wi-add { margin: 1 0 0 0; }
+    WhatIfPane #wi-file-msg { height: auto; color: $text-muted; }
+    WhatIfPane #wi-file-msg.error { color: $error; }
+    WhatIfPane #wi-path { width: 3fr; }
+    WhatIfPane #wi-plan Button { margin: 2 0 0 1; }
     WhatIfPane #wi-result { padding: 1 0; color: $foreground; }
-    WhatIfPane #wi-result.pending { text-opacity: 60%; }
-    WhatIfPane #wi-projection { border: round $panel-lighten-2; color: $text-muted;
-                                padding: 0 1; height: auto; min-height: 5; }
+    WhatIfPane .pending { text-opacity: 60%; }
+    WhatIfPane PlotextPlot { height: 12; min-height: 8; }
+    WhatIfPane #wi-table { height: auto; }
     """
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args, **kwargs) -> None:  # noqa: ANN002, ANN003 - Widget's
         super().__init__(*args, **kwargs)
         self._view: Standing | None = None
         self._row: int | None = None
         self._partitions: dict[str, Partition] = {}
+        self._priced = True
+        """False when the partitions are the stand-in (the snapshot has none)."""
+        self._base: Scenario | None = None
+        """A loaded scenario: its keys without a field here (shares, settings...) are kept."""
         self._request = 0
         """Counts form states (and selections): a result for an older one is dropped."""
         self._worker: Worker | None = None
-        """The worker charging the current form (None: nothing to compute)."""
+        """The worker projecting the current form (None: nothing to compute)."""
         self._texts: dict[str, str] = {}
         """The text last put in each Static by :meth:`_update`."""
-        self._result_shown = False
-        """Whether ``#wi-result`` shows a what-if result (kept, dimmed, while the next computes)."""
         self._form: tuple | None = None
         """The fields and target of the current request: an unchanged form is not redone."""
         self._form_standing: Standing | None = None
+        self._result: PlanProjection | None = None
+        """The projection on screen (kept, dimmed, while the next computes)."""
+        self._job_ids = 0
+        self._found: dict[str, Widget] = {}
+        """Widgets by selector, found once (see :meth:`JobEditor.one`)."""
+        self._baselines = Baselines()
+        """Projections without the campaign, reused while only the jobs' shapes change."""
+
+    # --- building ------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll():
-            yield Static("What if I run this job?", id="wi-title", classes="pane-title", markup=False)
-            with Horizontal(id="wi-part-row"):
-                with Vertical(classes="wi-field"):
-                    yield Label("Partition")
-                    yield Select[str]([], id="wi-partition", prompt="partition")
-                    yield Static("", id="wi-error-partition", classes="wi-error", markup=False)
-                with Vertical(classes="wi-field"):
-                    yield Label("GPU type")
-                    yield Select[str]([], id="wi-gpu_type", prompt="any")
-            with Horizontal(id="wi-form"):
-                for key, label, default in FIELDS:
-                    with Vertical(classes="wi-field"):
-                        yield Label(label)
-                        yield Input(default, id=f"wi-{key}")
-                        yield Static("", id=f"wi-error-{key}", classes="wi-error", markup=False)
-            yield Static("", id="wi-result")
-            yield Static(PROJECTION_TEXT, id="wi-projection", markup=False)
+        with VerticalScroll(id="wi-scroll"):
+            yield Static("Plan a campaign of jobs", id="wi-title", classes="pane-title", markup=False)
+            with Horizontal(id="wi-plan"):
+                for key, label, default in PLAN_FIELDS:
+                    yield _field(key, label, FieldInput(default, id=f"wi-{key}"))
+                yield _field("path", "Scenario file (TOML)", FieldInput("", id="wi-path",
+                                                                         placeholder="~/plan.toml"), "wi-field wi-wide")
+                yield Button("Save", id="wi-save", compact=True)
+                yield Button("Load", id="wi-load", compact=True)
+            yield Static("", id="wi-file-msg", markup=False)
+            yield Vertical(id="wi-jobs")
+            yield Button("Add a job", id="wi-add", compact=True)
+            yield Static("", id="wi-result", markup=False)
+            with Vertical(id="wi-plots"):
+                for key in PLOTS:
+                    yield PlotextPlot(id=f"wi-plot-{key}")
+            yield Static("", id="wi-table")
+
+    def on_mount(self) -> None:
+        for plot in self.query(PlotextPlot):
+            plot.display = False
+
+    def one(self, selector: str) -> Widget:
+        """The widget ``selector`` names in the pane (not in a job line), found once."""
+        widget = self._found.get(selector)
+        if widget is None:
+            widget = self._found[selector] = self.query_one(selector)
+        return widget
+
+    def input(self, key: str) -> Input:
+        widget = self.one(f"#wi-{key}")
+        assert isinstance(widget, Input)
+        return widget
+
+    @property
+    def jobs(self) -> list[JobEditor]:
+        """The job lines, in order."""
+        return [w for w in self.one("#wi-jobs").children if isinstance(w, JobEditor)]
+
+    def _new_job(self, number: int, fields: dict[str, str] | None = None,
+                 extras: JobExtras = NO_EXTRAS) -> JobEditor:
+        self._job_ids += 1
+        return JobEditor(number, list(self._partitions.values()), fields or {k: d for k, _, d in JOB_FIELDS},
+                         extras, id=f"wi-job-{self._job_ids}")
 
     def show(self, standing: Standing, row: int | None) -> None:
-        """Charge the edited job to ``row`` (a user row; else the viewer's own association)."""
+        """Plan for ``row`` (a user row; else the viewer's own association)."""
         is_pbs = standing.algorithm == "pbs"
-        for widget_id in ("#wi-part-row", "#wi-form", "#wi-projection"):
+        for widget_id in ("#wi-plan", "#wi-jobs", "#wi-add", "#wi-plots", "#wi-table"):
             self.query_one(widget_id).display = not is_pbs
         if is_pbs:
             self._view, self._row = None, row  # nothing to recompute on a form change
-            self.query_one("#wi-title", Static).update("What if I run this job?")
+            self._update("wi-title", "What if I run these jobs?")
             pbs = standing.snapshot.pbs
-            self.query_one("#wi-result", Static).update(escape(pbs_whatif_text(pbs.usage_res if pbs else "cput")))
+            self._update("wi-result", pbs_whatif_text(pbs.usage_res if pbs else "cput"))
             return
         parts = standing.snapshot.partitions or (NO_PARTITION,)
-        # A refresh with the same partitions keeps the user's choice; new ones reset the form.
-        first = [p.name for p in parts] != list(self._partitions)
+        changed = [p.name for p in parts] != list(self._partitions)
         self._view, self._row = standing, row
         self._partitions = {p.name: p for p in parts}
-        if first:
-            select = self.query_one("#wi-partition", Select)
-            select.set_options((f"{p.name}  {p.description}".strip(), p.name) for p in parts)
-            select.value = parts[0].name
-            self._gpu_types()
+        self._priced = bool(standing.snapshot.partitions)
+        jobs = self.jobs
+        if not jobs:
+            self.query_one("#wi-jobs").mount(self._new_job(1))
+        elif changed:  # a refresh with other partitions: each line takes the first
+            for job in jobs:
+                job.set_partitions(list(parts))
         self._recompute()
 
+    # --- reading the form ----------------------------------------------------------------------
+
     def _target(self) -> int | None:
-        """The association the job is charged to: the selected user row, else the viewer's."""
+        """The association the jobs charge by default: the selected user row, else the viewer's."""
         standing = self._view
         tree = standing.snapshot.tree if standing else None
-        if tree is None:
+        if tree is None or standing is None:
             return None
         if self._row is not None and tree.is_user[self._row]:
             return self._row
-        return int(standing.my_rows[0]) if standing is not None and len(standing.my_rows) else None
+        return int(standing.my_rows[0]) if len(standing.my_rows) else None
 
-    def _gpu_types(self) -> None:
-        """GPU types the chosen partition has (``gres/gpu:<type>`` TRES); preselect a sole one."""
-        part = self._partitions.get(self._value("wi-partition"))
-        types = sorted(k.split(":", 1)[1] for k in (part.tres_totals if part else {}) if k.startswith("gres/gpu:"))
-        select = self.query_one("#wi-gpu_type", Select)
-        select.set_options((t, t) for t in types)
-        if len(types) == 1:
-            select.value = types[0]
+    def _plan_values(self) -> dict[str, str]:
+        return {key: self.input(key).value for key, _, _ in PLAN_FIELDS}
 
-    def _value(self, widget_id: str) -> str:
-        widget = self.query_one(f"#{widget_id}")
-        if isinstance(widget, Select):
-            return "" if widget.is_blank() else str(widget.value)
-        return widget.value  # type: ignore[attr-defined]
+    def _parse(self):  # noqa: ANN202 - (PlanForm, jobs, target)
+        standing = self._view
+        assert standing is not None and standing.snapshot.tree is not None
+        tree = standing.snapshot.tree
+        target = self._target()
+        user = str(tree.user[target]) if target is not None else ""
+        account = str(tree.account[target]) if target is not None else ""
+        jobs = self.jobs
+        form = parse_plan(self._plan_values(), [j.values() for j in jobs], self._partitions, user, account,
+                          self._base, [j.extras for j in jobs], self._priced)
+        return form, jobs, target
 
-    @on(Select.Changed, "#wi-partition")
-    def _partition_changed(self) -> None:
-        self._gpu_types()
+    # --- events --------------------------------------------------------------------------------
+
+    @on(Select.Changed, ".f-partition")
+    def _partition_changed(self, event: Select.Changed) -> None:
+        editor = next((a for a in event.select.ancestors if isinstance(a, JobEditor)), None)
+        if editor is not None:
+            editor.partition_changed()
         self._recompute(DEBOUNCE_S)
 
-    @on(Select.Changed, "#wi-gpu_type")
+    @on(Select.Changed, ".f-gpu_type")
     @on(Input.Changed)
-    def _changed(self) -> None:
+    def _changed(self, event: Input.Changed | Select.Changed) -> None:
+        if isinstance(event, Input.Changed) and event.input.id == "wi-path":
+            return
         self._recompute(DEBOUNCE_S)
+
+    @on(Button.Pressed, "#wi-add")
+    async def _add(self) -> None:
+        await self.query_one("#wi-jobs").mount(self._new_job(len(self.jobs) + 1))
+        self._recompute(DEBOUNCE_S)
+
+    @on(Button.Pressed, ".wi-dup")
+    async def _duplicate(self, event: Button.Pressed) -> None:
+        editor = next(a for a in event.button.ancestors if isinstance(a, JobEditor))
+        copy = self._new_job(0, editor.values(), editor.extras)
+        await self.query_one("#wi-jobs").mount(copy, after=editor)
+        self._renumber()
+        self._recompute(DEBOUNCE_S)
+
+    @on(Button.Pressed, ".wi-remove")
+    async def _remove(self, event: Button.Pressed) -> None:
+        editor = next(a for a in event.button.ancestors if isinstance(a, JobEditor))
+        self.query_one("#wi-scroll").focus()
+        await editor.remove()
+        self._renumber()
+        self._recompute(DEBOUNCE_S)
+
+    def _renumber(self) -> None:
+        for i, job in enumerate(self.jobs):
+            job.set_number(i + 1)
+
+    # --- validation and the worker -------------------------------------------------------------
 
     def _recompute(self, delay: float = 0.0) -> None:
-        """Validate the form at once; charge a valid job in the what-if worker ``delay`` s later.
+        """Validate the form at once; project a valid scenario in the worker ``delay`` s later.
 
         Every call makes a new request: a result for an older one (the form or the selection
         changed since) is dropped, and a worker still waiting out its delay is cancelled.
         """
-        if self._view is None:
+        if self._view is None or self._view.snapshot.tree is None:
             return
-        fields = {key: self._value(f"wi-{key}") for key, _, _ in FIELDS}
-        fields["partition"] = self._value("wi-partition")
-        fields["gpu_type"] = self._value("wi-gpu_type")
-        standing, target = self._view, self._target()
-        form = (tuple(fields.items()), target)
+        if not all(job.composed for job in self.jobs):  # a line just added: once its fields exist
+            self.call_after_refresh(self._recompute, delay)
+            return
+        form, jobs, target = self._parse()
+        standing = self._view
+        key = (form.scenario, tuple(tuple(j.values().items()) for j in jobs), target)
         failed = self._worker is not None and self._worker.state is WorkerState.ERROR
-        if form == self._form and standing is self._form_standing and not failed:
-            return  # e.g. the partition Select's Changed after show() set it: already requested
-        self._form, self._form_standing = form, standing
+        if key == self._form and standing is self._form_standing and not failed:
+            return  # e.g. a Select's Changed after show() set it: already requested
+        self._form, self._form_standing = key, standing
         self._request += 1
         self._worker = None
         self.workers.cancel_group(self, "whatif")
-        request, errors = parse_job_form(fields, self._partitions)
-        for key in ("partition", *(k for k, _, _ in FIELDS)):
-            self._update(f"wi-error-{key}", errors.get(key, ""))
-            if key != "partition":
-                self.query_one(f"#wi-{key}", Input).set_class(key in errors, "invalid")
+        self._show_errors(form.errors, jobs)
         tree = standing.snapshot.tree
-        who = tree.label(target) if tree is not None and target is not None else "a user"
-        self._update("wi-title", f"What if {who} ran this job? (charged to the user selected in the tree, "
-                                 "else to you; Tab moves between fields)")
-        if request is None:
-            self._show_result("[$error]Fix the fields above to see the cost.[/]")
+        assert tree is not None
+        who = tree.label(target) if target is not None else "nobody (select a user in the tree)"
+        self._update("wi-title", f"Plan a campaign for {who} (jobs charge the user selected in the tree, else you, "
+                                 "unless they name one) · Tab/Shift+Tab: fields · Esc: leave a field")
+        if form.scenario is None:
+            self._set_result("Fix the fields marked in red to see the projection.", pending=False)
+            self._dim(True)
             return
-        cost = request.cost(self._partitions, standing.snapshot.settings.flags)
-        if target is None or standing.fairshare is None:
-            self._show_result(f"[b]Cost[/b]  {cost.billing_per_s:,.2f} billing units/s × {cost.walltime_s:,} s = "
-                              f"[b]{cost.total_hours:,.1f} SU[/b]\n\n"
-                              "Select a user association in the tree to see the effect on its fairshare.")
+        if not form.scenario.jobs:
+            self._set_result("No jobs: add one to see what it would do.", pending=False)
+            self._dim(True)
             return
-        # The last result stays on screen, dimmed, until this one arrives (no flicker per key).
-        if self._result_shown:
-            self.query_one("#wi-result", Static).add_class("pending")
-        else:
-            self._show_result(f"[b]Cost[/b]  {cost.total_hours:,.1f} SU · computing the effect on the fairshare...")
-        self._worker = self._charge(standing, target, cost, self._request, delay)
+        if self._result is None:
+            self._set_result("Projecting the campaign...", pending=False)
+        self._dim(True)
+        self._worker = self._project(standing, form.scenario, self._request, delay)
 
     # An explicit description: by default @work repr()s the arguments, the whole Standing
     # (0.7 s at 100k associations, on the UI thread, per key).
     @work(thread=True, exclusive=True, group="whatif", name="what-if", exit_on_error=False,
-          description="charge the what-if job and rerun the engine")
-    def _charge(self, standing: Standing, target: int, cost: JobCost, request_id: int, delay: float) -> None:
-        """Off the UI thread: wait ``delay`` s unless cancelled (a newer key), then run the engine."""
+          description="project the planned campaign, with and without its jobs")
+    def _project(self, standing: Standing, sc: Scenario, request_id: int, delay: float) -> None:
+        """Off the UI thread: wait ``delay`` s unless cancelled (a newer key), then project."""
         worker = get_current_worker()
         if delay and worker.cancelled_event.wait(delay):
             return
-        result = whatif(standing, target, cost)
+        try:
+            result, error = project_plan(sc, standing.snapshot, SOURCE, self._baselines), None
+        except InputError as exc:  # a user, account or partition the cluster does not have
+            result, error = None, exc
         if not worker.is_cancelled:
-            self.post_message(WhatIfReady(request_id, result))
+            self.post_message(PlanReady(request_id, result, error))
 
-    def on_what_if_ready(self, message: WhatIfReady) -> None:
+    def on_plan_ready(self, message: PlanReady) -> None:
         if message.request_id != self._request or self._view is None:
             return  # the form or the selection changed since the worker started
-        why = self._view.usage_unknown(message.result.row)
-        self._show_result(result_markup(message.result, self._view.algorithm, why), is_result=True)
+        if message.error is not None:
+            self._show_projection_error(message.error)
+            return
+        assert message.result is not None
+        self._draw(message.result)
 
     def worker_failed(self, worker: Worker, text: str) -> None:
         if worker is not self._worker:
             return  # an older request's: the form has changed since
-        self._show_result(f"[$error]Could not compute the effect of this job: {escape(text)}[/]")
+        self._set_result(f"Could not project this campaign: {text}", pending=False)
+
+    def _show_errors(self, errors: dict[str, str], jobs: list[JobEditor]) -> None:
+        # Only messages that change are updated: each update relayouts the screen, per key.
+        for key, _, _ in PLAN_FIELDS:
+            message = errors.get(key, "")
+            if self._texts.get(f"plan.{key}") != message:
+                self._texts[f"plan.{key}"] = message
+                self.one(f"#wi-plan .e-{key}").update(message)  # type: ignore[attr-defined]
+                self.input(key).set_class(bool(message), "invalid")
+        for i, job in enumerate(jobs):
+            for key in ("partition", "gpu_type", *(k for k, _, _ in JOB_FIELDS)):
+                message = errors.get(f"jobs[{i}].{key}", "")
+                if self._texts.get(f"{job.id}.{key}") != message:
+                    self._texts[f"{job.id}.{key}"] = message
+                    job.one(f".e-{key}").update(message)  # type: ignore[attr-defined]
+                    if key not in ("partition", "gpu_type"):
+                        job.input(key).set_class(bool(message), "invalid")
+
+    def _show_projection_error(self, error: InputError) -> None:
+        """An error of the projection: beside its field when it names one (``plan:jobs[0].user``)."""
+        where = error.source.removeprefix(f"{SOURCE}:")
+        jobs = self.jobs
+        if where.startswith("jobs[") and "]." in where:
+            index, key = where[5:].split("].", 1)
+            if index.isdigit() and int(index) < len(jobs):
+                self._show_errors({where: error.message}, jobs)
+        self._result = None
+        self._set_result(f"Cannot project this campaign: {error}", pending=False)
+        for plot in self.query(PlotextPlot):
+            plot.display = False
+        self.query_one("#wi-table", Static).update("")
+
+    # --- drawing -------------------------------------------------------------------------------
+
+    def _focus_series(self, plan: PlanProjection) -> int:
+        """The series shown in the plots and table: the selected association's, else the first."""
+        target = self._target()
+        return next((i for i, s in enumerate(plan.after.series) if s.row == target), 0)
+
+    def _draw(self, plan: PlanProjection) -> None:
+        self._result = plan
+        index = self._focus_series(plan)
+        label = plan.after.series[index].label if plan.after.series else ""
+        lines = [f"Without → with the campaign (everything else as the cluster is now; "
+                 f"half-life {plan.after.half_life_s / 86400:g} days):", *sentences(plan)]
+        self._set_result("\n".join(lines), pending=False)
+        self._dim(False)
+        if not plan.after.series:
+            return
+        t = plan.after.t_hours
+        dates = [f"{plan.after.date(h):%d/%m/%Y %H:%M}" for h in t]
+        shown = set()
+        plots = self.query_one("#wi-plots")
+        for metric in metrics(plan, index):
+            plot_id = f"wi-plot-{metric.key}"
+            found = plots.query(f"#{plot_id}")
+            widget = found.first(PlotextPlot) if found else PlotextPlot(id=plot_id)
+            if not found:
+                plots.mount(widget)
+            shown.add(plot_id)
+            widget.display = True
+            plt = widget.plt
+            plt.clear_data()
+            plt.clear_figure()
+            plt.date_form("d/m/Y H:M", "d/m")
+            plt.plot(dates, list(map(float, metric.before)), marker="braille", label="without")
+            plt.plot(dates, list(map(float, metric.after)), marker="braille", label="with the campaign")
+            plt.title(f"{label}: {metric.title}")
+            widget.refresh()
+        for widget in plots.query(PlotextPlot):
+            if widget.id not in shown:
+                widget.display = False
+        header, rows = table_rows(plan, index)
+        table = Table(*header, title=f"{label}: without → with the campaign", title_justify="left",
+                      box=None, padding=(0, 2, 0, 0), header_style="bold")
+        for row in rows:
+            table.add_row(*row)
+        self.query_one("#wi-table", Static).update(table)
 
     def _update(self, widget_id: str, text: str) -> None:
         """Update a Static only if its text changes: each update relayouts the screen, per key."""
         if self._texts.get(widget_id) != text:
             self._texts[widget_id] = text
-            self.query_one(f"#{widget_id}", Static).update(text)
+            self.one(f"#{widget_id}").update(text)  # type: ignore[attr-defined]
 
-    def _show_result(self, markup: str, is_result: bool = False) -> None:
-        result = self.query_one("#wi-result", Static)
-        result.remove_class("pending")
-        result.update(markup)
-        self._result_shown = is_result
+    def _set_result(self, text: str, pending: bool) -> None:
+        self._update("wi-result", text)
+        self.one("#wi-result").set_class(pending, "pending")
+
+    def _dim(self, stale: bool) -> None:
+        """Dim the plots and table while they show an older form's projection."""
+        for widget in (self.one("#wi-plots"), self.one("#wi-table")):
+            widget.set_class(stale, "pending")
+
+    # --- files ---------------------------------------------------------------------------------
+
+    def _file_message(self, text: str, error: bool) -> None:
+        msg = self.query_one("#wi-file-msg", Static)
+        msg.update(text)
+        msg.set_class(error, "error")
+
+    def _path(self) -> Path | None:
+        text = self.query_one("#wi-path", Input).value.strip()
+        if not text:
+            self._file_message("Type a file path first (e.g. ~/plan.toml).", error=True)
+            return None
+        return Path(text).expanduser()
+
+    @on(Button.Pressed, "#wi-save")
+    def _save(self) -> None:
+        path = self._path()
+        if path is None or self._view is None or self._view.snapshot.tree is None:
+            return
+        form, _, _ = self._parse()
+        if form.scenario is None:
+            self._file_message(f"Not saved: {len(form.errors)} field(s) marked in red need fixing first.", error=True)
+            return
+        try:
+            save_scenario(path, form.scenario)
+        except OSError as exc:
+            self._file_message(f"Not saved: {path}: {exc.strerror or exc}", error=True)
+            return
+        self._file_message(f"Saved {len(form.scenario.jobs)} job line(s) to {path}.", error=False)
+
+    @on(Button.Pressed, "#wi-load")
+    async def _load(self) -> None:
+        path = self._path()
+        if path is None or self._view is None:
+            return
+        try:
+            sc = load_scenario(path)
+        except InputError as exc:
+            self._file_message(f"Not loaded: {exc}", error=True)
+            return
+        await self.load_scenario(sc)
+        notes = [f"Loaded {len(sc.jobs)} job line(s) from {path}."]
+        unknown = sorted({j.partition for j in sc.jobs if j.partition and j.partition not in self._partitions})
+        if unknown:
+            notes.append(f"Partitions this cluster does not have: {', '.join(unknown)} (choose one).")
+        if sc.model is not None:
+            notes.append("Its [model] is not used here: the pane projects the cluster loaded.")
+        self._file_message(" ".join(notes), error=False)
+
+    async def load_scenario(self, sc: Scenario) -> None:
+        """Put ``sc`` in the editor (its other keys are kept for the projection and saving)."""
+        self._base = sc
+        for key, text in plan_fields_of(sc).items():
+            self.query_one(f"#wi-{key}", Input).value = text
+        box = self.query_one("#wi-jobs")
+        await box.remove_children()
+        editors = [self._new_job(i + 1, *fields_of_job(job)) for i, job in enumerate(sc.jobs)]
+        if editors:
+            await box.mount_all(editors)
+        self._recompute()
+
+    # --- for tests and the bench ---------------------------------------------------------------
+
+    def job_inputs(self, index: int) -> Iterable[Input]:
+        """The text fields of job line ``index``, in Tab order."""
+        return self.jobs[index].query(Input)
