@@ -93,10 +93,10 @@ def test_baselines_are_reused_while_only_shapes_change() -> None:
 
 
 def test_extra_series_become_metrics_by_name() -> None:
-    # A series type with a quantity this module does not know (e.g. a balance added later).
+    # A numeric series this module does not know (a quantity added later) gets a metric by its name.
     @dataclasses.dataclass(frozen=True, eq=False)
-    class WithBalance(AssocSeries):
-        balance: np.ndarray | None = None
+    class WithExtra(AssocSeries):
+        reserve: np.ndarray | None = None
 
     snap = snapshot()
     form = parse_plan(PLAN, [job_fields(cpus="8", walltime="10:00:00")], {"cpu": CPU}, "a", "root")
@@ -105,9 +105,36 @@ def test_extra_series_become_metrics_by_name() -> None:
 
     def add(result, values):  # noqa: ANN001, ANN202
         s = result.series[0]
-        extra = WithBalance(**{f.name: getattr(s, f.name) for f in dataclasses.fields(s)}, balance=np.array(values))
+        extra = WithExtra(**{f.name: getattr(s, f.name) for f in dataclasses.fields(s)}, reserve=np.array(values))
         return dataclasses.replace(result, series=(extra,))
 
     plan = PlanProjection(plan.scenario, add(plan.before, [100.0, 100, 100]), add(plan.after, [100.0, 60, 20]))
-    extra = [m for m in metrics(plan, 0) if m.key == "balance"]
-    assert len(extra) == 1 and extra[0].title == "balance" and extra[0].change(2) == "100 → 20"
+    extra = [m for m in metrics(plan, 0) if m.key == "reserve"]
+    assert len(extra) == 1 and extra[0].title == "reserve" and extra[0].change(2) == "100 → 20"
+
+
+def test_the_pane_gets_the_allocation_balance_and_the_planned_priority() -> None:
+    # The demo's allocation 1005 of chem_horvath_lab: 1,000,000 SU granted, 87,002 used and 98
+    # pre-debited, so 912,900 SU free before the campaign; the campaign's four 12-hour copies are
+    # pre-debited at their start (t = 0), so from the first step the balance is 912,900 less the
+    # campaign's SU (the job runs its whole walltime: charged = held).
+    from tui.analysis.plan_form import JOB_FIELDS
+    from tui.sources.demo import demo_snapshot
+
+    snap = demo_snapshot()
+    fields = {k: d for k, _, d in JOB_FIELDS} | {
+        "partition": "sapphire", "count": "4", "cpus": "112", "mem_gb": "100", "walltime": "12:00:00",
+        "user": "hlevy", "account": "chem_horvath_lab"}
+    form = parse_plan({"horizon": "2-0", "step": "12:00:00", "target": "0.5"}, [fields],
+                      {p.name: p for p in snap.partitions}, "hlevy", "chem_horvath_lab")
+    assert form.scenario is not None
+    plan = project_plan(form.scenario, snap)
+    by_key = {m.key: m for m in metrics(plan, 0)}
+    balance = by_key["balance"]
+    assert balance.title == "balance of allocation 1005 of chem_horvath_lab (SU free)"
+    assert balance.before.tolist() == [912_900.0] * 5
+    su = plan.after.costs[0].su
+    assert su > 0 and np.allclose(balance.after, 912_900.0 - su)
+    prio = by_key["planned_priority"]
+    assert np.all(np.diff(prio.after) > 0)  # AGE grows while it waits (PriorityMaxAge is longer)
+    assert "fairshare_before" not in by_key and "fairshare_stop" not in by_key  # the pane's own 'without'

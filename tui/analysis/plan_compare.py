@@ -27,7 +27,9 @@ HOUR = 3600.0
 KNOWN = {"raw_usage": "usage", "fairshare": "fairshare", "ahead": "users ahead (Fair Tree rank)",
          "priority_fairshare": "job priority, FAIRSHARE part"}
 #: Series and result fields that are not a quantity to plot (or are shown through another).
-NOT_PLOTTED = {"level_fs", "rank", "tree_usage", "t_hours", "ranked"}
+NOT_PLOTTED = {"level_fs", "rank", "tree_usage", "t_hours", "ranked",
+               # run_scenario's own comparison: the pane draws its "without" run instead
+               "raw_usage_before", "fairshare_before", "rank_before", "fairshare_stop"}
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,7 +77,7 @@ class Baselines:
             self._snapshot, self._results = snapshot, {}
         found = self._results.get(sc)
         if found is None:
-            found = run_scenario(sc, snapshot, source=source)
+            found = run_scenario(sc, snapshot, source=source, compare=False)
             if len(self._results) >= self._size:
                 self._results.pop(next(iter(self._results)))
             self._results[sc] = found
@@ -98,10 +100,10 @@ def project_plan(sc: Scenario, snapshot: Snapshot, source: str = "plan",
         As :func:`run_scenario`: a user, account or partition the snapshot does not have, a job
         larger than its partition (naming ``plan:jobs[i].FIELD``).
     """
-    after = run_scenario(sc, snapshot, source=source)
+    after = run_scenario(sc, snapshot, source=source, compare=False)  # the pane's "without" run is its own
     base = baseline_of(sc)
-    before = baselines.get(base, snapshot, source) if baselines is not None else run_scenario(base, snapshot,
-                                                                                              source=source)
+    before = baselines.get(base, snapshot, source) if baselines is not None else run_scenario(
+        base, snapshot, source=source, compare=False)
     return PlanProjection(sc, before, after)
 
 
@@ -136,6 +138,14 @@ def metrics(plan: PlanProjection, index: int) -> list[Metric]:
         else:
             out.append(Metric(key, title, np.asarray(vb, float), np.asarray(va, float),
                               4 if key == "fairshare" else 0))
+    if a.balance is not None:  # the binding allocation or budget: SU free at each step
+        free_b = b.balance.balance if b.balance is not None else a.balance.balance
+        out.append(Metric("balance", f"balance of {a.balance.account.label} (SU free)",
+                          np.asarray(free_b, float), np.asarray(a.balance.balance, float), 1))
+    mine = [p for p in plan.after.planned if (p.account, p.user) == (a.account, a.user)]
+    if mine:  # the first planned job's priority while pending, all its parts (no 'before': it is new)
+        prio = np.asarray(mine[0].priority, float)
+        out.append(Metric("planned_priority", f"priority of job {mine[0].job} if pending", prio, prio, 0))
     pairs: list[tuple[str, object, object]] = [
         (f.name, getattr(b, f.name), getattr(a, f.name)) for f in dataclasses.fields(a)]
     pairs += [(f.name, getattr(plan.before, f.name), getattr(plan.after, f.name))
