@@ -136,5 +136,6 @@ def test_the_pane_gets_the_allocation_balance_and_the_planned_priority() -> None
     su = plan.after.costs[0].su
     assert su > 0 and np.allclose(balance.after, 912_900.0 - su)
     prio = by_key["planned_priority"]
+    assert prio.title == "priority of job 1 if pending"
     assert np.all(np.diff(prio.after) > 0)  # AGE grows while it waits (PriorityMaxAge is longer)
     assert "fairshare_before" not in by_key and "fairshare_stop" not in by_key  # the pane's own 'without'

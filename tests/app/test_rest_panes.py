@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from textual.widgets import Input
-
-from tests.app.test_panes import PaneApp, settle, show_text, shown
+from tests.app.test_panes import PaneApp, set_fields, settle, show_text, shown
 from tests.conftest import FIXTURES
 from tests.sources.test_rest_sshare import ADDED, _combined
 from tui.analysis.standing import build_standing
@@ -34,22 +32,23 @@ async def _whatif_text(standing, row: int) -> str:
     async with PaneApp(pane).run_test(size=(150, 60)) as pilot:
         pane.show(standing, row)
         await settle(pilot)
-        pane.query_one("#wi-cpus", Input).value = "2"
-        pane.query_one("#wi-walltime", Input).value = "1:00:00"
+        set_fields(pane, {"horizon": "1-0", "step": "6:00:00"}, cpus="2", mem_gb="1", walltime="1:00:00")
         await settle(pilot)
-        return shown(pane)
+        return " ".join(shown(pane).split())
 
 
 async def test_whatif_prices_the_job_but_shows_no_fairshare_without_usage() -> None:
     snap, _ = _combined(LIVE)
     rest_only = replace(snap, printed=None, capabilities=frozenset({"partitions", "jobs"}), source="slurmrestd (x)")
     text = await _whatif_text(build_standing(rest_only, "la"), _row(snap.tree, "grp/la"))
-    assert "Cost  2.00 billing units/s (sum) × 3,600 s = 7,200 billing-seconds" in text  # debug: by CPU
-    assert "Fairshare of grp/la before and after: unknown, slurmrestd (x) gives no usage" in text
-    assert "FairShare     " not in text and "Raw usage added" not in text
-    # with sshare's usage the same job has a fairshare before and after
+    # debug: billing by CPU, 2 CPUs x 3,600 s
+    assert "Job 1: 2.00 billing units/s × 1 run(s) = 7,200 billing-seconds = 2.0 SU" in text
+    assert ("Fairshare of grp/la without → with the campaign: unknown, slurmrestd (x) gives no usage "
+            "(--slurmrestd-sshare, --slurm or --from DIR have it)") in text
+    assert "fairshare back to" not in text and "users ahead" not in text
+    # with sshare's usage the same job has a fairshare without and with the campaign
     text = await _whatif_text(build_standing(snap, "la"), _row(snap.tree, "grp/la"))
-    assert "FairShare     0.250000 → " in text
+    assert "campaign: unknown" not in text and "grp/la: without → with the campaign" in text
 
 
 async def test_whatif_on_an_association_sshare_does_not_list() -> None:

@@ -145,7 +145,7 @@ def metrics(plan: PlanProjection, index: int) -> list[Metric]:
     mine = [p for p in plan.after.planned if (p.account, p.user) == (a.account, a.user)]
     if mine:  # the first planned job's priority while pending, all its parts (no 'before': it is new)
         prio = np.asarray(mine[0].priority, float)
-        out.append(Metric("planned_priority", f"priority of job {mine[0].job} if pending", prio, prio, 0))
+        out.append(Metric("planned_priority", f"priority of job {mine[0].job + 1} if pending", prio, prio, 0))
     pairs: list[tuple[str, object, object]] = [
         (f.name, getattr(b, f.name), getattr(a, f.name)) for f in dataclasses.fields(a)]
     pairs += [(f.name, getattr(plan.before, f.name), getattr(plan.after, f.name))
@@ -217,3 +217,18 @@ def sentences(plan: PlanProjection) -> list[str]:
             out.append(f"{sa.label}: fairshare stays at or above {a.target:g}")
     out.extend(a.notes)
     return out
+
+
+def unknown_usage_lines(plan: PlanProjection, unknown: dict[int, str]) -> list[str]:
+    """What the planner can say where the charged associations' usage is unknown (``unknown``:
+    row -> why, e.g. plain slurmrestd): each job line's cost, which needs no usage, and that the
+    fairshare without and with the campaign is unknown. Nothing computed from zeros is shown."""
+    lines = []
+    for c in plan.after.costs:
+        lines.append(f"Job {c.index + 1}: {c.billing_per_s:,.2f} billing units/s × {c.runs:,} run(s) = "
+                     f"{c.billing_seconds:,.0f} billing-seconds = {c.su:,.1f} SU")
+    for s in plan.after.series:
+        if s.row in unknown:
+            lines.append(f"Fairshare of {s.label} without → with the campaign: unknown, {unknown[s.row]} "
+                         "(--slurmrestd-sshare, --slurm or --from DIR have it)")
+    return lines

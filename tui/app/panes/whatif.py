@@ -31,7 +31,8 @@ from textual.widgets import Button, Input, Label, Select, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 from textual_plotext import PlotextPlot
 
-from tui.analysis.plan_compare import Baselines, PlanProjection, metrics, project_plan, sentences, table_rows
+from tui.analysis.plan_compare import (Baselines, PlanProjection, metrics, project_plan, sentences, table_rows,
+                                       unknown_usage_lines)
 from tui.analysis.plan_form import (JOB_FIELDS, NO_EXTRAS, PLAN_FIELDS, JobExtras, fields_of_job, parse_plan,
                                     plan_fields_of)
 from tui.analysis.scenario import Scenario, load_scenario, save_scenario
@@ -508,6 +509,16 @@ class WhatIfPane(PaneFrame):
 
     def _draw(self, plan: PlanProjection) -> None:
         self._result = plan
+        standing = self._view
+        unknown = {s.row: why for s in plan.after.series
+                   if standing is not None and (why := standing.usage_unknown(s.row))}
+        if unknown:  # price the jobs; never a fairshare projected from usage the source does not have
+            self._set_result("\n".join(unknown_usage_lines(plan, unknown)), pending=False)
+            self._dim(False)
+            for widget in self.query_one("#wi-plots").query(PlotextPlot):
+                widget.display = False
+            self.query_one("#wi-table", Static).update("")
+            return
         index = self._focus_series(plan)
         label = plan.after.series[index].label if plan.after.series else ""
         lines = [f"Without → with the campaign (everything else as the cluster is now; "
