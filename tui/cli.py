@@ -9,13 +9,17 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from tui import __version__
 from tui.allocations.errors import AllocationError
 from tui.model import Algorithm, AssocTree, PbsTree
 from tui.sources import registry
 from tui.sources.errors import InputError, SourceUnavailable
+
+if TYPE_CHECKING:
+    from tui.engine.result import FairshareResult
 
 EXIT_INPUT = 2
 
@@ -240,17 +244,19 @@ def _serve_allocations(args: argparse.Namespace) -> int:
     return 0
 
 
-def _slurm_report(tree: AssocTree, fmt: str, algorithm: str, damping: float, title: str) -> str:
-    """The engine's recomputation of ``tree`` as a table (under ``title``), json or csv."""
+def _slurm_report(tree: AssocTree, fmt: str, algorithm: str, damping: float, title: str,
+                  printed: Mapping[str, Sequence[str]] | None = None, result: FairshareResult | None = None) -> str:
+    """The engine's recomputation of ``tree`` (or ``result``) as a table (under ``title``), json or
+    csv; the columns in ``printed`` (sshare's text) as printed."""
     from tui.engine import compute
     from tui.formats.sshare import format_table, report_rows
     from tui.formats.tabular import format_csv, format_json
 
-    result = compute(tree, algorithm, damping)
+    result = result if result is not None else compute(tree, algorithm, damping)
     if fmt == "json":
-        return format_json(report_rows(tree, result, damping))
+        return format_json(report_rows(tree, result, damping, printed))
     if fmt == "csv":
-        return format_csv(report_rows(tree, result, damping))
+        return format_csv(report_rows(tree, result, damping, printed))
     head = f"# {title}: {algorithm.replace('_', ' ')}"
     if algorithm == "classic":
         head += f", FairShareDampeningFactor {damping:g}"
@@ -258,7 +264,7 @@ def _slurm_report(tree: AssocTree, fmt: str, algorithm: str, damping: float, tit
         head += "; ties between sibling accounts follow sacctmgr LFT order"
     else:
         head += "; ties between sibling accounts follow the printed (sshare) order"
-    return head + "\n" + format_table(tree, result, damping)
+    return head + "\n" + format_table(tree, result, damping, printed)
 
 
 def _pbs_report(tree: PbsTree, fmt: str) -> str:
@@ -299,11 +305,27 @@ def _report_folder(args: argparse.Namespace) -> str:
         return _pbs_report(snap.pbs, args.format)
     assert snap.tree is not None
     damping = args.damping if args.damping is not None else snap.settings.dampening
-    out = _slurm_report(snap.tree, args.format, args.algorithm or snap.settings.algorithm, damping, snap.source)
+    algorithm = args.algorithm or snap.settings.algorithm
+    notes = list(snap.warnings)
+    if snap.printed is not None and (algorithm, damping) == (snap.settings.algorithm, snap.settings.dampening):
+        # The scheduler's own numbers, as printed; the engine's run on the order they reveal.
+        from tui.analysis.standing import build_standing
+
+        standing = build_standing(snap)
+        rec = standing.reconciliation
+        if rec is not None and rec.disagreements:
+            notes += [f"engine differs from sshare: {d.label} {d.column} engine {d.ours}, shown as printed {d.printed}"
+                      for d in rec.disagreements]
+        notes += [fix.sentence() for fix in standing.order_fixes]
+        tree = standing.snapshot.tree
+        assert tree is not None
+        out = _slurm_report(tree, args.format, algorithm, damping, snap.source, snap.printed, standing.fairshare)
+    else:  # another algorithm or dampening than the capture's: the engine's numbers alone
+        out = _slurm_report(snap.tree, args.format, algorithm, damping, snap.source)
     if args.format != "table":
         return out
     head, _, table = out.partition("\n")
-    return head + "\n" + "".join(f"# warning: {w}\n" for w in snap.warnings) + table
+    return head + "\n" + "".join(f"# warning: {w}\n" for w in notes) + table
 
 
 def _whatif(args: argparse.Namespace) -> str:

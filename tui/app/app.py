@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from textual import on
@@ -67,7 +67,8 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
 
     def __init__(self, settings: Settings, loader: Callable[[], Snapshot], me: str,
                  state: State | None = None, live: bool = False, source_name: str = "",
-                 on_reload: Callable[[], None] | None = None) -> None:
+                 on_reload: Callable[[], None] | None = None,
+                 stages: Callable[[], Iterable[tuple[Snapshot, tuple[str, ...]]]] | None = None) -> None:
         super().__init__()
         self.on_reload = on_reload
         """Called on ``r`` before the reload: a live source then asks every command again
@@ -76,6 +77,9 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
         """The merged configuration (read-only here)."""
         self.loader = loader
         """Reads the source; runs in a worker thread."""
+        self.stages = stages
+        """Reads the source in stages (a live source: the tree from sshare first), used instead of
+        ``loader`` when given; also in the worker thread."""
         self.me = me
         """The user whose rows are highlighted and whom ``m`` jumps to."""
         self.state = state or State()
@@ -92,6 +96,7 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
         self.fairtop_themes: list[str] = []
         self._loaded_at: float | None = None
         self._refresh_error: str | None = None
+        self._loading: tuple[str, ...] = ()
         self._warned: set[str] = set()
         self._me_next = 0
         self._breakdown_stale = True
@@ -158,7 +163,9 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
         mode = "read-only" if self.settings.read_only else "read-write"
         self.sub_title = f"{snap.source} · {message.standing.algorithm.replace('_', ' ')} · {mode}"
         self._loaded_at, self._refresh_error = self.clock(), None
-        for warning in (*snap.warnings, *standing_notes(message.standing)):
+        self._loading = message.loading
+        # An early stage lacks the outputs still loading: their warnings would be premature.
+        for warning in () if message.loading else (*snap.warnings, *standing_notes(message.standing)):
             if warning not in self._warned:  # a live source repeats them on every refresh
                 self._warned.add(warning)
                 self.notify(warning, severity="warning")

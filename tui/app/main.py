@@ -16,7 +16,7 @@ def build_app(args: argparse.Namespace):  # noqa: ANN201 - FairtopApp, imported 
     source = config.make_source(settings, me)
     source.check()
     return FairtopApp(settings, source.load, me, config.load_state(), live=source.is_live(),
-                      source_name=source.describe(), on_reload=source.refresh_now)
+                      source_name=source.describe(), on_reload=source.refresh_now, stages=source.load_stages)
 
 
 def run_app(args: argparse.Namespace) -> int:

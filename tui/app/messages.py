@@ -21,6 +21,8 @@ class StandingLoaded(Message):
     standing: Standing
     table: TreeTable
     """The tree pane's strings and sort keys for ``standing``."""
+    loading: tuple[str, ...] = ()
+    """Commands still running for a fuller snapshot (a live source's first stage), for the status line."""
 
 
 @dataclass

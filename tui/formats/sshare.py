@@ -8,7 +8,7 @@ recomputed client-side from those doubles, and cells use C's ``%f``.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -40,10 +40,25 @@ def _num(x: float) -> float | None:
     return None if math.isnan(x) or math.isinf(x) else float(x)
 
 
-def report_rows(tree: AssocTree, result: FairshareResult, dampening: float = 1) -> list[dict[str, Any]]:
+#: ``fairtop report --format json`` key of each sshare column a source may carry as printed.
+REPORT_KEYS = {"NormShares": "norm_shares", "RawUsage": "raw_usage", "EffectvUsage": "effective_usage",
+               "LevelFS": "level_fs", "FairShare": "fairshare"}
+
+
+def _printed_value(key: str, cell: str) -> float | int | None:
+    """A printed cell as its JSON value: sshare's digits, ``inf`` and empty cells as null."""
+    if not cell or cell == "inf":
+        return None
+    return int(cell) if key == "raw_usage" else float(cell)
+
+
+def report_rows(tree: AssocTree, result: FairshareResult, dampening: float = 1,
+                printed: Mapping[str, Sequence[str]] | None = None) -> list[dict[str, Any]]:
     """One dict per association in input order, with the keys of ``fairtop report --format json``.
 
     ``level_fs`` is null where sshare prints ``inf`` or nothing, and always under classic.
+    ``printed`` (sshare's columns as text, row-aligned) replaces the engine's value of every column
+    it has: what the scheduler printed is reported as printed (``float(cell)`` keeps its digits).
     """
     shares = wire(result.norm_shares)
     eff = wire(result.effective_usage)
@@ -67,6 +82,11 @@ def report_rows(tree: AssocTree, result: FairshareResult, dampening: float = 1) 
             "level_fs": lf,
             "fairshare": _num(fair[i]),
         })
+    for column, key in REPORT_KEYS.items():
+        cells = (printed or {}).get(column)
+        if cells is not None:
+            for row, cell in zip(rows, cells):
+                row[key] = _printed_value(key, cell)
     return rows
 
 
@@ -109,13 +129,21 @@ def sshare_cells(tree: AssocTree, result: FairshareResult, dampening: float = 1,
     return cols
 
 
-def format_table(tree: AssocTree, result: FairshareResult, dampening: float = 1) -> str:
-    """A fixed-width table in sshare's layout (indented Account column), plus Rank for Fair Tree."""
+def format_table(tree: AssocTree, result: FairshareResult, dampening: float = 1,
+                 printed: Mapping[str, Sequence[str]] | None = None) -> str:
+    """A fixed-width table in sshare's layout (indented Account column), plus Rank for Fair Tree.
+
+    ``printed`` (sshare's columns as text) replaces the engine's cells of every column it has."""
     cells = sshare_cells(tree, result, dampening)
     depth = tree.depth()
     names = [(" " * int(depth[i])) + str(tree.account[i]) for i in range(tree.size)]
     raw = ["parent" if s == USE_PARENT else ("" if s == NO_VAL else str(s)) for s in tree.shares_raw.tolist()]
     usage = [str(int(u)) for u in tree.usage_raw]
+    for column, got in (printed or {}).items():
+        if column == "RawUsage":
+            usage = list(got)
+        elif column in cells:
+            cells[column] = list(got)
     columns: list[tuple[str, list[str], int]] = [
         ("Account", names, -20), ("User", [str(u) for u in tree.user], 10), ("RawShares", raw, 10),
         ("NormShares", cells["NormShares"], 11), ("RawUsage", usage, 11),

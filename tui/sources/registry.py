@@ -10,6 +10,7 @@ heavy module behind it (httpx for slurmrestd, subprocess for live Slurm) is impo
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, ClassVar, Literal
 
@@ -18,7 +19,10 @@ from tui.model import Snapshot
 if TYPE_CHECKING:  # imported by SlurmSource.cluster at first use; no cycle (slurm_cli never imports this)
     from tui.sources.slurm_cli import LiveSlurm
 
-__all__ = ["CAPABILITIES", "Capability", "Source", "SOURCES", "make", "register", "source_class"]
+__all__ = ["CAPABILITIES", "Capability", "Source", "SOURCES", "Stage", "make", "register", "source_class"]
+
+Stage = tuple[Snapshot, tuple[str, ...]]
+"""A snapshot and the commands still loading for it (none: the snapshot is whole)."""
 
 Capability = Literal["usage", "printed", "jobs", "partitions", "budgets", "allocations"]
 CAPABILITIES: dict[str, str] = {
@@ -75,8 +79,17 @@ class Source(ABC):
 
     def load(self) -> Snapshot:
         """The snapshot, stamped with what this source can provide."""
-        snap = self.read()
-        return snap if snap.capabilities is not None else replace(snap, capabilities=self.capabilities)
+        return self._stamp(self.read())
+
+    def load_stages(self) -> Iterator[Stage]:
+        """The snapshot in stages, each with what is still loading (the last one: nothing), so
+        the app can draw before a slow command returns. One stage unless the source knows better."""
+        yield self.load(), ()
+
+    def _stamp(self, snap: Snapshot, lacking: frozenset[str] = frozenset()) -> Snapshot:
+        if snap.capabilities is not None:
+            return snap
+        return replace(snap, capabilities=self.capabilities - lacking)
 
     def refresh_now(self) -> None:  # noqa: B027 - optional hook: only live sources keep a cadence
         """The user asked for fresh data (``r``): a live source reads everything at its next load."""
@@ -113,6 +126,8 @@ def make(name: str, value: str | None, me: str = "", refresh_s: float = 30.0) ->
 # --- the sources -----------------------------------------------------------------------------
 
 SLURM_ALL = frozenset({"usage", "printed", "jobs", "partitions"})
+_GIVES = {"sprio_l.txt": ("jobs",), "squeue.txt": ("jobs",), "scontrol_show_partition.txt": ("partitions",)}
+"""Live Slurm: the capability each optional command's output gives (file names as saved.FILES)."""
 
 
 @register
@@ -219,6 +234,16 @@ class SlurmSource(Source):
 
     def read(self) -> Snapshot:
         return self.cluster.read()
+
+    def load_stages(self) -> Iterator[Stage]:
+        """sshare (with the config) first, the other commands after (:meth:`LiveSlurm.read_stages`).
+        An early stage lacks the jobs or partitions whose commands still run: panes say so
+        rather than show "no jobs"."""
+        from tui.sources.slurm_cli import command_label
+
+        for snap, running in self.cluster.read_stages():
+            lacking = frozenset(cap for name in running for cap in _GIVES.get(name, ()))
+            yield self._stamp(snap, lacking), tuple(command_label(name) for name in running)
 
     def refresh_now(self) -> None:
         self.cluster.refresh_usage_now()
