@@ -8,7 +8,7 @@ recomputed client-side from those doubles, and cells use C's ``%f``.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -98,11 +98,13 @@ def _f(x: float) -> str:
 
 
 def sshare_cells(tree: AssocTree, result: FairshareResult, dampening: float = 1,
-                 rows: Sequence[int] | None = None) -> dict[str, list[str]]:
+                 rows: Sequence[int] | None = None, columns: Collection[str] | None = None,
+                 ) -> dict[str, list[str]]:
     """Every computed column exactly as ``sshare -a -l -P`` would print it, keyed by header name.
 
     With ``rows``, only those rows are formatted (the others are "") : the breakdown needs the
-    cells of one path, and formatting 100k rows takes seconds.
+    cells of one path, and formatting 100k rows takes seconds. With ``columns``, only those
+    headers are formatted (the tree skips what the source printed).
     """
     idx = range(tree.size) if rows is None else sorted(set(rows))
     shares = wire(result.norm_shares)
@@ -118,13 +120,11 @@ def sshare_cells(tree: AssocTree, result: FairshareResult, dampening: float = 1,
             out[i] = _f(values[i]) if keep(i) else ""
         return out
 
-    cols = {
-        "NormShares": column(shares),
-        "NormUsage": column(norm),
-        "EffectvUsage": column(eff),
-        "FairShare": column(fair),
-    }
-    if result.level_fs is not None:
+    wanted = set(columns) if columns is not None else {"NormShares", "NormUsage", "EffectvUsage", "FairShare", "LevelFS"}
+    cols = {name: column(values) for name, values in
+            (("NormShares", shares), ("NormUsage", norm), ("EffectvUsage", eff), ("FairShare", fair))
+            if name in wanted}
+    if result.level_fs is not None and "LevelFS" in wanted:
         cols["LevelFS"] = column(wire(result.level_fs), lambda i: tree.shares_raw[i] != USE_PARENT and i != 0)
     return cols
 
