@@ -120,7 +120,8 @@ def sshare_cells(tree: AssocTree, result: FairshareResult, dampening: float = 1,
             out[i] = _f(values[i]) if keep(i) else ""
         return out
 
-    wanted = set(columns) if columns is not None else {"NormShares", "NormUsage", "EffectvUsage", "FairShare", "LevelFS"}
+    every = ("NormShares", "NormUsage", "EffectvUsage", "FairShare", "LevelFS")
+    wanted = set(columns if columns is not None else every)
     cols = {name: column(values) for name, values in
             (("NormShares", shares), ("NormUsage", norm), ("EffectvUsage", eff), ("FairShare", fair))
             if name in wanted}
