@@ -172,10 +172,11 @@ class FairtopApp(LoadActions, TreeActions, App[int]):
         tree = self._assoc
         tree.set_table(message.table, self.me)
         self._breakdown_stale = True
-        for tab_id in PANES:
-            if tab_id != "breakdown":
-                self._show_pane(tab_id, tree.selected_row)
-        self._refresh_breakdown()
+        if not message.loading:  # an early stage draws the tree first; the panes wait for the whole snapshot
+            for tab_id in PANES:
+                if tab_id != "breakdown":
+                    self._show_pane(tab_id, tree.selected_row)
+            self._refresh_breakdown()
         self._update_status()
 
     def _show_pane(self, tab_id: str, row: int | None) -> None:
