@@ -15,6 +15,7 @@ import numpy as np
 
 from tui.engine import compute
 from tui.engine.result import FairshareResult
+from tui.engine.tree import Structure
 from tui.formats.sshare import sshare_cells, wire
 from tui.model import AssocTree, path_to
 
@@ -175,13 +176,13 @@ def _level_fs(tree: AssocTree, usage: np.ndarray, row: int, fs_parent: int, leve
     return np.longdouble(s / (usage[row] / usage[fs_parent]))
 
 
-def _exact_tie(tree: AssocTree, usage: np.ndarray, a: int, b: int, step: np.longdouble) -> np.longdouble:
+def _exact_tie(tree: AssocTree, st: Structure, usage: np.ndarray, a: int, b: int,
+               step: np.longdouble) -> np.longdouble:
     """Nudge ``usage[b]`` (and its ancestors, in place) by a few units in the last place until
     the two LevelFS are equal in long double (``u_a * S_b / S_a`` rounds); returns the total step."""
     path = path_to(tree, b)
-    st = compute(_with_usage(tree, usage), "fair_tree").structure
     parent = int(st.fs_parent[b])
-    shares = float(st.level_shares[parent])
+    shares = float(st.level_shares[b])  # the sum of the level's shares (the same for a and b)
     for _ in range(256):
         lf_a, lf_b = (_level_fs(tree, usage, r, parent, shares) for r in (a, b))
         if lf_a == lf_b:
@@ -198,7 +199,7 @@ _Candidate = tuple[int, int, int, np.longdouble, bool]
 """first, second, the row whose usage moves, by how much, whether the two end up tied."""
 
 
-def _decide(tree: AssocTree, usage: np.ndarray, a: int, b: int, rows: list[int], fair: list[float],
+def _decide(tree: AssocTree, st: Structure, usage: np.ndarray, a: int, b: int, rows: list[int], fair: list[float],
             fair_cells: Sequence[str], end: np.ndarray, precision: float, users: bool,
             ) -> tuple[np.ndarray, _Candidate] | None:
     """The usage (and the move) that gives sshare's printed order of siblings ``a``, ``b`` (``a``
@@ -222,7 +223,7 @@ def _decide(tree: AssocTree, usage: np.ndarray, a: int, b: int, rows: list[int],
         trial = usage.copy()
         trial[path_to(tree, move)] += step
         if tied:
-            step = _exact_tie(tree, trial, a, b, step)
+            step = _exact_tie(tree, st, trial, a, b, step)
         if users or _fairshare_agrees(tree, trial, rows, fair_cells):
             return trial, (first, second, move, step, tied)
     return None
@@ -278,7 +279,7 @@ def order_from_printed(tree: AssocTree, printed: Mapping[str, Sequence[str]],
                 rows = [i for r in (a, b) for i in range(r, int(end[r])) if tree.is_user[i]]
                 if all(ours[i] == fair_cells[i] for i in rows):
                     continue  # the engine already prints what sshare printed for both
-                fix = _decide(tree, usage, a, b, rows, fair, fair_cells, end, precision, both_users)
+                fix = _decide(tree, st, usage, a, b, rows, fair, fair_cells, end, precision, both_users)
                 if fix is not None:
                     usage, (first, second, move, step, tied) = fix
                     if step:
