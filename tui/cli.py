@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from tui import __version__
@@ -329,13 +329,13 @@ def _warn(warnings: Sequence[str]) -> None:
         print(f"fairtop: warning: {w}", file=sys.stderr)
 
 
-def _report_blocks(tree: AssocTree, result: FairshareResult, damping: float,
-                   cluster: str | None) -> Iterator[dict[str, list[str]]]:
-    """The report's columns in blocks (:func:`tui.formats.sshare.report_blocks`), with a
-    ``cluster`` column first when one is named."""
+def _report_blocks(tree: AssocTree, result: FairshareResult, damping: float, cluster: str | None,
+                   printed: Mapping[str, Sequence[str]] | None = None) -> Iterator[dict[str, list[str]]]:
+    """The report's columns in blocks (:func:`tui.formats.sshare.report_blocks`; the columns in
+    ``printed`` as sshare printed them), with a ``cluster`` column first when one is named."""
     from tui.formats.sshare import report_blocks
 
-    for block in report_blocks(tree, result, damping):
+    for block in report_blocks(tree, result, damping, printed=printed):
         if cluster is None:
             yield block
         else:
@@ -356,21 +356,24 @@ def _write_blocks(fmt: str, blocks: Iterable[dict[str, list[str]]], with_cluster
 
 
 def _slurm_report(tree: AssocTree, fmt: str, algorithm: str, damping: float, title: str,
-                  cluster: str | None = None) -> str:
-    """The engine's recomputation of ``tree`` as a table (under ``title``); json and csv are
-    written to stdout as they are made (a 200k-association report is not held at once), and ""
-    returned. With ``cluster``, a cluster column first."""
+                  cluster: str | None = None, printed: Mapping[str, Sequence[str]] | None = None,
+                  result: FairshareResult | None = None) -> str:
+    """The engine's recomputation of ``tree`` (or ``result``) as a table (under ``title``), the
+    columns in ``printed`` (sshare's text) as printed; json and csv are written to stdout as they
+    are made (a 200k-association report is not held at once), and "" returned. With ``cluster``,
+    a cluster column first."""
     from tui.engine import compute
     from tui.formats.sshare import format_table
 
-    result = compute(tree, algorithm, damping)
+    result = result if result is not None else compute(tree, algorithm, damping)
     if fmt in ("json", "csv"):
-        _write_blocks(fmt, _report_blocks(tree, result, damping, cluster), cluster is not None)
+        _write_blocks(fmt, _report_blocks(tree, result, damping, cluster, printed), cluster is not None)
         return ""
     if cluster is not None:
         from tui.formats.tabular import cluster_column
 
-        return cluster_column(cluster, _slurm_report(tree, fmt, algorithm, damping, title), max(7, len(cluster)))
+        return cluster_column(cluster, _slurm_report(tree, fmt, algorithm, damping, title, None, printed, result),
+                              max(7, len(cluster)))
     head = f"# {title}: {algorithm.replace('_', ' ')}"
     if algorithm == "classic":
         head += f", FairShareDampeningFactor {damping:g}"
@@ -378,7 +381,7 @@ def _slurm_report(tree: AssocTree, fmt: str, algorithm: str, damping: float, tit
         head += "; ties between sibling accounts follow sacctmgr LFT order"
     else:
         head += "; ties between sibling accounts follow the printed (sshare) order"
-    return head + "\n" + format_table(tree, result, damping)
+    return head + "\n" + format_table(tree, result, damping, printed)
 
 
 def _pbs_report(tree: PbsTree, fmt: str, cluster: str | None = None) -> str:
@@ -427,11 +430,37 @@ def _report_folder(args: argparse.Namespace) -> str:
 def _report_snapshot(snap: Snapshot, args: argparse.Namespace, cluster: str | None = None) -> str:
     if snap.pbs is not None:
         return _pbs_report(snap.pbs, args.format, cluster)
+    tree, result, algorithm, damping, printed, notes = _report_inputs(snap, args)
+    _warn(notes)
+    return _slurm_report(tree, args.format, algorithm, damping, snap.source, cluster, printed, result)
+
+
+def _report_inputs(snap: Snapshot, args: argparse.Namespace,
+                   ) -> tuple[AssocTree, FairshareResult, str, float, Mapping[str, Sequence[str]] | None, list[str]]:
+    """What a Slurm snapshot's report shows: the tree (on the order sshare's printed values
+    reveal), the engine's result, the algorithm and dampening, the printed columns (None when the
+    report asks another algorithm or dampening than the capture's) and the warnings."""
+    from tui.engine import compute
+
     assert snap.tree is not None
     damping = args.damping if args.damping is not None else snap.settings.dampening
-    _warn(snap.warnings)
-    return _slurm_report(snap.tree, args.format, args.algorithm or snap.settings.algorithm, damping, snap.source,
-                         cluster)
+    algorithm = args.algorithm or snap.settings.algorithm
+    notes = list(snap.warnings)
+    if snap.printed is not None and (algorithm, damping) == (snap.settings.algorithm, snap.settings.dampening):
+        # The scheduler's own numbers, as printed; the engine's run on the order they reveal.
+        from tui.analysis.standing import build_standing
+
+        standing = build_standing(snap)
+        rec = standing.reconciliation
+        if rec is not None and rec.disagreements:
+            notes += [f"engine differs from sshare: {d.label} {d.column} engine {d.ours}, shown as printed {d.printed}"
+                      for d in rec.disagreements]
+        notes += [fix.sentence() for fix in standing.order_fixes]
+        tree, result = standing.snapshot.tree, standing.fairshare
+        assert tree is not None and result is not None
+        return tree, result, algorithm, damping, snap.printed, notes
+    return snap.tree, compute(snap.tree, algorithm, damping), algorithm, damping, None, notes
+
 
 
 def _cluster_snapshots(args: argparse.Namespace) -> dict[str, Snapshot]:
@@ -527,14 +556,10 @@ def _join_reports(args: argparse.Namespace, snaps: dict[str, Snapshot]) -> str:
     if all(snap.pbs is None and snap.tree is not None for snap in snaps.values()):
         from itertools import chain
 
-        from tui.engine import compute
-
         def blocks(name: str, snap: Snapshot) -> Iterator[dict[str, list[str]]]:
-            assert snap.tree is not None
-            _warn(snap.warnings)
-            damping = args.damping if args.damping is not None else snap.settings.dampening
-            result = compute(snap.tree, args.algorithm or snap.settings.algorithm, damping)
-            return _report_blocks(snap.tree, result, damping, name or snap.cluster)
+            tree, result, _, damping, printed, notes = _report_inputs(snap, args)
+            _warn(notes)
+            return _report_blocks(tree, result, damping, name or snap.cluster, printed)
 
         _write_blocks(args.format, chain.from_iterable(blocks(n, s) for n, s in snaps.items()), True)
         return ""

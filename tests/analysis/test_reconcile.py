@@ -100,3 +100,18 @@ def test_standing_takes_the_printed_order_and_reconciles() -> None:
 
     assert "both print LevelFS 1.000000" in explain_slurm(standing, 5).summary  # ub, under acct_b
     assert "both print LevelFS" not in explain_slurm(standing, 0).summary  # the root's path has neither
+
+
+def test_only_a_last_digit_the_rounded_usage_cannot_resolve_is_within_precision() -> None:
+    snap, printed = _printed()
+    result = compute(snap.tree, "fair_tree")
+    row = next(i for i, c in enumerate(printed["EffectvUsage"]) if c not in ("0.000000", "1.000000"))
+    cell = printed["EffectvUsage"][row]
+    # Usage in the millions (CPU-seconds x 1,000,000): a 1-billing-second error moves the ratio by
+    # ~1e-6 of itself, far less than one unit in the sixth decimal here.
+    printed["EffectvUsage"][row] = f"{float(cell) + 1e-6:.6f}"
+    rec = reconcile(snap.tree, result, printed)
+    assert [d.row for d in rec.disagreements] == [row] and rec.within_precision == ()
+    # With usage known only to within 1e5 billing-seconds, that same digit is undecidable.
+    rec = reconcile(snap.tree, result, printed, precision=1e5)
+    assert rec.disagreements == () and [d.row for d in rec.within_precision] == [row]

@@ -6,13 +6,16 @@ import pytest
 
 from tests.conftest import FIXTURES
 from tests.slurm_oracle import mismatches
+from tui.analysis.standing import build_standing
 from tui.sources.saved import load_folder
 
 CAPTURES = sorted(p.parent for p in (FIXTURES / "slurm").glob("*/*/sshare_a_l_P.psv"))
+NEAR_TIE = "near_tie"
+"""Fair Tree only: ties slurmctld decided in long double from usage the inputs print rounded."""
 
 
 def test_at_least_three_trees_each_under_both_algorithms_and_dampened_classic_captures():
-    scenarios = {p.parent.name for p in CAPTURES}
+    scenarios = {p.parent.name for p in CAPTURES if p.parent.name != NEAR_TIE}
     assert len(scenarios) >= 3
     damped = set()
     for scenario in scenarios:
@@ -25,7 +28,32 @@ def test_at_least_three_trees_each_under_both_algorithms_and_dampened_classic_ca
 
 @pytest.mark.parametrize("folder", CAPTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_every_printed_value_equals_real_sshare(folder):
+    """The engine alone, on the printed inputs (no order taken from the printed values)."""
     bad, checked = mismatches(folder)
     rows = len((folder / "sshare_a_l_P.psv").read_text().splitlines()) - 1
     assert checked >= rows * 4
-    assert bad == []
+    if folder.parent.name == NEAR_TIE:
+        # The exact ties slurmctld found (tie<d>a = tie<d>b, tb<d>x = tb<d>y) are near-ties in
+        # the 2-decimal usage: the later users get ranks of their own. Nothing else differs.
+        assert {(label, column) for label, column, _, _ in bad} == {
+            (f"tie{d}b/tb{d}{u}", "FairShare") for d in (1, 3, 5, 8) for u in "xz"}
+    else:
+        assert bad == []
+
+
+@pytest.mark.parametrize("folder", CAPTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_no_capture_leaves_an_engine_disagreement_after_the_printed_orders(folder):
+    """What fairtop shows: the engine on the orders (and ties) sshare's printed values reveal.
+    Any cell left would be an engine defect (the tree marks it, report names it)."""
+    standing = build_standing(load_folder(folder))
+    rec = standing.reconciliation
+    assert rec is not None and rec.checked >= 4 * standing.snapshot.tree.size
+    assert rec.disagreements == ()
+    if folder.parent.name == NEAR_TIE:
+        assert [(f.first, f.second, f.tied) for f in standing.order_fixes if f.accounts] == [("tie5a", "tie5b", True)]
+        assert {f.second for f in standing.order_fixes if not f.accounts} == {f"tie{d}b/tb{d}x" for d in (1, 3, 5, 8)}
+        # One EffectvUsage sits on a rounding boundary the 2-decimal usage cannot resolve.
+        assert [(d.label, d.ours, d.printed) for d in rec.within_precision] == [
+            ("div02g3/u02300", "0.272727", "0.272728")]
+    else:
+        assert standing.order_fixes == () and rec.within_precision == ()

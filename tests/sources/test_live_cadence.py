@@ -95,3 +95,34 @@ def test_commands_per_minute() -> None:
     # nodes every 10 min: 4.7 a minute to slurmctld; sacctmgr every 10 min: 0.1 to slurmdbd.
     rates = Cadence(jobs_s=30, usage_s=300, slow_s=600).per_minute()
     assert rates == pytest.approx({"slurmctld": 4.7, "slurmdbd": 0.1})
+
+
+def test_the_first_read_gives_sshare_s_tree_before_the_other_commands() -> None:
+    fake = FakeCluster()
+    live = LiveSlurm(Cadence(jobs_s=30), runner=fake.run, clock=fake.clock)
+    stages = live.read_stages()
+    first, running = next(stages)
+    # Only sshare and the config have been asked when the first snapshot is handed out.
+    assert sorted(name for _, name in live.issued) == ["scontrol_show_config.txt", "sshare_a_l_P.psv"]
+    assert sorted(running) == sorted(set(commands()) - {"sshare_a_l_P.psv", "scontrol_show_config.txt"})
+    assert first.tree is not None and first.tree.size == 14 and first.printed is not None
+    assert first.settings.algorithm == "fair_tree" and not first.jobs
+    whole, running = next(stages)
+    assert running == () and len(live.issued) == 8 and len(whole.jobs) > 0
+    assert next(stages, None) is None
+    # Later reads have every output kept: one stage, whatever is due.
+    fake.now += 61
+    assert [r for _, r in live.read_stages()] == [()]
+
+
+def test_live_source_stages_say_what_an_early_snapshot_lacks() -> None:
+    from tui.sources.registry import SlurmSource
+
+    fake = FakeCluster()
+    source = SlurmSource()
+    source._live = LiveSlurm(Cadence(jobs_s=30), runner=fake.run, clock=fake.clock)
+    (early, running), (whole, done) = list(source.load_stages())
+    assert running == ("sacctmgr", "scontrol show partition", "scontrol show node",
+                       "scontrol show assoc_mgr", "sprio", "squeue")
+    assert early.capabilities == frozenset({"usage", "printed"}) and done == ()
+    assert whole.capabilities == frozenset({"usage", "printed", "jobs", "partitions"})

@@ -52,8 +52,12 @@ class Standing:
             else self.snapshot.settings.algorithm
 
 
-def build_standing(snapshot: Snapshot, me: str = "") -> Standing:
-    """Run the engine on ``snapshot`` with the cluster's algorithm and dampening factor."""
+def build_standing(snapshot: Snapshot, me: str = "", check_printed: bool = True) -> Standing:
+    """Run the engine on ``snapshot`` with the cluster's algorithm and dampening factor.
+
+    ``check_printed=False`` skips the reconciliation with the printed columns (and the orders
+    taken from them): for a first snapshot drawn before sacctmgr's sibling order arrives, where a
+    disagreement could be the missing order rather than the engine's."""
     none = np.zeros(0, dtype=np.int64)
     tree = snapshot.tree
     if tree is None:
@@ -65,7 +69,7 @@ def build_standing(snapshot: Snapshot, me: str = "") -> Standing:
     result = compute(tree, settings.algorithm, settings.dampening)
     fixes: tuple[OrderFix, ...]
     rec, fixes = None, ()
-    if snapshot.printed is not None:
+    if snapshot.printed is not None and check_printed:
         rec = reconcile(tree, result, snapshot.printed, settings.dampening, snapshot.usage_unknown)
         if settings.algorithm == "fair_tree" and any(d.column == "FairShare" for d in rec.disagreements):
             fixed, fixes = order_from_printed(tree, snapshot.printed, result=result)

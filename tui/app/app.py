@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from textual import on
@@ -99,7 +99,8 @@ class FairtopApp(ClusterActions, LoadActions, TreeActions, App[int]):
 
     def __init__(self, settings: Settings, loader: Callable[[], Snapshot], me: str,
                  state: State | None = None, live: bool = False, source_name: str = "",
-                 on_reload: Callable[[], None] | None = None, clusters: list[Cluster] | None = None) -> None:
+                 on_reload: Callable[[], None] | None = None, clusters: list[Cluster] | None = None,
+                 stages: Callable[[], Iterable[tuple[Snapshot, tuple[str, ...]]]] | None = None) -> None:
         super().__init__()
         self.on_reload = on_reload
         """Called on ``r`` before the reload: a live source then asks every command again
@@ -108,6 +109,9 @@ class FairtopApp(ClusterActions, LoadActions, TreeActions, App[int]):
         """The merged configuration (read-only here)."""
         self.loader = loader
         """Reads the source; runs in a worker thread."""
+        self.stages = stages
+        """Reads the source in stages (a live source: the tree from sshare first), used instead of
+        ``loader`` when given; also in the worker thread."""
         self.me = me
         """The user whose rows are highlighted and whom ``m`` jumps to."""
         self.state = state or State()
@@ -124,6 +128,7 @@ class FairtopApp(ClusterActions, LoadActions, TreeActions, App[int]):
         self.fairtop_themes: list[str] = []
         self._loaded_at: float | None = None
         self._refresh_error: str | None = None
+        self._loading: tuple[str, ...] = ()
         self._warned: set[str] = set()
         self._me_next = 0
         self._stale: set[str] = {"breakdown", "side"}
@@ -131,7 +136,7 @@ class FairtopApp(ClusterActions, LoadActions, TreeActions, App[int]):
         self._breakdown_timer: Timer | None = None
         self._reload_asked = False
         self._my_summary: UserSummary | None = None
-        self.clusters = clusters or [Cluster("", loader, live, self.source_name, on_reload)]
+        self.clusters = clusters or [Cluster("", loader, live, self.source_name, on_reload, stages)]
         """The clusters this session can show (``:cluster NAME``, ``c``); the first is shown first."""
         self.cluster_index = 0
         self.cluster_standings: dict[str, tuple[Standing, TreeTable]] = {}
@@ -228,10 +233,12 @@ class FairtopApp(ClusterActions, LoadActions, TreeActions, App[int]):
         mode = "read-only" if self.settings.read_only else "read-write"
         self.sub_title = f"{snap.source} · {message.standing.algorithm.replace('_', ' ')} · {mode}"
         self._loaded_at, self._refresh_error = self._cluster_loaded_at.get(message.cluster, now), None
-        if self._reload_asked:
+        self._loading = message.loading
+        if self._reload_asked and not message.loading:
             self._reload_asked = False
             self.notify(f"Reloaded: {self._data_age()}.", timeout=3)
-        for warning in (*snap.warnings, *standing_notes(message.standing)):
+        # An early stage lacks the outputs still loading: their warnings would be premature.
+        for warning in () if message.loading else (*snap.warnings, *standing_notes(message.standing)):
             if warning not in self._warned:  # a live source repeats them on every refresh
                 self._warned.add(warning)
                 self.notify(warning, severity="warning")
@@ -240,10 +247,11 @@ class FairtopApp(ClusterActions, LoadActions, TreeActions, App[int]):
         tree = self._assoc
         tree.set_table(message.table, self.me)
         self._stale = {"breakdown", "side"}
-        for tab_id in self._panes:
-            if tab_id != "breakdown":
-                self._show_pane(tab_id, tree.selected_row)
-        self._refresh_breakdown()
+        if not message.loading:  # an early stage draws the tree first; the panes wait for the whole snapshot
+            for tab_id in self._panes:
+                if tab_id != "breakdown":
+                    self._show_pane(tab_id, tree.selected_row)
+            self._refresh_breakdown()
         self._update_status()
 
     async def _build_pane(self, tab_id: str) -> bool:

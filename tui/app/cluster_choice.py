@@ -3,7 +3,7 @@ protocol can name it without a cycle."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from tui.model import Snapshot
@@ -23,3 +23,5 @@ class Cluster:
     """``name`` or ``name:value`` of its source, for the state file."""
     on_reload: Callable[[], None] | None = None
     """``r``: a live source asks every command at its next read."""
+    stages: Callable[[], Iterable[tuple[Snapshot, tuple[str, ...]]]] | None = None
+    """Reads its source in stages (a live source: the tree from sshare first)."""

@@ -30,6 +30,7 @@ class ClusterActions:
         cluster = self.clusters[index]
         self.cluster_index = index
         self.loader, self.live = cluster.loader, cluster.live
+        self.stages = cluster.stages
         self.source_name, self.on_reload = cluster.source_name or self.settings.source, cluster.on_reload
 
     def cluster_label(self: AppHost) -> str:

@@ -8,7 +8,7 @@ protocol structurally; mypy checks it wherever a mixin method is used on the app
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -41,6 +41,7 @@ class AppHost(Protocol):
     clusters: list[Cluster]
     cluster_index: int
     cluster_standings: dict[str, tuple[Standing, TreeTable]]
+    stages: Callable[[], Iterable[tuple[Snapshot, tuple[str, ...]]]] | None
     clock: Callable[[], float]
     _assoc: FairshareTree
     _tabs: TabbedContent
@@ -49,6 +50,7 @@ class AppHost(Protocol):
     _prompt: PromptBar
     _loaded_at: float | None
     _refresh_error: str | None
+    _loading: tuple[str, ...]
     _me_next: int
 
     # Textual's App

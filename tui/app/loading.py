@@ -27,6 +27,7 @@ class LoadActions:
     """The load worker, the refresh timer's callback, every worker's failure, and the data's age."""
 
     _refresh_error: str | None  # assigned here, initialised by FairtopApp
+    _loading: tuple[str, ...]
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="load", name="load")
     def load(self: AppHost) -> None:
@@ -36,10 +37,14 @@ class LoadActions:
         """
         worker = get_current_worker()
         cluster = self.clusters[self.cluster_index].name
-        standing = build_standing(self.loader(), self.me)
-        table = TreeTable.from_standing(standing)
-        if not worker.is_cancelled:
-            self.post_message(StandingLoaded(standing, table, cluster=cluster))
+        stages = self.stages() if self.stages is not None else [(self.loader(), ())]
+        for snapshot, loading in stages:  # a live source: sshare's tree first, the rest after
+            if worker.is_cancelled:
+                return
+            standing = build_standing(snapshot, self.me, check_printed=not loading)
+            table = TreeTable.from_standing(standing)
+            if not worker.is_cancelled:
+                self.post_message(StandingLoaded(standing, table, cluster=cluster, loading=loading))
 
     def _refresh_live_source(self: AppHost) -> None:
         """Re-read a live source, unless the last read is still running (a slow sshare is left
@@ -74,6 +79,8 @@ class LoadActions:
         """How fresh the data is: "updated N s ago" for a live source, else the snapshot time."""
         if self.standing is None or self._loaded_at is None:
             return "loading…"
+        if self._loading:
+            return f"loading {', '.join(self._loading)}…"
         if not self.live:
             return f"snapshot {self.standing.snapshot.taken_at.astimezone(timezone.utc):%Y-%m-%d %H:%M} UTC"
         age = max(0, int(self.clock() - self._loaded_at))

@@ -28,6 +28,8 @@ class StandingLoaded(Message):
     """The cluster read (a load that ends after the user switched to another is only kept)."""
     kept: bool = False
     """An earlier read of this cluster, shown again on switching back (its age unchanged)."""
+    loading: tuple[str, ...] = ()
+    """Commands still running for a fuller snapshot (a live source's first stage), for the status line."""
 
 
 @dataclass

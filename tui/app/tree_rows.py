@@ -167,14 +167,20 @@ class TreeTable:
         if tree is None or res is None:
             raise ValueError("this snapshot has no Slurm association tree")
         n = tree.size
+        # What the source printed is shown as printed (_as_printed): format only the rest (at 20k
+        # rows formatting every cell in Python is most of the first frame's cost).
+        printed = {h: c for h, c in (standing.snapshot.printed or {}).items() if len(c) == n}
+        need = [h for h in ("NormShares", "EffectvUsage", "FairShare", "LevelFS") if h not in printed]
         cells = {k: np.asarray(v, dtype=object)
-                 for k, v in sshare_cells(tree, res, standing.snapshot.settings.dampening).items()}
+                 for k, v in sshare_cells(tree, res, standing.snapshot.settings.dampening, columns=need).items()}
+        cells.update((h, np.asarray(printed[h], dtype=object)) for h in printed if h not in cells)
         raw = tree.shares_raw
         out: dict[str, np.ndarray] = {
             "raw_shares": np.where(raw == USE_PARENT, "parent",
                                    np.where(raw == NO_VAL, "", raw.astype(str))).astype(object),
             "norm_shares": cells["NormShares"],
-            "raw_usage": np.asarray([str(int(u)) for u in tree.usage_raw], dtype=object),
+            "raw_usage": (np.asarray(printed["RawUsage"], dtype=object) if "RawUsage" in printed
+                          else np.asarray([str(int(u)) for u in tree.usage_raw], dtype=object)),
             "eff_usage": cells["EffectvUsage"],
             "fairshare": cells["FairShare"],
             "level_fs": cells.get("LevelFS", np.full(n, "", dtype=object)),

@@ -8,7 +8,7 @@ recomputed client-side from those doubles, and cells use C's ``%f``.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -38,6 +38,10 @@ def printed_fairshare(tree: AssocTree, result: FairshareResult, dampening: float
 REPORT_COLUMNS = ("account", "user", "raw_shares", "norm_shares", "raw_usage", "norm_usage", "effective_usage",
                   "level_fs", "fairshare", "rank")
 """The columns of ``fairtop report --format json|csv``, in order."""
+
+#: ``fairtop report --format json|csv`` column of each sshare column a source may carry as printed.
+REPORT_KEYS = {"NormShares": "norm_shares", "RawUsage": "raw_usage", "EffectvUsage": "effective_usage",
+               "LevelFS": "level_fs", "FairShare": "fairshare"}
 
 
 def _f(x: float) -> str:
@@ -78,13 +82,17 @@ def _printed_values(tree: AssocTree, result: FairshareResult,
 
 
 def sshare_cells(tree: AssocTree, result: FairshareResult, dampening: float = 1,
-                 rows: Sequence[int] | None = None) -> dict[str, list[str]]:
+                 rows: Sequence[int] | None = None, columns: Collection[str] | None = None,
+                 ) -> dict[str, list[str]]:
     """Every computed column exactly as ``sshare -a -l -P`` would print it, keyed by header name.
 
     With ``rows``, only those rows are formatted (the others are ""): the breakdown needs the
-    cells of one path, not 100k rows.
+    cells of one path, not 100k rows. With ``columns``, only those headers are formatted (the
+    tree skips what the source printed).
     """
     printed = _printed_values(tree, result, dampening)
+    if columns is not None:
+        printed = {name: v for name, v in printed.items() if name in columns}
     if rows is None:
         return {name: _f_column(values, blank) for name, (values, blank) in printed.items()}
     cols = {name: [""] * tree.size for name in printed}
@@ -113,7 +121,8 @@ def _usage_cells(usage: np.ndarray) -> list[str]:
 
 
 def report_blocks(tree: AssocTree, result: FairshareResult, dampening: float = 1,
-                  size: int = 20_000) -> Iterator[dict[str, list[str]]]:
+                  size: int = 20_000, printed: Mapping[str, Sequence[str]] | None = None,
+                  ) -> Iterator[dict[str, list[str]]]:
     """Every :data:`REPORT_COLUMNS` column as text, ``size`` associations at a time, in input order.
 
     The computed columns are exactly what ``sshare -a -l -P`` prints (:func:`sshare_cells`):
@@ -122,13 +131,15 @@ def report_blocks(tree: AssocTree, result: FairshareResult, dampening: float = 1
     under classic). ``raw_shares`` is an integer, ``parent`` or ""; ``rank`` is the Fair Tree
     rank of users ("" for accounts and under classic). Blocks keep the text of a 200k-row
     report from being held at once (its memory cost the process more than its formatting).
+    ``printed`` (sshare's columns as text, row-aligned) replaces the engine's cells of every
+    column it has: what the scheduler printed is reported as printed.
     """
-    printed = _printed_values(tree, result, dampening)
+    values_of = _printed_values(tree, result, dampening)
     empty = (np.zeros(tree.size), np.ones(tree.size, dtype=bool))
     raw = tree.shares_raw
 
     def cells(name: str, s: slice) -> list[str]:
-        values, blank = printed.get(name, empty)
+        values, blank = values_of.get(name, empty)
         return _f_column(values[s], None if blank is None else blank[s])
 
     for lo in range(0, tree.size, size):
@@ -140,7 +151,7 @@ def report_blocks(tree: AssocTree, result: FairshareResult, dampening: float = 1
                 rank[i] = ""
         else:
             rank = [""] * (s.stop - s.start)
-        yield {
+        block = {
             "account": list(map(str, tree.account[s].tolist())),
             "user": list(map(str, tree.user[s].tolist())),
             "raw_shares": shares,
@@ -152,15 +163,28 @@ def report_blocks(tree: AssocTree, result: FairshareResult, dampening: float = 1
             "fairshare": cells("FairShare", s),
             "rank": rank,
         }
+        for column, key in REPORT_KEYS.items():
+            cells_printed = (printed or {}).get(column)
+            if cells_printed is not None:
+                block[key] = list(cells_printed[s])
+        yield block
 
 
-def format_table(tree: AssocTree, result: FairshareResult, dampening: float = 1) -> str:
-    """A fixed-width table in sshare's layout (indented Account column), plus Rank for Fair Tree."""
+def format_table(tree: AssocTree, result: FairshareResult, dampening: float = 1,
+                 printed: Mapping[str, Sequence[str]] | None = None) -> str:
+    """A fixed-width table in sshare's layout (indented Account column), plus Rank for Fair Tree.
+
+    ``printed`` (sshare's columns as text) replaces the engine's cells of every column it has."""
     cells = sshare_cells(tree, result, dampening)
     depth = tree.depth()
     names = [(" " * int(depth[i])) + str(tree.account[i]) for i in range(tree.size)]
     raw = ["parent" if s == USE_PARENT else ("" if s == NO_VAL else str(s)) for s in tree.shares_raw.tolist()]
     usage = [str(int(u)) for u in tree.usage_raw]
+    for column, got in (printed or {}).items():
+        if column == "RawUsage":
+            usage = list(got)
+        elif column in cells:
+            cells[column] = list(got)
     columns: list[tuple[str, list[str], int]] = [
         ("Account", names, -20), ("User", [str(u) for u in tree.user], 10), ("RawShares", raw, 10),
         ("NormShares", cells["NormShares"], 11), ("RawUsage", usage, 11),

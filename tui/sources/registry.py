@@ -10,6 +10,7 @@ heavy module behind it (httpx for slurmrestd, subprocess for live Slurm) is impo
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING, ClassVar, Literal
 
@@ -20,7 +21,10 @@ if TYPE_CHECKING:  # imported by SlurmSource.live_slurm at first use; no cycle (
     from tui.sources.slurm_cli import LiveSlurm
     from tui.sources.slurmrestd import LiveRest
 
-__all__ = ["CAPABILITIES", "Capability", "Source", "SOURCES", "make", "register", "source_class"]
+__all__ = ["CAPABILITIES", "Capability", "Source", "SOURCES", "Stage", "make", "register", "source_class"]
+
+Stage = tuple[Snapshot, tuple[str, ...]]
+"""A snapshot and the commands still loading for it (none: the snapshot is whole)."""
 
 Capability = Literal["usage", "printed", "jobs", "partitions", "budgets", "allocations"]
 CAPABILITIES: dict[str, str] = {
@@ -80,8 +84,17 @@ class Source(ABC):
 
     def load(self) -> Snapshot:
         """The snapshot, stamped with what this source can provide."""
-        snap = self.read()
-        return snap if snap.capabilities is not None else replace(snap, capabilities=self.capabilities)
+        return self._stamp(self.read())
+
+    def load_stages(self) -> Iterator[Stage]:
+        """The snapshot in stages, each with what is still loading (the last one: nothing), so
+        the app can draw before a slow command returns. One stage unless the source knows better."""
+        yield self.load(), ()
+
+    def _stamp(self, snap: Snapshot, lacking: frozenset[str] = frozenset()) -> Snapshot:
+        if snap.capabilities is not None:
+            return snap
+        return replace(snap, capabilities=self.capabilities - lacking)
 
     def refresh_now(self) -> None:  # noqa: B027 - optional hook: only live sources keep a cadence
         """The user asked for fresh data (``r``): a live source reads everything at its next load."""
@@ -119,6 +132,8 @@ def make(name: str, value: str | None, me: str = "", refresh_s: float = 30.0, cl
 # --- the sources -----------------------------------------------------------------------------
 
 SLURM_ALL = frozenset({"usage", "printed", "jobs", "partitions"})
+_GIVES = {"sprio_l.txt": ("jobs",), "squeue.txt": ("jobs",), "scontrol_show_partition.txt": ("partitions",)}
+"""Live Slurm: the capability each optional command's output gives (file names as saved.FILES)."""
 
 
 @register
@@ -226,6 +241,16 @@ class SlurmSource(Source):
 
     def read(self) -> Snapshot:
         return self.live_slurm.read()
+
+    def load_stages(self) -> Iterator[Stage]:
+        """sshare (with the config) first, the other commands after (:meth:`LiveSlurm.read_stages`).
+        An early stage lacks the jobs or partitions whose commands still run: panes say so
+        rather than show "no jobs"."""
+        from tui.sources.slurm_cli import command_label
+
+        for snap, running in self.live_slurm.read_stages():
+            lacking = frozenset(cap for name in running for cap in _GIVES.get(name, ()))
+            yield self._stamp(snap, lacking), tuple(command_label(name) for name in running)
 
     def refresh_now(self) -> None:
         self.live_slurm.refresh_usage_now()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -28,7 +28,8 @@ from tui.sources.errors import InputError, SourceUnavailable
 from tui.sources.sshare import SshareTable, parse_sshare
 
 __all__ = ["DEFAULT_TIMEOUT", "ASSOC_FIELDS", "Cadence", "LiveSlurm", "Output", "run", "commands", "collect",
-           "live_snapshot", "live_snapshots", "last_decay_cycle", "snapshot_at_cycle", "capture"]
+           "live_snapshot", "live_snapshots", "last_decay_cycle", "snapshot_at_cycle", "capture",
+           "command_label"]
 
 #: sacctmgr fields capture.sh asks for (LFT gives the children_list order).
 ASSOC_FIELDS = ("Cluster,Account,User,Partition,ParentName,ParentID,ID,LFT,RGT,Share,Priority,GrpTRESMins,"
@@ -60,6 +61,13 @@ def commands(cluster: str = "", on: str = "") -> dict[str, list[str]]:
         f["sprio"]: ["sprio", *m, "-l"],
         f["squeue"]: ["squeue", *m, "-a", "-O", ",".join(f"{name}:|" for name in slurm_text.SQUEUE_FIELDS)],
     }
+
+
+def command_label(name: str) -> str:
+    """What the status line calls a command while it runs: ``sacctmgr``, ``scontrol show
+    partition``, ``sprio`` (``name`` is its file name, as in :func:`commands`)."""
+    args = commands()[name]
+    return " ".join(args[:3]) if args[0] == "scontrol" else args[0]
 
 
 def collect(timeout: float = DEFAULT_TIMEOUT, on: str = "") -> tuple[dict[str, Output], datetime]:
@@ -264,7 +272,8 @@ class LiveSlurm:
         return out
 
     def read(self, given_sshare: tuple[Output, datetime] | None = None) -> Snapshot:
-        """Run the commands that are due, then build the snapshot from the kept outputs.
+        """Run the commands that are due, then build the snapshot from the kept outputs (the last
+        of :meth:`read_stages`).
 
         ``given_sshare``: this cluster's part of an ``sshare -M a,b`` run and when it started,
         used instead of asking sshare again.
@@ -275,6 +284,26 @@ class LiveSlurm:
             sshare cannot be run or fails (a kept sshare output is not reused after a failure:
             the user must see that the controller stopped answering).
         """
+        *_, (whole, running) = self.read_stages(given_sshare)
+        assert not running  # read_stages always ends with the whole snapshot
+        return whole
+
+    def read_stages(self, given_sshare: tuple[Output, datetime] | None = None,
+                    ) -> Iterator[tuple[Snapshot, tuple[str, ...]]]:
+        """Like :meth:`read`, in stages: ``(snapshot, commands still running)``.
+
+        When a due command has no kept output yet (the first read), a first snapshot is yielded
+        as soon as sshare (and the config, asked alongside it: one quick RPC that says Fair Tree or
+        classic) returned, so the tree can be drawn; sacctmgr, the partitions, assoc_mgr, sprio
+        and squeue then run and the whole snapshot follows. Later reads have every output kept
+        and yield once. The cadence is :meth:`read`'s: staging changes when a snapshot is built,
+        not which commands are asked.
+
+        Raises
+        ------
+        SourceUnavailable
+            As :meth:`read`, before the first yield.
+        """
         now = self.clock()
         force, self._force = self._force, False
         f = saved.FILES
@@ -284,23 +313,36 @@ class LiveSlurm:
             self.outputs[f["sshare"]] = given_sshare[0]
             self.asked_at[f["sshare"]] = now
             self.usage_taken_at = given_sshare[1].strftime("%Y-%m-%dT%H:%M:%SZ")
-        elif force or self._due(f["sshare"], now):
-            out = self._ask(f["sshare"], mine[f["sshare"]])
+        ask = {name: mine[name] for name in (f["sshare"], f["config"])
+               if (force or self._due(name, now)) and not (name == f["sshare"] and given_sshare is not None)}
+        with ThreadPoolExecutor(max_workers=2) as pool:  # both are quick slurmctld RPCs
+            futures = {name: pool.submit(self._ask, name, args) for name, args in ask.items()}
+            got = {name: fut.result() for name, fut in futures.items()}
+        if f["sshare"] in got:
+            out = got[f["sshare"]]
             if out.returncode != 0:
                 raise SourceUnavailable(_failure(out) if out.returncode > 0 else out.stderr.strip())
             self.outputs[f["sshare"]] = out
             self.usage_taken_at = started.strftime("%Y-%m-%dT%H:%M:%SZ")
-        if force or self._due(f["config"], now):
-            self.outputs[f["config"]] = self._ask(f["config"], mine[f["config"]])
+        if f["config"] in got:
+            self.outputs[f["config"]] = got[f["config"]]
             self._read_config()
         due = {k: v for k, v in commands(self.cluster, self.on).items()
                if k not in (f["sshare"], f["config"]) and (self.only is None or k in self.only)
                and (force or self._due(k, now))}
+        missing = tuple(name for name in due if name not in self.outputs)
+        if missing:
+            yield self._snapshot(started), missing
         if due:
             with ThreadPoolExecutor(max_workers=len(due)) as pool:
                 futures = {name: pool.submit(self._ask, name, args) for name, args in due.items()}
                 for name, fut in futures.items():
                     self.outputs[name] = fut.result()
+        yield self._snapshot(started), ()
+
+    def _snapshot(self, started: datetime) -> Snapshot:
+        """The snapshot from the freshest kept output of each command."""
+        f = saved.FILES
         table = parse_sshare(self.outputs[f["sshare"]].stdout, "sshare -a -l -P")
         self.table = table
         host = os.uname().nodename
