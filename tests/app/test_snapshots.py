@@ -53,9 +53,10 @@ SIZES = {"80x24": (80, 24), "200x60": (200, 60)}
 
 
 @pytest.mark.parametrize("size", list(SIZES))
-@pytest.mark.parametrize("screen", ["tree", "breakdown"])
+@pytest.mark.parametrize("screen", ["tree", "breakdown", "whatif"])
 def test_screen_size(snap_compare, screen: str, size: str) -> None:
-    """The tree (columns by priority at 80, the breakdown beside it at 200) and the breakdown."""
+    """The tree (columns by priority at 80, the breakdown beside it at 200), the breakdown and the
+    what-if planner."""
 
     async def run_before(pilot: Pilot) -> None:
         await ready(pilot)

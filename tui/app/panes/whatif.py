@@ -229,7 +229,17 @@ class WhatIfPane(PaneFrame):
     WhatIfPane .pending { text-opacity: 60%; }
     WhatIfPane PlotextPlot { height: 12; min-height: 8; }
     WhatIfPane #wi-table { height: auto; }
+    /* Narrow terminals: the fields in a grid of four per line instead of one squeezed line. */
+    WhatIfPane.-narrow .wi-row, WhatIfPane.-narrow #wi-plan {
+        layout: grid; grid-size: 4; grid-rows: auto; grid-gutter: 0 1; height: auto;
+    }
+    WhatIfPane.-narrow .wi-field, WhatIfPane.-narrow .wi-wide, WhatIfPane.-narrow #wi-path { width: 1fr; }
+    WhatIfPane.-narrow .wi-job-title, WhatIfPane.-narrow .wi-buttons { width: 1fr; padding-top: 1; }
+    WhatIfPane.-narrow #wi-plan Button { margin: 0; width: 1fr; height: 1; }
     """
+
+    NARROW = 120
+    """Below this many columns the fields go four to a line."""
 
     def __init__(self, *args, **kwargs) -> None:  # noqa: ANN002, ANN003 - Widget's
         super().__init__(*args, **kwargs)
@@ -281,6 +291,10 @@ class WhatIfPane(PaneFrame):
     def on_mount(self) -> None:
         for plot in self.query(PlotextPlot):
             plot.display = False
+        self.set_class(self.app.size.width < self.NARROW, "-narrow")
+
+    def on_resize(self) -> None:
+        self.set_class(self.app.size.width < self.NARROW, "-narrow")
 
     def one(self, selector: str) -> Widget:
         """The widget ``selector`` names in the pane (not in a job line), found once."""
