@@ -204,8 +204,11 @@ def test_cli_live_runs_sacct_from_an_argument_list(tmp_path, monkeypatch, capsys
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     for name, body in (("sshare", f"/bin/cat '{LIVE / 'sshare_a_l_P.psv'}'"),
+                       # the capture's StateSaveLocation is the CI sandbox's: point it nowhere, as on a
+                       # login node that cannot read the controller's state
                        ("scontrol", "[ \"$1\" = show ] && [ \"$2\" = config ] && "
-                                    f"/bin/cat '{LIVE / 'scontrol_show_config.txt'}'"),
+                                    "/bin/sed 's#^StateSaveLocation .*#StateSaveLocation = /nonexistent#' "
+                                    f"'{LIVE / 'scontrol_show_config.txt'}'"),
                        ("sacct", f"for a in \"$@\"; do echo \"$a\"; done > '{tmp_path / 'args'}'; "
                                  f"/bin/cat '{LIVE / 'sacct_a_P.psv'}'")):
         path = bin_dir / name

@@ -31,6 +31,10 @@ def two() -> Iterator[dict[str, object]]:
     b = second["SANDBOX_CLUSTER"]
     acct_a, acct_b = unique("mca"), unique("mcb")
     try:
+        # Both clusters as the CI sandbox was started (Fair Tree): an earlier test may have left the
+        # first on another PriorityFlags variant, and sshare -M formats every cluster's rows by the
+        # local slurm.conf's flags (a classic local conf prints FairShare for a Fair Tree cluster's accounts).
+        sh(first, "up.sh", timeout=120)
         sh(second, "up.sh", timeout=120)
         for env, spec in ((first, f"account root {acct_a} 40\nuser {acct_a} mcuser1 1\nuser {acct_a} mcuser2 3\n"),
                           (second, f"account root {acct_b} 70\nuser {acct_b} mcuser3 1\n")):
