@@ -592,31 +592,66 @@ class Ledger:
         assert isinstance(store, _PostgresStore)  # the caller's dispatch: only PostgreSQL has the function
         row = store.single(_PG_PREDEBIT, (job_id, uid, gid, resource, minutes, day, now))
         return _pg_predebit_outcome(row, job_id, uid, gid, resource, minutes, day, now)
+    def predebit_batch(self, jobs: Sequence[tuple[str, int, int, str, int]],
+                       today: date | str | None = None) -> list[dict[str, Any] | LedgerError]:
+        """Several pre-debits ``(job_id, uid, gid, resource, minutes)`` on SQLite in one
+        transaction: one commit (one fsync) for all of them, i.e. group commit. Each runs as
+        :meth:`predebit` would, one after the other under the write lock, in its own savepoint;
+        each answer is its record or its refusal, and none is returned before the commit."""
+        if not isinstance(self._store, _SqliteStore):
+            raise TypeError("predebit_batch is SQLite's group commit; PostgreSQL groups commits itself")
+        day = str(today or date.today())
+        out: list[dict[str, Any] | LedgerError] = []
+        with self._store.transaction(write=True) as tx:
+            for job_id, uid, gid, resource, minutes in jobs:
+                if not 0 <= minutes <= MAX_MINUTES:
+                    out.append(Invalid(f"minutes must be in 0..{MAX_MINUTES}, got {minutes}"))
+                    continue
+                tx.run("SAVEPOINT predebit")
+                outcome: dict[str, Any] | _Refusal | LedgerError
+                try:
+                    outcome = self._predebit_in(tx, job_id, uid, gid, resource, minutes, day)
+                except LedgerError as exc:
+                    tx.run("ROLLBACK TO predebit")
+                    outcome = exc
+                except sqlite3.IntegrityError:
+                    tx.run("ROLLBACK TO predebit")
+                    outcome = Conflict(f"job {job_id} was already pre-debited")
+                tx.run("RELEASE predebit")
+                out.append(outcome.error if isinstance(outcome, _Refusal) else outcome)
+        return out
+
     def _predebit(self, job_id: str, uid: int, gid: int, resource: str, minutes: int,
                   day: str) -> dict[str, Any] | _Refusal:
         with self._store.transaction(write=True) as tx:
-            row = tx.one("SELECT a.id FROM allocation a JOIN project p ON p.id = a.project_id"
-                         " WHERE p.gid = ? AND a.resource = ? AND a.start_date <= ? AND a.end_date >= ?",
-                         (gid, resource, day, day))
-            if row is None:
-                raise NotFound(f"no {resource} allocation of gid {gid} covers {day}")
-            alloc_id = row[0]
-            tx.lock(_LOCK_ALLOC, alloc_id % 2**31)
-            if tx.one("SELECT 1 FROM predebit WHERE job_id = ?", (job_id,)):
-                raise Conflict(f"job {job_id} was already pre-debited")
-            credited, held, debited = tx.one(
-                "SELECT credited, held, debited FROM allocation WHERE id = ?", (alloc_id,)) or (0, 0, 0)
-            balance = credited - held - debited
-            now = _now()
-            if minutes > balance:
-                tx.run("INSERT INTO failure (job_id, alloc_id, uid, gid, minutes, balance, created)"
-                       " VALUES (?, ?, ?, ?, ?, ?, ?)", (job_id, alloc_id, uid, gid, minutes, balance, now))
-                return _Refusal(Overdraft(
-                    f"job {job_id} needs {minutes} {resource}-minutes; allocation {alloc_id} has {balance} left",
-                    allocation=alloc_id, balance=balance, minutes=minutes))
-            tx.run("INSERT INTO predebit (job_id, alloc_id, uid, gid, minutes, status, created)"
-                   " VALUES (?, ?, ?, ?, ?, 'executing', ?)", (job_id, alloc_id, uid, gid, minutes, now))
-            tx.run("UPDATE allocation SET held = held + ? WHERE id = ?", (minutes, alloc_id))
+            return self._predebit_in(tx, job_id, uid, gid, resource, minutes, day)
+
+    def _predebit_in(self, tx: _Tx, job_id: str, uid: int, gid: int, resource: str, minutes: int,
+                     day: str) -> dict[str, Any] | _Refusal:
+        """The pre-debit's steps inside the caller's write transaction (a refusal still commits
+        its failure record)."""
+        row = tx.one("SELECT a.id FROM allocation a JOIN project p ON p.id = a.project_id"
+                     " WHERE p.gid = ? AND a.resource = ? AND a.start_date <= ? AND a.end_date >= ?",
+                     (gid, resource, day, day))
+        if row is None:
+            raise NotFound(f"no {resource} allocation of gid {gid} covers {day}")
+        alloc_id = row[0]
+        tx.lock(_LOCK_ALLOC, alloc_id % 2**31)
+        if tx.one("SELECT 1 FROM predebit WHERE job_id = ?", (job_id,)):
+            raise Conflict(f"job {job_id} was already pre-debited")
+        credited, held, debited = tx.one(
+            "SELECT credited, held, debited FROM allocation WHERE id = ?", (alloc_id,)) or (0, 0, 0)
+        balance = credited - held - debited
+        now = _now()
+        if minutes > balance:
+            tx.run("INSERT INTO failure (job_id, alloc_id, uid, gid, minutes, balance, created)"
+                   " VALUES (?, ?, ?, ?, ?, ?, ?)", (job_id, alloc_id, uid, gid, minutes, balance, now))
+            return _Refusal(Overdraft(
+                f"job {job_id} needs {minutes} {resource}-minutes; allocation {alloc_id} has {balance} left",
+                allocation=alloc_id, balance=balance, minutes=minutes))
+        tx.run("INSERT INTO predebit (job_id, alloc_id, uid, gid, minutes, status, created)"
+               " VALUES (?, ?, ?, ?, ?, 'executing', ?)", (job_id, alloc_id, uid, gid, minutes, now))
+        tx.run("UPDATE allocation SET held = held + ? WHERE id = ?", (minutes, alloc_id))
         return {"job_id": job_id, "alloc_id": alloc_id, "uid": uid, "gid": gid, "minutes": minutes,
                 "status": "executing", "actual": None, "billed": None, "created": now, "resolved": None,
                 "balance": balance - minutes}

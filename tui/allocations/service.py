@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_vali
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from tui.allocations.auth import AuthError, MungeAuth, Principal, TokenAuth, load_tokens
+from tui.allocations.group_commit import GroupCommit
 from tui.allocations.predebit_route import PredebitRoute, validation_error
 from tui.allocations.ledger import (
     MAX_MINUTES,
@@ -199,6 +200,7 @@ def create_app(ledger: Ledger, auth: TokenAuth | MungeAuth, threads: int = 16) -
         return _error(500, f"internal error: {type(exc).__name__}")
 
     limiter = anyio.CapacityLimiter(threads)
+    group = GroupCommit(ledger)  # SQLite's pre-debits: one commit for those that arrive together
 
     async def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """One hop to a worker thread per request (the ledger blocks on its store)."""
@@ -268,7 +270,7 @@ def create_app(ledger: Ledger, auth: TokenAuth | MungeAuth, threads: int = 16) -
         minutes = _one_amount(body.minutes, body.seconds)
         if ledger.predebits_async:
             return await ledger.predebit_async(body.job_id, body.uid, body.gid, body.resource, minutes)
-        return await call(ledger.predebit, body.job_id, body.uid, body.gid, body.resource, minutes)
+        return await group.predebit(body.job_id, body.uid, body.gid, body.resource, minutes)
 
     @app.post("/job", status_code=201, response_model=JobRecord)
     async def predebit(body: JobIn, who: Super) -> dict[str, Any]:
