@@ -86,14 +86,17 @@ def _worker(url: str, clients: range, per_client: int, gids: list[int], tag: str
 
 
 def _cpu_seconds(pid: int) -> float:
-    """User + system CPU so far of a process and its live children (the worker processes)."""
+    """User + system CPU so far of a process, its live children (worker processes, PostgreSQL
+    backends) and its children that ended (autovacuum workers)."""
     total = 0
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             fields = stat.read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        if stat.parent.name == str(pid) or fields[1] == str(pid):
+        if stat.parent.name == str(pid):
+            total += int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
+        elif fields[1] == str(pid):
             total += int(fields[11]) + int(fields[12])
     return total / os.sysconf("SC_CLK_TCK")
 
