@@ -562,7 +562,8 @@ class Ledger:
     @property
     def predebits_async(self) -> bool:
         """Whether :meth:`predebit_async` runs on the caller's event loop (PostgreSQL); SQLite's
-        pre-debit blocks on its file, so the service runs :meth:`predebit` in a thread instead."""
+        pre-debit blocks on its file, so the service batches them (:meth:`predebit_batch`) in a
+        thread instead."""
         return isinstance(self._store, _PostgresStore)
 
     async def predebit_async(self, job_id: str, uid: int, gid: int, resource: str, minutes: int,
@@ -592,6 +593,7 @@ class Ledger:
         assert isinstance(store, _PostgresStore)  # the caller's dispatch: only PostgreSQL has the function
         row = store.single(_PG_PREDEBIT, (job_id, uid, gid, resource, minutes, day, now))
         return _pg_predebit_outcome(row, job_id, uid, gid, resource, minutes, day, now)
+
     def predebit_batch(self, jobs: Sequence[tuple[str, int, int, str, int]],
                        today: date | str | None = None) -> list[dict[str, Any] | LedgerError]:
         """Several pre-debits ``(job_id, uid, gid, resource, minutes)`` on SQLite in one
