@@ -19,6 +19,7 @@ import argparse
 import asyncio
 import multiprocessing as mp
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -79,23 +80,30 @@ def _worker(url: str, clients: range, per_client: int, gids: list[int], tag: str
     async def main() -> list:
         return await asyncio.gather(*(client(n) for n in clients))
 
-    out.put(asyncio.run(main()))
+    results = asyncio.run(main())
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    out.put((results, usage.ru_utime + usage.ru_stime))
 
 
 def _cpu_seconds(pid: int) -> float:
-    """User + system CPU so far of a process and its live children (the worker processes)."""
+    """User + system CPU so far of a process, its live children (worker processes, PostgreSQL
+    backends) and its children that ended (autovacuum workers)."""
     total = 0
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             fields = stat.read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        if stat.parent.name == str(pid) or fields[1] == str(pid):
+        if stat.parent.name == str(pid):
+            total += int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
+        elif fields[1] == str(pid):
             total += int(fields[11]) + int(fields[12])
     return total / os.sysconf("SC_CLK_TCK")
 
 
-def run(store: str, target: str, args: argparse.Namespace, tokens: Path) -> dict:
+def run(store: str, target: str, args: argparse.Namespace, tokens: Path, db_pid: int | None = None) -> dict:
+    """One store's run; ``db_pid`` is the PostgreSQL postmaster's, when it runs here (its CPU and
+    its backends' is counted too)."""
     workers = args.workers if store == "postgresql" else 1
     server = Server(target, ["--auth", "token", "--tokens", str(tokens), "--pool", str(args.pool),
                              "--workers", str(workers)]).start()
@@ -115,11 +123,14 @@ def run(store: str, target: str, args: argparse.Namespace, tokens: Path) -> dict
         procs = [mp.Process(target=_worker, args=(server.url, c, args.per_client, gids, store, queue))
                  for c in chunks]
         cpu0 = _cpu_seconds(server.proc.pid)
+        db_cpu0 = _cpu_seconds(db_pid) if db_pid else 0.0
         t0 = time.perf_counter()
         for p in procs:
             p.start()
-        results = [r for _ in procs for r in queue.get()]
+        answers = [queue.get() for _ in procs]
         wall = time.perf_counter() - t0
+        results = [r for rs, _ in answers for r in rs]
+        client_cpu = sum(cpu for _, cpu in answers)
         for p in procs:
             p.join()
         lat = sorted(x for r in results for x in r[0])
@@ -131,6 +142,7 @@ def run(store: str, target: str, args: argparse.Namespace, tokens: Path) -> dict
         with httpx.Client(base_url=server.url, headers=HEADERS, timeout=30) as su:
             got = sum(su.get(f"/alloc/{aid}").json()["predebits"] for aid in aids)
         server_cpu = _cpu_seconds(server.proc.pid) - cpu0
+        db_cpu = _cpu_seconds(db_pid) - db_cpu0 if db_pid else None
         ledger = open_ledger(target)
         audit = ledger.audit()
         ledger.close()
@@ -139,6 +151,7 @@ def run(store: str, target: str, args: argparse.Namespace, tokens: Path) -> dict
                 "rate": n / wall,
                 "p50_ms": 1000 * lat[n // 2], "p99_ms": 1000 * lat[min(n - 1, int(n * 0.99))],
                 "max_ms": 1000 * lat[-1], "codes": codes, "server_cpu_ms": 1000 * server_cpu / n,
+                "db_cpu_ms": None if db_cpu is None else 1000 * db_cpu / n, "client_cpu_ms": 1000 * client_cpu / n,
                 "consistent": got == held and not audit}
     finally:
         server.stop()
@@ -155,6 +168,7 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=1, help="service worker processes on PostgreSQL (default 1)")
     ap.add_argument("--pg", help="PostgreSQL server URL (default $FAIRTOP_TEST_PG or a throwaway cluster)")
     args = ap.parse_args()
+    load = os.getloadavg()
     tmp = Path(tempfile.mkdtemp(prefix="fairtop-bench-"))
     tokens = write_tokens(tmp / "tokens.toml")
     cluster = None
@@ -167,19 +181,23 @@ def main() -> int:
             if not pg:
                 cluster = PgCluster().start()
                 pg = cluster.url
-            rows.append(run("postgresql", create_database(pg), args, tokens))
+            rows.append(run("postgresql", create_database(pg), args, tokens,
+                            db_pid=cluster.postmaster_pid() if cluster else None))
     finally:
         if cluster:
             cluster.stop()
     print(f"{args.clients} clients x {args.per_client} pre-debits over {args.allocations} allocation(s), "
           f"{args.procs} client processes, {os.cpu_count()} CPUs")
-    print("| store | pre-debits | seconds | pre-debits/s | p50 ms | p99 ms | max ms | service CPU ms/req | answers |"
-          " consistent |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---|:---:|")
+    print(f"load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; after: "
+          + " ".join(f"{x:.2f}" for x in os.getloadavg()))
+    print("| store | pre-debits | seconds | pre-debits/s | p50 ms | p99 ms | max ms | CPU ms/req: service |"
+          " PostgreSQL | clients | answers | consistent |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|:---:|")
     for r in rows:
+        db = "-" if r["db_cpu_ms"] is None else f"{r['db_cpu_ms']:.2f}"
         print(f"| {r['store']} | {r['requests']:,} | {r['seconds']:.1f} | {r['rate']:,.0f} | {r['p50_ms']:.1f} | "
-              f"{r['p99_ms']:.1f} | {r['max_ms']:.1f} | {r['server_cpu_ms']:.2f} | {r['codes']} | "
-              f"{'yes' if r['consistent'] else 'NO'} |")
+              f"{r['p99_ms']:.1f} | {r['max_ms']:.1f} | {r['server_cpu_ms']:.2f} | {db} | {r['client_cpu_ms']:.2f} | "
+              f"{r['codes']} | {'yes' if r['consistent'] else 'NO'} |")
     return 0 if all(r["consistent"] and set(r["codes"]) == {201} for r in rows) else 1
 
 

@@ -130,6 +130,10 @@ class PgCluster:
                           "-o", opts, "-w", "-t", "60", "start")
         return self
 
+    def postmaster_pid(self) -> int:
+        """The server's process id (its backends are its children)."""
+        return int((self.dir / "data" / "postmaster.pid").read_text().split()[0])
+
     def stop(self) -> None:
         try:
             self._as_postgres(str(self.bindir / "pg_ctl"), "-D", str(self.dir / "data"), "-m", "immediate", "stop")

@@ -130,6 +130,30 @@ def test_no_allocation_covers(ledger) -> None:
         ledger.predebit("1", 5001, 9999, "cpu", 1, today=TODAY)
 
 
+def test_a_group_commit_answers_each_predebit_as_alone(tmp_path: Path) -> None:
+    """SQLite's batch (the service's group commit): one transaction, each pre-debit in order with
+    its own answer; the refused ones leave only their failure record."""
+    ledger = open_ledger(str(tmp_path / "l.db"), migrate=True)
+    alloc = _setup(ledger, 30)
+    answers = ledger.predebit_batch([
+        ("a", 5001, 7001, "cpu", 20),   # 30 -> 10
+        ("a", 5001, 7001, "cpu", 1),    # the same job id again: 409
+        ("b", 5001, 7001, "cpu", 20),   # 20 > 10: 402, recorded
+        ("c", 5001, 7001, "gpu", 1),    # no gpu allocation: 404
+        ("d", 5001, 7001, "cpu", 10),   # 10 -> 0
+        ("e", 5001, 7001, "cpu", -1),   # 422
+    ], today=TODAY)
+    assert [a["balance"] if isinstance(a, dict) else type(a).__name__ for a in answers] == \
+        [10, "Conflict", "Overdraft", "NotFound", 0, "Invalid"]
+    assert answers[2].extra == {"allocation": alloc, "balance": 10, "minutes": 20}
+    assert [(f["job_id"], f["minutes"], f["balance"]) for f in ledger.failures()] == [("b", 20, 10)]
+    got = ledger.allocation(alloc)
+    assert (got["predebits"], got["balance"], got["failures"]) == (30, 0, 1)
+    assert sorted(j["job_id"] for j in ledger.jobs()) == ["a", "d"]
+    assert ledger.audit() == []
+    ledger.close()
+
+
 def test_allocations_of_a_project_and_resource_never_overlap(ledger) -> None:
     p = ledger.create_project("phys", 7002, "phys")["id"]
     ledger.create_allocation(p, "cpu", "research", "2026-01-01", "2026-06-30")
@@ -214,3 +238,28 @@ def test_cli_migrate_only(tmp_path: Path) -> None:
     run = subprocess.run([sys.executable, "-m", "tui.cli", "balance", "--db", str(not_migrated)], cwd=ROOT,
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == 1 and "--migrate" in run.stderr
+
+
+async def test_the_asyncio_predebit_drops_a_dead_connection_and_says_503(pg_url: str) -> None:
+    """The service's PostgreSQL hot path: a connection the server ended answers Unavailable (503)
+    once, is not reused, and the next pre-debit reconnects; refusals leave the connection pooled."""
+    import psycopg
+
+    ledger = open_ledger(pg_url, migrate=True)
+    _setup(ledger, 30)
+    assert ledger.predebits_async
+    assert (await ledger.predebit_async("1", 5001, 7001, "cpu", 10, today=TODAY))["balance"] == 20
+    with pytest.raises(Overdraft):
+        await ledger.predebit_async("2", 5001, 7001, "cpu", 21, today=TODAY)
+    with pytest.raises(Conflict):
+        await ledger.predebit_async("1", 5001, 7001, "cpu", 1, today=TODAY)
+    with psycopg.connect(pg_url, autocommit=True) as admin:  # end the service's pooled connection
+        ended = admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                              " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                              " AND query LIKE '%fairtop_predebit%'").fetchall()
+    assert ended == [(True,)]
+    with pytest.raises(Unavailable):
+        await ledger.predebit_async("3", 5001, 7001, "cpu", 1, today=TODAY)
+    assert (await ledger.predebit_async("3", 5001, 7001, "cpu", 1, today=TODAY))["balance"] == 19
+    assert ledger.allocations()[0]["failures"] == 1 and ledger.audit() == []
+    ledger.close()

@@ -54,6 +54,14 @@ def test_service_with_munge(munge_socket: str, tmp_path: Path) -> None:
         assert call("GET", "/alloc/1", "nobody").status_code == 404
         assert call("GET", "/project", "nobody", params={"gid": 4242}).status_code == 403
         assert call("POST", "/project", "nobody", json={"name": "x", "gid": 1, "account": "x"}).status_code == 403
+        # the pre-debit (answered in front of FastAPI) checks the credential and the role alike
+        assert call("POST", "/alloc/1/credit", json={"minutes": 50}).status_code == 201
+        job = {"job_id": "m1", "uid": 0, "gid": 4242, "resource": "cpu", "minutes": 20}
+        assert call("POST", "/job", "nobody", json=job).status_code == 403
+        cred = _cred(munge_socket)
+        r = call("POST", "/job", cred=cred, json=job)
+        assert r.status_code == 201 and r.json()["balance"] == 30
+        assert call("POST", "/job", cred=cred, json={**job, "job_id": "m2"}).status_code == 401  # replayed
         # a credential is good once; forged or missing ones are refused
         cred = _cred(munge_socket)
         assert call("GET", "/project", cred=cred).status_code == 200

@@ -147,6 +147,34 @@ def test_bad_bodies_get_4xx_with_a_json_error(service) -> None:
         assert r.json()["error"], (method, path, body)
 
 
+def test_post_job_answered_in_front_of_fastapi_keeps_its_contract(service) -> None:
+    """POST /job is a plain ASGI route (tui.allocations.predebit_route): FastAPI still describes
+    it, its answers match the stored record, and its refusals are FastAPI-shaped JSON."""
+    ids = _seed(service.url)
+    su = _client(service.url)
+    post = su.get("/openapi.json").json()["paths"]["/job"]["post"]
+    assert post["requestBody"]["content"]["application/json"]["schema"]["$ref"] == "#/components/schemas/JobIn"
+    assert set(post["responses"]) >= {"201", "402", "404", "409", "422"}
+    r = su.post("/job", json={"job_id": "chem-2", "uid": 5001, "gid": 7001, "resource": "cpu", "seconds": 61})
+    assert r.status_code == 201 and r.headers["content-type"] == "application/json"
+    job = r.json()
+    assert (job["minutes"], job["balance"], job["alloc_id"]) == (2, 568, ids["chem_alloc"])  # 600 - 30 - 2
+    assert job == {**su.get("/job/chem-2").json(), "balance": 568}
+    r = su.post("/job", json={"job_id": "chem-3", "uid": 1, "gid": 7001, "resource": "cpu", "minutes": 1,
+                              "seconds": 60})
+    assert r.status_code == 422
+    assert r.json()["error"] == "body: Value error, give exactly one of 'minutes' and 'seconds'"
+    r = su.post("/job", json={"job_id": "chem 3", "uid": 1, "gid": 7001, "resource": "cpu", "minutes": 1})
+    assert r.status_code == 422 and r.json()["error"].startswith("job_id: String should match pattern")
+    r = su.post("/job", content=b'{"job_id": "x"}', headers={"Content-Type": "text/plain"})
+    assert r.status_code == 422 and r.json()["detail"][0]["type"] == "model_type"
+    assert su.post("/job", content=b"").json()["error"] == "body: Field required"
+    assert su.post("/job", content=b" " * 70_000).status_code == 413
+    r = httpx.post(service.url + "/job", json={"job_id": "z"})
+    assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer" and r.json()["error"]
+    assert su.get(f"/alloc/{ids['chem_alloc']}").json()["balance"] == 568  # nothing refused was held
+
+
 async def test_async_client_against_the_service(service) -> None:
     ids = _seed(service.url)
     async with AllocationClient(service.url, token=SUPER) as api:

@@ -27,6 +27,7 @@ projects with those gids. Dates are ``YYYY-MM-DD`` strings, inclusive at both en
 
 from __future__ import annotations
 
+import asyncio
 import math
 import queue
 import re
@@ -218,22 +219,26 @@ class _PostgresStore:
     def __init__(self, url: str, pool_size: int = 8, connect_timeout: float = 5.0) -> None:
         import psycopg
 
-        self._psycopg = psycopg
+        self.psycopg = psycopg
         self.url = url
         self._timeout = connect_timeout
         self._pool: queue.LifoQueue = queue.LifoQueue()
         self._slots = threading.Semaphore(pool_size)
+        # The asyncio connections of the hot path (made on first use, in the loop that uses them).
+        self._size = pool_size
+        self._idle: list[Any] = []
+        self._async_slots: asyncio.Semaphore | None = None
 
     def _connect(self) -> Any:
         try:
-            return self._psycopg.connect(self.url, autocommit=True, connect_timeout=int(self._timeout))
-        except self._psycopg.Error as exc:
+            return self.psycopg.connect(self.url, autocommit=True, connect_timeout=int(self._timeout))
+        except self.psycopg.Error as exc:
             raise Unavailable(f"PostgreSQL: {str(exc).strip().splitlines()[0]}") from None
 
     @contextmanager
     def _connection(self) -> Iterator[Any]:
         """A pooled connection; one that failed is closed instead of returned."""
-        psycopg = self._psycopg
+        psycopg = self.psycopg
         with self._slots:
             try:
                 conn = self._pool.get_nowait()
@@ -266,10 +271,45 @@ class _PostgresStore:
         with self._connection() as conn:
             return conn.execute(sql.replace("?", "%s"), tuple(params)).fetchone()
 
+    async def single_async(self, sql: str, params: Sequence[Any]) -> tuple | None:
+        """:meth:`single` on an asyncio connection (the event loop waits, no thread does): at most
+        ``pool_size`` at once, prepared on the server after a few calls (psycopg's threshold)."""
+        psycopg = self.psycopg
+        if self._async_slots is None:
+            self._async_slots = asyncio.Semaphore(self._size)
+        async with self._async_slots:
+            if self._idle:
+                conn = self._idle.pop()
+            else:
+                try:
+                    conn = await psycopg.AsyncConnection.connect(self.url, autocommit=True,
+                                                                 connect_timeout=int(self._timeout))
+                except psycopg.Error as exc:
+                    raise Unavailable(f"PostgreSQL: {str(exc).strip().splitlines()[0]}") from None
+            healthy = False
+            try:
+                cur = await conn.execute(sql.replace("?", "%s"), tuple(params))
+                row = await cur.fetchone()
+                healthy = True
+                return row
+            except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+                raise Unavailable(f"PostgreSQL: {str(exc).strip().splitlines()[0] if str(exc) else exc!r}") from None
+            except psycopg.Error:
+                healthy = not conn.closed  # a refused statement (autocommit): the connection is fine
+                raise
+            finally:
+                if healthy and not conn.closed:
+                    self._idle.append(conn)
+                else:
+                    await conn.close()
+
     def is_integrity_error(self, exc: BaseException) -> bool:
-        return isinstance(exc, self._psycopg.IntegrityError)
+        return isinstance(exc, self.psycopg.IntegrityError)
 
     def close(self) -> None:
+        for conn in self._idle:  # asyncio connections: closing the socket needs no loop
+            conn.pgconn.finish()
+        self._idle.clear()
         while True:
             try:
                 self._pool.get_nowait().close()
@@ -318,6 +358,26 @@ def _gid_filter(gids: frozenset[int] | None, column: str) -> tuple[str, list[Any
     if not gids:
         return "1 = 0", []
     return f"{column} IN ({', '.join('?' * len(gids))})", sorted(gids)
+
+
+_PG_PREDEBIT = "SELECT outcome, alloc, remaining FROM fairtop_predebit(?, ?, ?, ?, ?, ?, ?)"
+
+
+def _pg_predebit_outcome(row: tuple | None, job_id: str, uid: int, gid: int, resource: str, minutes: int,
+                         day: str, now: str) -> dict[str, Any] | _Refusal:
+    """What ``fairtop_predebit`` answered, as the pre-debit's record or a refusal."""
+    outcome, alloc_id, remaining = row if row else ("none", None, None)
+    if outcome == "none":
+        raise NotFound(f"no {resource} allocation of gid {gid} covers {day}")
+    if outcome == "duplicate":
+        raise Conflict(f"job {job_id} was already pre-debited")
+    if outcome == "overdraft":
+        return _Refusal(Overdraft(
+            f"job {job_id} needs {minutes} {resource}-minutes; allocation {alloc_id} has {remaining} left",
+            allocation=alloc_id, balance=remaining, minutes=minutes))
+    return {"job_id": job_id, "alloc_id": alloc_id, "uid": uid, "gid": gid, "minutes": minutes,
+            "status": "executing", "actual": None, "billed": None, "created": now, "resolved": None,
+            "balance": remaining}
 
 
 class Ledger:
@@ -499,52 +559,101 @@ class Ledger:
             raise outcome.error
         return outcome
 
+    @property
+    def predebits_async(self) -> bool:
+        """Whether :meth:`predebit_async` runs on the caller's event loop (PostgreSQL); SQLite's
+        pre-debit blocks on its file, so the service batches them (:meth:`predebit_batch`) in a
+        thread instead."""
+        return isinstance(self._store, _PostgresStore)
+
+    async def predebit_async(self, job_id: str, uid: int, gid: int, resource: str, minutes: int,
+                             today: date | str | None = None) -> dict[str, Any]:
+        """:meth:`predebit` on PostgreSQL without a thread: one call of ``fairtop_predebit`` on an
+        asyncio connection (the service's hot path)."""
+        store = self._store
+        if not isinstance(store, _PostgresStore):
+            raise TypeError("predebit_async needs PostgreSQL; run predebit in a thread on SQLite")
+        if not 0 <= minutes <= MAX_MINUTES:
+            raise Invalid(f"minutes must be in 0..{MAX_MINUTES}, got {minutes}")
+        day, now = str(today or date.today()), _now()
+        try:
+            row = await store.single_async(_PG_PREDEBIT, (job_id, uid, gid, resource, minutes, day, now))
+        except store.psycopg.IntegrityError:  # the same job id raced to two allocations
+            raise Conflict(f"job {job_id} was already pre-debited") from None
+        outcome = _pg_predebit_outcome(row, job_id, uid, gid, resource, minutes, day, now)
+        if isinstance(outcome, _Refusal):
+            raise outcome.error
+        return outcome
+
     def _predebit_pg(self, job_id: str, uid: int, gid: int, resource: str, minutes: int,
                      day: str) -> dict[str, Any] | _Refusal:
         """The same steps as :meth:`_predebit` in the stored function ``fairtop_predebit``."""
         now = _now()
         store = self._store
         assert isinstance(store, _PostgresStore)  # the caller's dispatch: only PostgreSQL has the function
-        row = store.single("SELECT outcome, alloc, remaining FROM fairtop_predebit(?, ?, ?, ?, ?, ?, ?)",
-                                 (job_id, uid, gid, resource, minutes, day, now))
-        outcome, alloc_id, remaining = row if row else ("none", None, None)
-        if outcome == "none":
-            raise NotFound(f"no {resource} allocation of gid {gid} covers {day}")
-        if outcome == "duplicate":
-            raise Conflict(f"job {job_id} was already pre-debited")
-        if outcome == "overdraft":
-            return _Refusal(Overdraft(
-                f"job {job_id} needs {minutes} {resource}-minutes; allocation {alloc_id} has {remaining} left",
-                allocation=alloc_id, balance=remaining, minutes=minutes))
-        return {"job_id": job_id, "alloc_id": alloc_id, "uid": uid, "gid": gid, "minutes": minutes,
-                "status": "executing", "actual": None, "billed": None, "created": now, "resolved": None,
-                "balance": remaining}
+        row = store.single(_PG_PREDEBIT, (job_id, uid, gid, resource, minutes, day, now))
+        return _pg_predebit_outcome(row, job_id, uid, gid, resource, minutes, day, now)
+
+    def predebit_batch(self, jobs: Sequence[tuple[str, int, int, str, int]],
+                       today: date | str | None = None) -> list[dict[str, Any] | LedgerError]:
+        """Several pre-debits ``(job_id, uid, gid, resource, minutes)`` on SQLite in one
+        transaction: one commit (one fsync) for all of them, i.e. group commit. Each runs as
+        :meth:`predebit` would, one after the other under the write lock, in its own savepoint;
+        each answer is its record or its refusal, and none is returned before the commit."""
+        if not isinstance(self._store, _SqliteStore):
+            raise TypeError("predebit_batch is SQLite's group commit; PostgreSQL groups commits itself")
+        day = str(today or date.today())
+        out: list[dict[str, Any] | LedgerError] = []
+        with self._store.transaction(write=True) as tx:
+            for job_id, uid, gid, resource, minutes in jobs:
+                if not 0 <= minutes <= MAX_MINUTES:
+                    out.append(Invalid(f"minutes must be in 0..{MAX_MINUTES}, got {minutes}"))
+                    continue
+                tx.run("SAVEPOINT predebit")
+                outcome: dict[str, Any] | _Refusal | LedgerError
+                try:
+                    outcome = self._predebit_in(tx, job_id, uid, gid, resource, minutes, day)
+                except LedgerError as exc:
+                    tx.run("ROLLBACK TO predebit")
+                    outcome = exc
+                except sqlite3.IntegrityError:
+                    tx.run("ROLLBACK TO predebit")
+                    outcome = Conflict(f"job {job_id} was already pre-debited")
+                tx.run("RELEASE predebit")
+                out.append(outcome.error if isinstance(outcome, _Refusal) else outcome)
+        return out
 
     def _predebit(self, job_id: str, uid: int, gid: int, resource: str, minutes: int,
                   day: str) -> dict[str, Any] | _Refusal:
         with self._store.transaction(write=True) as tx:
-            row = tx.one("SELECT a.id FROM allocation a JOIN project p ON p.id = a.project_id"
-                         " WHERE p.gid = ? AND a.resource = ? AND a.start_date <= ? AND a.end_date >= ?",
-                         (gid, resource, day, day))
-            if row is None:
-                raise NotFound(f"no {resource} allocation of gid {gid} covers {day}")
-            alloc_id = row[0]
-            tx.lock(_LOCK_ALLOC, alloc_id % 2**31)
-            if tx.one("SELECT 1 FROM predebit WHERE job_id = ?", (job_id,)):
-                raise Conflict(f"job {job_id} was already pre-debited")
-            credited, held, debited = tx.one(
-                "SELECT credited, held, debited FROM allocation WHERE id = ?", (alloc_id,)) or (0, 0, 0)
-            balance = credited - held - debited
-            now = _now()
-            if minutes > balance:
-                tx.run("INSERT INTO failure (job_id, alloc_id, uid, gid, minutes, balance, created)"
-                       " VALUES (?, ?, ?, ?, ?, ?, ?)", (job_id, alloc_id, uid, gid, minutes, balance, now))
-                return _Refusal(Overdraft(
-                    f"job {job_id} needs {minutes} {resource}-minutes; allocation {alloc_id} has {balance} left",
-                    allocation=alloc_id, balance=balance, minutes=minutes))
-            tx.run("INSERT INTO predebit (job_id, alloc_id, uid, gid, minutes, status, created)"
-                   " VALUES (?, ?, ?, ?, ?, 'executing', ?)", (job_id, alloc_id, uid, gid, minutes, now))
-            tx.run("UPDATE allocation SET held = held + ? WHERE id = ?", (minutes, alloc_id))
+            return self._predebit_in(tx, job_id, uid, gid, resource, minutes, day)
+
+    def _predebit_in(self, tx: _Tx, job_id: str, uid: int, gid: int, resource: str, minutes: int,
+                     day: str) -> dict[str, Any] | _Refusal:
+        """The pre-debit's steps inside the caller's write transaction (a refusal still commits
+        its failure record)."""
+        row = tx.one("SELECT a.id FROM allocation a JOIN project p ON p.id = a.project_id"
+                     " WHERE p.gid = ? AND a.resource = ? AND a.start_date <= ? AND a.end_date >= ?",
+                     (gid, resource, day, day))
+        if row is None:
+            raise NotFound(f"no {resource} allocation of gid {gid} covers {day}")
+        alloc_id = row[0]
+        tx.lock(_LOCK_ALLOC, alloc_id % 2**31)
+        if tx.one("SELECT 1 FROM predebit WHERE job_id = ?", (job_id,)):
+            raise Conflict(f"job {job_id} was already pre-debited")
+        credited, held, debited = tx.one(
+            "SELECT credited, held, debited FROM allocation WHERE id = ?", (alloc_id,)) or (0, 0, 0)
+        balance = credited - held - debited
+        now = _now()
+        if minutes > balance:
+            tx.run("INSERT INTO failure (job_id, alloc_id, uid, gid, minutes, balance, created)"
+                   " VALUES (?, ?, ?, ?, ?, ?, ?)", (job_id, alloc_id, uid, gid, minutes, balance, now))
+            return _Refusal(Overdraft(
+                f"job {job_id} needs {minutes} {resource}-minutes; allocation {alloc_id} has {balance} left",
+                allocation=alloc_id, balance=balance, minutes=minutes))
+        tx.run("INSERT INTO predebit (job_id, alloc_id, uid, gid, minutes, status, created)"
+               " VALUES (?, ?, ?, ?, ?, 'executing', ?)", (job_id, alloc_id, uid, gid, minutes, now))
+        tx.run("UPDATE allocation SET held = held + ? WHERE id = ?", (minutes, alloc_id))
         return {"job_id": job_id, "alloc_id": alloc_id, "uid": uid, "gid": gid, "minutes": minutes,
                 "status": "executing", "actual": None, "billed": None, "created": now, "resolved": None,
                 "balance": balance - minutes}

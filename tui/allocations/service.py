@@ -39,6 +39,8 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_vali
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from tui.allocations.auth import AuthError, MungeAuth, Principal, TokenAuth, load_tokens
+from tui.allocations.group_commit import GroupCommit
+from tui.allocations.predebit_route import PredebitRoute, validation_error
 from tui.allocations.ledger import (
     MAX_MINUTES,
     Invalid,
@@ -165,17 +167,9 @@ def _error(status: int, message: str, **extra: Any) -> JSONResponse:
     return JSONResponse({"error": message, **extra}, status_code=status, headers=headers)
 
 
-def _safe(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Validation errors made JSON-safe (the input echoed back can be anything)."""
-    out = []
-    for err in errors:
-        out.append({"loc": [str(x) for x in err.get("loc", ())], "msg": str(err.get("msg", "")),
-                    "type": str(err.get("type", ""))})
-    return out
-
-
-def create_app(ledger: Ledger, auth: TokenAuth | MungeAuth, threads: int = 16) -> FastAPI:
-    """The service's ASGI app over ``ledger`` with ``auth``."""
+def create_app(ledger: Ledger, auth: TokenAuth | MungeAuth, threads: int = 16) -> PredebitRoute:
+    """The service's ASGI app over ``ledger`` with ``auth``: FastAPI behind the lean ``POST /job``
+    (:mod:`tui.allocations.predebit_route`); ``.app`` is the FastAPI app."""
     app = FastAPI(title="fairtop allocations", version=str(schema_sections()[-1][0]),
                   description=__doc__.split("\n\n")[0], responses=_ERRORS)
 
@@ -193,10 +187,8 @@ def create_app(ledger: Ledger, auth: TokenAuth | MungeAuth, threads: int = 16) -
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        errors = _safe(list(exc.errors()))
-        first: dict[str, Any] = errors[0] if errors else {"loc": [], "msg": "invalid request"}
-        where = ".".join(first["loc"][1:] if len(first["loc"]) > 1 else first["loc"])
-        return _error(422, f"{where}: {first['msg']}" if where else first["msg"], detail=errors)
+        message, detail = validation_error(list(exc.errors()))
+        return _error(422, message, detail=detail)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -208,6 +200,7 @@ def create_app(ledger: Ledger, auth: TokenAuth | MungeAuth, threads: int = 16) -
         return _error(500, f"internal error: {type(exc).__name__}")
 
     limiter = anyio.CapacityLimiter(threads)
+    group = GroupCommit(ledger)  # SQLite's pre-debits: one commit for those that arrive together
 
     async def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """One hop to a worker thread per request (the ledger blocks on its store)."""
@@ -273,10 +266,17 @@ def create_app(ledger: Ledger, auth: TokenAuth | MungeAuth, threads: int = 16) -
     async def credit(alloc_id: Annotated[Id, Path()], body: CreditIn, who: Super) -> dict[str, Any]:
         return await call(ledger.credit, alloc_id, body.total())
 
+    async def run_predebit(body: JobIn) -> dict[str, Any]:
+        minutes = _one_amount(body.minutes, body.seconds)
+        if ledger.predebits_async:
+            return await ledger.predebit_async(body.job_id, body.uid, body.gid, body.resource, minutes)
+        return await group.predebit(body.job_id, body.uid, body.gid, body.resource, minutes)
+
     @app.post("/job", status_code=201, response_model=JobRecord)
     async def predebit(body: JobIn, who: Super) -> dict[str, Any]:
-        return await call(ledger.predebit, body.job_id, body.uid, body.gid, body.resource,
-                               _one_amount(body.minutes, body.seconds))
+        """Answered by :class:`PredebitRoute` in front of FastAPI; declared here for the OpenAPI
+        description (and for an app mounted without the route)."""
+        return await run_predebit(body)
 
     @app.put("/job/{job_id}", response_model=JobRecord)
     async def complete(job_id: Annotated[JobId, Path()], body: JobEnd, who: Super) -> dict[str, Any]:
@@ -299,7 +299,7 @@ def create_app(ledger: Ledger, auth: TokenAuth | MungeAuth, threads: int = 16) -
         own_gid(who, gid)
         return await call(ledger.failures, who.visible_gids, gid=gid)
 
-    return app
+    return PredebitRoute(app, JobIn, principal, run_predebit)
 
 
 @dataclass(frozen=True)
@@ -326,7 +326,7 @@ class ServeOptions:
 _ENV = "FAIRTOP_ALLOC_SERVE"
 
 
-def app_from_env() -> FastAPI:
+def app_from_env() -> PredebitRoute:
     """The app of one worker process (``--workers N``), from the options in ``$FAIRTOP_ALLOC_SERVE``."""
     data = json.loads(os.environ[_ENV])
     opts = ServeOptions(**{**data, "superusers": tuple(data["superusers"]), "admins": tuple(data["admins"])})
