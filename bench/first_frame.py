@@ -6,8 +6,8 @@ the app's data rows are on it. The time is from just before ``tmux new-window`` 
 capture that shows them: the whole process, interpreter start-up, imports, loading the data and
 drawing included. The apps take turns (A B A B ...), so a drift in the machine's load hits both.
 
-- fairtop: ``fairtop --demo --user alice`` (the 2,500-user demo), done when the tree's root row
-  carries its numbers (``▾ root`` then a number);
+- fairtop: ``fairtop --demo --user alice`` (the 2,500-user demo), done when a tree row carries its
+  numbers: alice's row (the app opens on it) or, for older revisions, the root row;
 - pbs-tui (PyPI ``pbs-tui``, a Textual dashboard for PBS Pro, in its own venv; not a project
   dependency): ``pbs-tui --dummy``, done when the first job row (a job id) is drawn;
 - floor: a Textual app that shows 20 static lines (nothing else), done when its last line is.
@@ -93,7 +93,7 @@ def main() -> int:
         return 2
     floor = Path(tempfile.mkdtemp()) / "floor.py"
     floor.write_text(FLOOR_APP)
-    root_row = re.compile(r"▾ root +[0-9]")
+    root_row = re.compile(r"▾ root +[0-9]|\n +alice +(parent|[0-9]+) +[0-9]")
     apps: dict[str, tuple[list[str], re.Pattern[str], dict[str, str]]] = {
         "fairtop": ([args.fairtop, "--demo", "--user", "alice"], root_row, {}),
         "floor": ([str(Path(args.fairtop).with_name("python")), str(floor)], re.compile(r"static line 19"), {}),
