@@ -73,6 +73,16 @@ async def workers_done(pilot: Pilot) -> None:
     await pilot.pause()
 
 
+async def until(pilot: Pilot, condition: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Let the app run (timers, after-refresh callbacks, workers) until ``condition`` holds or
+    ``timeout`` s pass; the caller then asserts what it needs (a loaded CI machine is slow)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition() and loop.time() < deadline:
+        await pilot.pause(0.05)
+        await workers_done(pilot)
+
+
 async def ready(pilot: Pilot) -> None:
     """Wait for the load worker, the panes' workers, and the messages they posted."""
     await workers_done(pilot)

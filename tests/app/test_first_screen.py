@@ -15,7 +15,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
-from tests.app.conftest import ME, ready
+from tests.app.conftest import ME, ready, until
 from tui.app import commands
 from tui.app.app import FairtopApp
 from tui.app.widgets.fairshare_tree import FairshareTree
@@ -65,7 +65,8 @@ async def test_opens_on_a_summary_and_on_my_row() -> None:
         tree = app.query_one(FairshareTree)
         assert tree.selected_row == int(app.standing.my_rows[0])
         assert tree.table.names[tree.selected_row] == ME
-        # on screen (centred), not only selected
+        # on screen (centred), not only selected: the scroll follows after a refresh
+        await until(pilot, lambda: tree.scroll_offset.y < tree.cursor < tree.scroll_offset.y + tree.size.height - 1)
         top = int(tree.scroll_offset.y)
         assert top < tree.cursor < top + tree.size.height - 1
 

@@ -212,7 +212,7 @@ async def test_whatif_pane_fair_tree_users_ahead():
 async def test_panes_in_the_real_shell_on_the_demo(make_app) -> None:
     from textual.widgets import TabbedContent
 
-    from tests.app.conftest import ME, SIZE, ready
+    from tests.app.conftest import ME, SIZE, ready, until
     from tui.app.widgets.fairshare_tree import FairshareTree
 
     app = make_app()
@@ -224,9 +224,13 @@ async def test_panes_in_the_real_shell_on_the_demo(make_app) -> None:
         assert tree.selected_row in app.standing.my_rows
         tabs = app.query_one(TabbedContent)
         texts = {}
+        waits = {"breakdown": f"/{ME} ranks ", "alloc": "llocation", "whatif": "job 1: 1 run"}
         for tab in ("breakdown", "alloc", "whatif"):
             tabs.active = tab
             await settle(pilot)
+            # the pane is built when its tab opens; the breakdown follows the selection on a timer
+            await until(pilot, lambda t=tab: bool(app.query(f"#pane-{t}"))
+                        and waits[t] in " ".join(shown(app.query_one(f"#pane-{t}")).split()))
             texts[tab] = shown(app.query_one(f"#pane-{tab}"))  # hidden tabs render blank
         assert isinstance(app.query_one("#pane-breakdown"), BreakdownPane)
         assert isinstance(app.query_one("#pane-alloc"), AllocationsPane)

@@ -117,6 +117,8 @@ class FairshareTree(ScrollView, can_focus=True):
         self._base_expanded: np.ndarray | None = None
         self._center_next = False
         """Centre the cursor's row at the next scroll (a jump to a row, the first tree)."""
+        self._layout_waits = 0
+        """Refreshes waited for the layout's new height before scrolling to the cursor."""
         self.col_offset = 0
         """Number columns scrolled out on the left when not all fit (in priority order)."""
 
@@ -294,14 +296,21 @@ class FairshareTree(ScrollView, can_focus=True):
         cursor = self.cursor
         top, height = int(self.scroll_offset.y), max(1, self.size.height - 1)
         center = self._center_next
-        if settled:
-            self._center_next = False
         if center or cursor < top - 1 or cursor > top + height:  # a jump: show the row with context around it
-            self.scroll_to(y=max(0, cursor - height // 2), animate=False, immediate=True)
+            want = max(0, cursor - height // 2)
+            if settled and want > self.max_scroll_y and self._layout_waits < 5:
+                # the new virtual height is not laid out yet (the scroll would be clamped): next refresh
+                self._layout_waits += 1
+                self.call_after_refresh(self._scroll_to_cursor)
+                return
+            self.scroll_to(y=want, animate=False, immediate=True)
         elif cursor < top:
             self.scroll_to(y=cursor, animate=False, immediate=True)
         elif cursor >= top + height:
             self.scroll_to(y=cursor - height + 1, animate=False, immediate=True)
+        if settled:
+            self._center_next = False
+            self._layout_waits = 0
 
     async def on_key(self, event: events.Key) -> None:
         await keys_follow_prompt(self, event)
