@@ -256,6 +256,13 @@ class SlurmSource(Source):
         self.live_slurm.refresh_usage_now()
 
 
+def _live_rest(where: str) -> LiveRest:
+    """slurmrestd at ``where``: an http(s) URL, else a unix socket path."""
+    from tui.sources.slurmrestd import LiveRest
+
+    return LiveRest(url=where) if where.startswith(("http://", "https://")) else LiveRest(socket=where)
+
+
 @register
 class SlurmrestdSource(Source):
     name = "slurmrestd"
@@ -275,10 +282,7 @@ class SlurmrestdSource(Source):
     def rest(self) -> LiveRest:
         """slurmrestd: jobs every read, associations (slurmdbd) and partitions every 10 minutes."""
         if self._rest is None:
-            from tui.sources.slurmrestd import LiveRest
-
-            where = self.value or ""
-            self._rest = LiveRest(url=where) if where.startswith(("http://", "https://")) else LiveRest(socket=where)
+            self._rest = _live_rest(self.value or "")
         return self._rest
 
     def read(self) -> Snapshot:
@@ -310,11 +314,8 @@ class SlurmrestdSshareSource(Source):
         assoc_mgr once per PriorityCalcPeriod); made at the first read."""
         if self._both is None:
             from tui.sources.rest_sshare import RestSshare
-            from tui.sources.slurmrestd import LiveRest
 
-            where = self.value or ""
-            rest = LiveRest(url=where) if where.startswith(("http://", "https://")) else LiveRest(socket=where)
-            self._both = RestSshare(rest, refresh_s=self.refresh_s)
+            self._both = RestSshare(_live_rest(self.value or ""), refresh_s=self.refresh_s)
         return self._both
 
     def read(self) -> Snapshot:
