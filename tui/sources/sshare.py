@@ -13,12 +13,17 @@ import gc
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from itertools import repeat
+from operator import itemgetter
 
 import numpy as np
 
 from tui.model import NO_VAL, USE_PARENT, AssocTree, ModelError
 from tui.sources.errors import InputError
+from tui.sources.sshare_columns import plain_columns, tree_links
 
 REQUIRED = ("Account", "User", "RawShares", "RawUsage")
 MAX_SHARES = 0xFFFFFFFF
@@ -33,12 +38,23 @@ class SshareTable:
 
     tree: AssocTree
     header: list[str]
-    cells: list[list[str]]
-    """Row-aligned with the tree: the fields of each data line as printed."""
     line_numbers: list[int]
     """1-based line number in the file of each tree row."""
     partitions: list[str]
     """The Partition cell of each row ("" when absent or not set)."""
+    data_lines: Callable[[], list[str]] = field(repr=False)
+    """Makes :attr:`lines` when first asked (a report never asks)."""
+
+    @cached_property
+    def lines(self) -> list[str]:
+        """Row-aligned with the tree: each data line as printed."""
+        return self.data_lines()
+
+    @cached_property
+    def cells(self) -> list[list[str]]:
+        """The fields of each data line. Split on first use: a report needs only the four
+        input columns, and splitting every field of 200k lines costs a quarter second."""
+        return [line.split("|") for line in self.lines]
 
     def column(self, name: str) -> list[str]:
         """Every row's printed value of column ``name``."""
@@ -92,7 +108,7 @@ def _shares_column(col: list[str], source: str, numbers: list[int],
             k = col.index(cell, 1)
             errors.append((k, 2, exc.message))
             values[cell] = 0
-    out = [values[c] for c in col[1:]]
+    out = list(map(values.__getitem__, col[1:]))
     try:
         out.insert(0, _shares(col[0], source, numbers[0], True))
     except InputError as exc:
@@ -131,17 +147,6 @@ def _no_gc() -> Iterator[None]:
             gc.enable()
 
 
-def _usage_array(col: list[str]) -> np.ndarray:
-    """Checked RawUsage cells as long doubles. sshare prints ``%llu``: whole numbers below 2**53
-    go through int64 exactly and three times faster than numpy's long double string parsing."""
-    if max(map(len, col)) <= 15 and _DIGITS_COLUMN.fullmatch("\n".join(col) + "\n"):
-        return np.array(list(map(int, col)), dtype=np.int64).astype(np.longdouble)
-    return np.asarray(col, dtype=str).astype(np.longdouble)
-
-
-_DIGITS_COLUMN = re.compile(r"(?:[0-9]+\n)*")
-
-
 def parse_sshare(data: bytes | str, source: str = "sshare output") -> SshareTable:
     """Parse ``sshare -a -l -P`` text.
 
@@ -164,6 +169,12 @@ def parse_sshare(data: bytes | str, source: str = "sshare output") -> SshareTabl
 
 def _parse(data: bytes | str, source: str) -> SshareTable:
     text = decode(data, source)
+    head_end = text.find("\n")
+    head = text[:head_end] if head_end > 0 else ""
+    if head.strip() and not head.startswith("CLUSTER:") and "\r" not in head:  # the header on line 1
+        table = _parse_plain(text, head, head_end + 1, source)
+        if table is not None:
+            return table
     lines = text.splitlines()
     start = next((i for i, line in enumerate(lines) if line.strip() and not line.startswith("CLUSTER:")), None)
     if start is None:
@@ -175,36 +186,133 @@ def _parse(data: bytes | str, source: str) -> SshareTable:
     missing = [c for c in REQUIRED if c not in header]
     if missing:
         raise InputError(source, f"not sshare -P output: no column {', '.join(missing)} in the header", start + 1)
-    ia, iu, ish, ius = (header.index(c) for c in REQUIRED)
-    ip = header.index("Partition") if "Partition" in header else None
+    ia, iu, ish, ius, ip = _input_columns(header)
     width = len(header) + trailing
 
-    # Column-wise for speed (100k rows in well under 0.3 s): every check finds its first bad row;
-    # the earliest (row, check) is reported, so errors are those of a line-by-line reading.
+    # Column-wise for speed (200k rows in ~0.6 s): every check finds its first bad row; the
+    # earliest (row, check) is reported, so errors are those of a line-by-line reading.
+    body = lines[start + 1:]
+    used = max(ia, iu, ish, ius, -1 if ip is None else ip) + 1
+    if body and set(map(str.count, body, repeat("|"))) == {width - 1} and (
+            not trailing or all(map(str.endswith, body, repeat("|")))):
+        # Every line has the header's fields (so none is blank or a CLUSTER: line): split off
+        # only the fields used; the others stay in the line until someone asks for them.
+        numbers = list(range(start + 2, start + 2 + len(body)))
+        rows = [line.split("|", used) for line in body]
+    else:
+        numbers, rows = _checked_rows(lines, start, width, trailing, header, source)
+    errors: list[tuple[int, int, str]] = []  # (row, check order, message)
+    if len(rows) < len(numbers):  # rows after a line with the wrong field count were dropped
+        errors.append((len(rows), -1, _field_count_message(lines[numbers[len(rows)] - 1], width, trailing, header)))
+    acct_cells = list(map(itemgetter(ia), rows))
+    user_cells = list(map(itemgetter(iu), rows))
+    usage = list(map(itemgetter(ius), rows))
+    shares = _shares_column(list(map(itemgetter(ish), rows)), source, numbers, errors)
+    digits = _digits_only(usage)
+    if not digits:
+        _usage_column(usage, source, numbers, errors)
+
+    links = None if errors else _links_fast(acct_cells, user_cells)
+    if links is None:
+        links = _links_checked(acct_cells, user_cells, errors)
+    if errors:
+        k, _, message = min(errors)
+        raise InputError(source, message, numbers[k])
+    parent, is_user, account = links
+    parts = [f[ip] for f in rows] if ip is not None else [""] * len(rows)
+    try:
+        tree = AssocTree(
+            parent=parent,
+            is_user=is_user,
+            account=account,
+            user=np.asarray(user_cells, dtype=object),
+            shares_raw=np.asarray(shares, dtype=np.int64),
+            usage_raw=(np.array(list(map(int, usage)), dtype=np.int64).astype(np.longdouble) if digits
+                       else np.asarray(usage, dtype=str).astype(np.longdouble)),
+        )
+    except ModelError as exc:
+        raise InputError(source, str(exc)) from None
+    return SshareTable(tree, header, numbers, parts, lambda: [lines[no - 1] for no in numbers])
+
+
+def _input_columns(header: list[str]) -> tuple[int, int, int, int, int | None]:
+    """Where Account, User, RawShares, RawUsage and Partition (None: absent) are."""
+    ia, iu, ish, ius = (header.index(c) for c in REQUIRED)
+    return ia, iu, ish, ius, header.index("Partition") if "Partition" in header else None
+
+
+def _parse_plain(text: str, head: str, body: int, source: str) -> SshareTable | None:
+    """The table of well-formed plain sshare text read column-wise over its bytes
+    (:mod:`tui.sources.sshare_columns`: 200k rows in ~0.2 s); None for anything else."""
+    header = head.split("|")
+    trailing = header[-1] == ""
+    if trailing:
+        header = header[:-1]
+    if any(c not in header for c in REQUIRED):
+        return None
+    got = plain_columns(text, body, len(header) + trailing, trailing, _input_columns(header), NO_VAL, USE_PARENT)
+    if got is None:
+        return None
+    is_user = np.fromiter(map(bool, got.users), dtype=bool, count=got.lines)
+    links = tree_links(got.lead, got.names, is_user)
+    if links is None:
+        return None
+    try:
+        tree = AssocTree(parent=links[0], is_user=is_user, account=links[1],
+                         user=np.asarray(got.users, dtype=object), shares_raw=got.shares,
+                         usage_raw=got.usage.astype(np.longdouble))
+    except ModelError as exc:
+        raise InputError(source, str(exc)) from None
+    return SshareTable(tree, header, list(range(2, 2 + got.lines)),
+                       got.partitions if got.partitions is not None else [""] * got.lines,
+                       lambda: text.splitlines()[1:])
+
+
+def _field_count_message(line: str, width: int, trailing: bool, header: list[str]) -> str:
+    f = line.split("|")
+    if trailing and f[-1] != "":
+        return "expected a '|' after the last field (sshare -p)"
+    return f"expected {len(header)} fields as in the header, got {len(f) - trailing}"
+
+
+def _checked_rows(lines: list[str], start: int, width: int, trailing: bool, header: list[str],
+                  source: str) -> tuple[list[int], list[list[str]]]:
+    """Line numbers of the data lines (blank and ``CLUSTER:`` lines skipped) and the fields of
+    those before the first with the wrong field count (the caller reports it)."""
     numbers = [i + 1 for i in range(start + 1, len(lines))
                if lines[i] and not lines[i].isspace() and not lines[i].startswith("CLUSTER:")]
-    rows = [lines[no - 1].split("|") for no in numbers]
-    if not rows:
+    if not numbers:
         raise InputError(source, "no association rows after the header")
-    errors: list[tuple[int, int, str]] = []  # (row, check order, message)
+    rows = [lines[no - 1].split("|") for no in numbers]
     bad = next((k for k, f in enumerate(rows) if len(f) != width or (trailing and f[-1] != "")), None)
-    if bad is not None:  # rows before it are still checked: an earlier line's error comes first
-        f = rows[bad]
-        message = ("expected a '|' after the last field (sshare -p)" if trailing and f[-1] != ""
-                   else f"expected {len(header)} fields as in the header, got {len(f) - trailing}")
-        if bad == 0:
-            raise InputError(source, message, numbers[0])
-        errors.append((bad, -1, message))
-        rows = rows[:bad]
-    if trailing:
-        rows = [f[:-1] for f in rows]
-    acct_cells = [f[ia] for f in rows]  # only the columns used: cheaper than zip(*rows)
-    user_cells = [f[iu] for f in rows]
-    usage = [f[ius] for f in rows]
-    shares = _shares_column([f[ish] for f in rows], source, numbers, errors)
-    _usage_column(usage, source, numbers, errors)
+    if bad == 0:
+        raise InputError(source, _field_count_message(lines[numbers[0] - 1], width, trailing, header), numbers[0])
+    return numbers, rows if bad is None else rows[:bad]
 
-    n = len(rows)
+
+def _digits_only(col: list[str]) -> bool:
+    """Every cell a whole number below 2**53 (sshare's ``%llu``): int64 holds it exactly, and
+    int64 -> long double is three times faster than numpy's long double string parsing."""
+    joined = "".join(col)  # ASCII isdigit() is 0-9 only ('²' and '١' are not ASCII)
+    return joined.isascii() and joined.isdigit() and all(col) and max(map(len, col)) <= 15
+
+
+def _links_fast(acct_cells: list[str], user_cells: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(parent, is_user, account) of a well-formed tree by :func:`tree_links`; None if anything
+    is off (:func:`_links_checked` then finds the first bad row and says why)."""
+    n = len(acct_cells)
+    names = [c.lstrip(" ") for c in acct_cells]
+    lead = np.fromiter(map(len, acct_cells), np.int64, n) - np.fromiter(map(len, names), np.int64, n)
+    is_user = np.fromiter(map(bool, user_cells), bool, n)
+    links = tree_links(lead, names, is_user)
+    return None if links is None else (links[0], is_user, links[1])
+
+
+def _links_checked(acct_cells: list[str], user_cells: list[str], errors: list[tuple[int, int, str]],
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(parent, is_user, account) by a line-by-line walk that records the first row whose
+    indentation or account does not fit the tree (the arrays are then not to be used)."""
+    n = len(acct_cells)
     parent = [0] * n
     is_user = [False] * n
     account = [""] * n
@@ -241,21 +349,5 @@ def _parse(data: bytes | str, source: str) -> SshareTable:
         else:
             del stack[lead:]
             stack.append(k)
-    if errors:
-        k, _, message = min(errors)
-        raise InputError(source, message, numbers[k])
-    user = user_cells
-    cells = rows
-    parts = [f[ip] for f in rows] if ip is not None else [""] * n
-    try:
-        tree = AssocTree(
-            parent=np.asarray(parent, dtype=np.int64),
-            is_user=np.asarray(is_user, dtype=bool),
-            account=np.asarray(account, dtype=object),
-            user=np.asarray(user, dtype=object),
-            shares_raw=np.asarray(shares, dtype=np.int64),
-            usage_raw=_usage_array(usage),
-        )
-    except ModelError as exc:
-        raise InputError(source, str(exc)) from None
-    return SshareTable(tree, header, cells, numbers, parts)
+    return (np.asarray(parent, dtype=np.int64), np.asarray(is_user, dtype=bool),
+            np.asarray(account, dtype=object))
