@@ -292,7 +292,11 @@ class FairshareTree(ScrollView, can_focus=True):
         self.post_message(self.Selected(self, self.selected_row))
 
     def _scroll_to_cursor(self, settled: bool = True) -> None:
-        """Keep the cursor's row on screen (``settled``: the layout has its new height)."""
+        """Keep the cursor's row on screen (``settled``: the layout has its new height).
+
+        Scrolls are forced: until the layout after a new virtual height has run, Textual has not
+        shown the scrollbar and refuses a plain scroll (the first tree then stayed at its top in
+        a real terminal while the cursor was on the user's row further down)."""
         cursor = self.cursor
         top, height = int(self.scroll_offset.y), max(1, self.size.height - 1)
         center = self._center_next
@@ -303,11 +307,11 @@ class FairshareTree(ScrollView, can_focus=True):
                 self._layout_waits += 1
                 self.call_after_refresh(self._scroll_to_cursor)
                 return
-            self.scroll_to(y=want, animate=False, immediate=True)
+            self.scroll_to(y=want, animate=False, immediate=True, force=True)
         elif cursor < top:
-            self.scroll_to(y=cursor, animate=False, immediate=True)
+            self.scroll_to(y=cursor, animate=False, immediate=True, force=True)
         elif cursor >= top + height:
-            self.scroll_to(y=cursor - height + 1, animate=False, immediate=True)
+            self.scroll_to(y=cursor - height + 1, animate=False, immediate=True, force=True)
         if settled:
             self._center_next = False
             self._layout_waits = 0
@@ -317,6 +321,7 @@ class FairshareTree(ScrollView, can_focus=True):
 
     def on_resize(self) -> None:
         self.virtual_size = Size(self.scrollable_content_region.width, len(self.rows_shown) + 1)
+        self._scroll_to_cursor(settled=False)  # a smaller screen (the summary line appearing) keeps the row in view
 
     def on_click(self, event: events.Click) -> None:
         index = int(self.scroll_offset.y) + event.y - 1
