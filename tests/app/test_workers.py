@@ -10,10 +10,11 @@ from collections.abc import Callable
 import pytest
 from textual.widgets import Input, Static
 
-from tests.app.conftest import SIZE, ready, workers_done
+from tests.app.conftest import SIZE, ready, small_demo, workers_done
 from tests.app.test_panes import PaneApp, row_of, settle, shown, suite_standing
 from tui.analysis.recovery import recovery as _real_recovery
 from tui.analysis.plan_compare import project_plan as _real_project_plan
+from tui.app.app import FairtopApp
 from tui.app.messages import ExplanationReady, PlanReady, RecoveryReady
 from tui.app.panes import breakdown as breakdown_pane
 from tui.app.panes import whatif as whatif_pane
@@ -183,3 +184,50 @@ async def test_panes_say_computing_until_the_worker_answers(monkeypatch) -> None
         await workers_done(pilot)
         assert "computing..." not in shown(pane)
         assert str(pane.query_one("#bd-rec-title", Static).content).startswith("If you run nothing more and")
+
+
+def _instant(loader):  # noqa: ANN001, ANN202 - a loader -> the app's one cluster, read before the first frame
+    from tui.app.cluster_choice import Cluster
+
+    return [Cluster("", loader, instant=True)]
+
+
+async def test_an_instant_source_is_read_before_the_first_frame() -> None:
+    """The demo (an instant source) is read in on_load on the UI thread: no load worker runs,
+    and the first time the tree draws it already has the rows."""
+    from tui.app.widgets.fairshare_tree import FairshareTree
+    from tui.config import Settings, State
+
+    threads: list[threading.Thread] = []
+    loader = recording(small_demo(), threads)
+    app = FairtopApp(Settings(), loader, "alice", State(), clusters=_instant(loader))
+    seen: list[int] = []
+    render = FairshareTree.render_line
+
+    def spy(self, y):  # noqa: ANN001, ANN202
+        seen.append(len(self.rows_shown))
+        return render(self, y)
+
+    FairshareTree.render_line = spy  # type: ignore[method-assign]
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            assert threads == [threading.main_thread()]
+            assert not [w for w in app.workers if w.group == "load"]
+            assert seen and seen[0] > 0  # never drawn empty
+            assert app.standing is not None and "alice" in str(app.query_one("#status").render())
+    finally:
+        FairshareTree.render_line = render  # type: ignore[method-assign]
+
+
+async def test_an_instant_source_that_fails_is_reported_by_the_worker() -> None:
+    """A failing instant read is read again in the load worker, which reports it as for any source."""
+    from tui.config import Settings, State
+
+    def broken():  # noqa: ANN202
+        raise OSError("demo exploded")
+
+    app = FairtopApp(Settings(), broken, "alice", State(), clusters=_instant(broken))
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await ready(pilot)
+        assert "could not load: demo exploded" in str(app.query_one("#status").render())

@@ -25,3 +25,6 @@ class Cluster:
     """``r``: a live source asks every command at its next read."""
     stages: Callable[[], Iterable[tuple[Snapshot, tuple[str, ...]]]] | None = None
     """Reads its source in stages (a live source: the tree from sshare first)."""
+    instant: bool = False
+    """Its snapshot is made in memory in a blink (the demo): the first read runs before the first
+    frame, on the UI thread, so that frame already shows the data."""

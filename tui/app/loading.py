@@ -8,6 +8,7 @@ second. Demo and saved-folder snapshots are read once; the status line shows the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timezone
 from typing import TYPE_CHECKING
 
@@ -36,14 +37,26 @@ class LoadActions:
         Exclusive: a manual reload cancels a running one, whose result is then dropped.
         """
         worker = get_current_worker()
+        self._read_source(lambda: worker.is_cancelled)
+
+    def load_now(self: AppHost) -> None:
+        """Read an instant source (the demo) on the UI thread; the result comes as a message, as
+        from :meth:`load`. If the read fails, the worker reads it again and reports the failure
+        as for any source."""
+        try:
+            self._read_source(lambda: False)
+        except Exception:  # noqa: BLE001 - reported by the worker's own read, below
+            self.load()
+
+    def _read_source(self: AppHost, cancelled: Callable[[], bool]) -> None:
         cluster = self.clusters[self.cluster_index].name
         stages = self.stages() if self.stages is not None else [(self.loader(), ())]
         for snapshot, loading in stages:  # a live source: sshare's tree first, the rest after
-            if worker.is_cancelled:
+            if cancelled():
                 return
             standing = build_standing(snapshot, self.me, check_printed=not loading)
             table = TreeTable.from_standing(standing)
-            if not worker.is_cancelled:
+            if not cancelled():
                 self.post_message(StandingLoaded(standing, table, cluster=cluster, loading=loading))
 
     def _refresh_live_source(self: AppHost) -> None:

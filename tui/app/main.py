@@ -18,7 +18,7 @@ def build_app(args: argparse.Namespace):  # noqa: ANN201 - FairtopApp, imported 
     sources = config.make_sources(settings, me, getattr(args, "cluster", None), "source" in overrides)
     for source in sources.values():
         source.check()
-    clusters = [Cluster(name, s.load, s.is_live(), s.describe(), s.refresh_now, s.load_stages)
+    clusters = [Cluster(name, s.load, s.is_live(), s.describe(), s.refresh_now, s.load_stages, s.instant)
                 for name, s in sources.items()]
     first = clusters[0]
     return FairtopApp(settings, first.loader, me, config.load_state(), live=first.live,

@@ -58,6 +58,9 @@ class Source(ABC):
     help: ClassVar[str]
     live: ClassVar[bool] = False
     """Re-read every ``refresh_rate`` seconds (a live cluster) or read once (demo, saved)."""
+    instant: ClassVar[bool] = False
+    """Made in memory in well under a second, no files or commands (the demo): the app reads it
+    before its first frame instead of in a worker."""
     capabilities: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, value: str | None = None, me: str = "", refresh_s: float = 30.0, cluster: str = "") -> None:
@@ -144,6 +147,7 @@ class DemoSource(Source):
     choices = ("slurm", "pbs")
     setting = "demo"
     help = "the built-in demo cluster (the default): slurm, or pbs for a PBS Professional site"
+    instant = True
     capabilities = SLURM_ALL | {"allocations"}
 
     def read(self) -> Snapshot:
