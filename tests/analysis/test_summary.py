@@ -118,3 +118,21 @@ def test_test24_4_uf1_ties_through_two_levels() -> None:
         "N − users reached first = 21 − 3 = 18",
         "a tie (equal LevelFS) with the user reached just before keeps that user's rank: 21")
     assert ex.rank == 21
+
+
+def test_a_tie_before_you_does_not_hold_you_back() -> None:
+    """The real near-tie capture: u07133 has no usage and is 32nd of 50 users in div07g1 only by
+    the order among the 47 tied at LevelFS inf; a tie keeps the rank (2020, one user ahead). What
+    holds it back is the one account above div07 at the top (div07 is 2nd of 11), not its usage.
+    u07136 (usage 0.375 of its account's) is last of the 50 on its own LevelFS."""
+    from tui.sources.registry import make
+
+    snap = make("folder", str(FIXTURES / "slurm" / "near_tie" / "fair_tree")).load()
+    s = user_summary(build_standing(snap, "u07133"))
+    assert s is not None
+    assert "1 of 2,021 users ahead of you · held back by div07 (2nd of 11 in root)" in s.text
+    path = rank_path(build_standing(snap, "u07133"), s.row)
+    assert path is not None and [lv.higher for lv in path.levels][-1] == 0
+    s = user_summary(build_standing(snap, "u07136"))
+    assert s is not None
+    assert "50 of 2,021 users ahead of you · held back by your own usage (50th of 50 in div07g1)" in s.text

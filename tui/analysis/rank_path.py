@@ -44,6 +44,8 @@ class LevelPlace:
     """Siblings with exactly its LevelFS, itself included (1: no tie)."""
     users_ahead: int
     """Users under the siblings placed before it: Fair Tree ranks all of them first."""
+    higher: int = 0
+    """Siblings with a higher LevelFS (placed before it and not tied with it)."""
 
     @property
     def place_text(self) -> str:
@@ -81,12 +83,13 @@ class RankPath:
 
     def held_back_by(self) -> LevelPlace | None:
         """The level where the path is placed worst among its siblings: the largest share of the
-        siblings ahead ((place - 1) / (count - 1)), then the most users ahead. Levels where all are
-        tied place nobody; None when no level puts anyone ahead."""
-        candidates = [lv for lv in self.levels if lv.users_ahead > 0 and lv.count > 1 and lv.tied < lv.count]
+        siblings with a higher LevelFS (higher / (count - 1)), then the most users ahead. Siblings
+        placed before it only by a tie do not hold it back (a user tied with the one reached
+        before keeps that user's rank); None when no level has a sibling above it."""
+        candidates = [lv for lv in self.levels if lv.users_ahead > 0 and lv.higher > 0]
         if not candidates:
             return None
-        return max(candidates, key=lambda lv: ((lv.place - 1) / (lv.count - 1), lv.users_ahead))
+        return max(candidates, key=lambda lv: (lv.higher / (lv.count - 1), lv.users_ahead))
 
     def lines(self) -> list[str]:
         """The sum in words, one line per level, then the rank it gives."""
@@ -149,10 +152,11 @@ def rank_path(standing: Standing, row: int, users_below: np.ndarray | None = Non
         order = fair_tree_siblings(tree, res, r)
         place, count = int(np.flatnonzero(order == r)[0]) + 1, len(order)
         tied = int(np.count_nonzero(res.level_fs[order] == res.level_fs[r]))
+        higher = int(np.count_nonzero(res.level_fs[order[: place - 1]] > res.level_fs[r]))
         ahead = int(below[order[: place - 1]].sum())
         fp = int(st.fs_parent[r])
         name = str(tree.user[r]) if tree.is_user[r] else str(tree.account[r])
-        levels.append(LevelPlace(r, name, str(tree.account[fp]), place, count, tied, ahead))
+        levels.append(LevelPlace(r, name, str(tree.account[fp]), place, count, tied, ahead, higher))
     rank = int(res.rank[row])
     ahead_users = int(np.count_nonzero(res.rank[tree.is_user] > rank))
     return RankPath(tuple(levels), tree.user_count, rank, ahead_users)
