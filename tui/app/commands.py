@@ -80,6 +80,8 @@ COMMANDS: tuple[Command, ...] = (
             help="Service-unit balances of the selected association's projects."),
     Command("tab-whatif", "What-if", "app.show_tab('whatif')", "4", command="whatif", show=True,
             help="What a job would cost, and what it would do to the selected user's fairshare."),
+    Command("tab-history", "History", "app.show_tab('history')", "5", command="history",
+            help="Daily usage and decayed usage of the selected association, with dates."),
     Command("sort-cycle", "Sort", "app.cycle_sort", "s", command="sort", arg="COLUMN",
             arg_action="app.sort({arg})", show=True,
             help=f"Next sort column; shift+letter sorts by one ({_SORT_KEYS}), again reverses."),
