@@ -31,9 +31,10 @@ def scripts() -> Path:
 
 
 def first_env() -> dict[str, str]:
-    """The environment of the CI sandbox, as it was started (plus SLURM_CONF)."""
+    """The environment of the CI sandbox, as it was started (plus SLURM_CONF, and SANDBOX_DIR
+    named even when it is the scripts' default)."""
     env = dict(os.environ)
-    folder = env.get("SANDBOX_DIR", "/tmp/slurm-sandbox")
+    folder = env.setdefault("SANDBOX_DIR", "/tmp/slurm-sandbox")
     env["SLURM_CONF"] = f"{folder}/etc/slurm.conf"
     return env
 

@@ -22,33 +22,14 @@ import pytest
 
 from tests.allocations.services import Server
 from tests.conftest import ROOT
+from tests.sandbox._sandbox import SKIP, first_env
+from tests.sandbox._sandbox import scripts as sandbox_scripts
 from tui.allocations.ledger import open_ledger
 
-pytestmark = [
-    pytest.mark.sandbox,
-    pytest.mark.skipif(not os.environ.get("FAIRTOP_SANDBOX"),
-                       reason="FAIRTOP_SANDBOX not set: no real Slurm sandbox (CI starts one as root)"),
-]
+pytestmark = [pytest.mark.sandbox, SKIP]
 
 USER, ACCOUNT, OTHER_GID = "ftalloc", "ftchem", 47011
 SUPER_TOKEN, USER_TOKEN = "ft-hook-super-0001", "ft-hook-user-0002"
-
-
-def _scripts() -> Path:
-    given = os.environ.get("FAIRTOP_SANDBOX", "")
-    if given not in ("", "1"):
-        return Path(given)
-    for d in (ROOT.parent / "shared" / "slurm-sandbox", Path("/work/shared/slurm-sandbox")):
-        if (d / "up.sh").is_file():
-            return d
-    pytest.skip("Slurm sandbox scripts not found")
-
-
-def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    sandbox = env.setdefault("SANDBOX_DIR", "/tmp/slurm-sandbox")
-    env["SLURM_CONF"] = f"{sandbox}/etc/slurm.conf"
-    return env
 
 
 def _run(args: list[str], env: dict[str, str], check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -119,7 +100,7 @@ def hooked(tmp_path_factory: pytest.TempPathFactory):
     """The sandbox with fairtop's hooks installed and a ledger service; restored afterwards."""
     if os.geteuid() != 0:
         pytest.skip("needs root (restarts slurmctld, adds a Unix user)")
-    scripts, env = _scripts(), _env()
+    scripts, env = sandbox_scripts(), first_env()
     tmp = tmp_path_factory.mktemp("hooks")
     os.chmod(tmp, 0o755)
     _run([str(scripts / "up.sh")], env, timeout=300)

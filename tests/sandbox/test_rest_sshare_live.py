@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import ROOT
+from tests.sandbox._sandbox import SKIP, scripts
 from tui.analysis.breakdown import explain_slurm
 from tui.analysis.standing import build_standing
 from tui.app.tree_rows import PRINTED_COLUMNS, TreeTable
@@ -26,24 +26,10 @@ from tui.sources.saved import printed_columns
 from tui.sources.slurmrestd import RestClient
 from tui.sources.sshare import parse_sshare
 
-pytestmark = [
-    pytest.mark.sandbox,
-    pytest.mark.skipif(not os.environ.get("FAIRTOP_SANDBOX"),
-                       reason="FAIRTOP_SANDBOX not set: no real Slurm sandbox (CI starts one as root)"),
-]
+pytestmark = [pytest.mark.sandbox, SKIP]
 
 SANDBOX_DIR = Path(os.environ.get("SANDBOX_DIR", "/tmp/slurm-sandbox"))
 SOCKET = SANDBOX_DIR / "run" / "slurmrestd.sock"
-
-
-def _scripts() -> Path:
-    given = os.environ.get("FAIRTOP_SANDBOX", "")
-    if given not in ("", "1"):
-        return Path(given)
-    for path in (ROOT.parent / "shared" / "slurm-sandbox", Path("/work/shared/slurm-sandbox")):
-        if (path / "usage.sh").exists():
-            return path
-    pytest.skip("no sandbox scripts (usage.sh) found")
 
 
 @pytest.fixture
@@ -70,7 +56,7 @@ def _user_with_login(env: dict[str, str]) -> tuple[str, str]:
 
 def test_combined_snapshot_shows_sshare_and_the_pending_job(slurm_env: dict[str, str]) -> None:
     account, user = _user_with_login(slurm_env)
-    done = subprocess.run([str(_scripts() / "usage.sh"), "--pending", user, account], env=slurm_env,
+    done = subprocess.run([str(scripts() / "usage.sh"), "--pending", user, account], env=slurm_env,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     job_id = done.stdout.strip().splitlines()[-1].split(";")[0]
