@@ -21,6 +21,8 @@ import numpy as np
 USE_PARENT = 0x7FFFFFFF
 #: Slurm's ``NO_VAL``: the root association's raw shares and level shares.
 NO_VAL = 0xFFFFFFFE
+#: The largest raw shares Slurm stores (uint32).
+MAX_SHARES = 0xFFFFFFFF
 
 
 def depth_of(parent: np.ndarray) -> np.ndarray:

@@ -44,7 +44,7 @@ class LevelPlace:
     """Siblings with exactly its LevelFS, itself included (1: no tie)."""
     users_ahead: int
     """Users under the siblings placed before it: Fair Tree ranks all of them first."""
-    higher: int = 0
+    higher: int
     """Siblings with a higher LevelFS (placed before it and not tied with it)."""
 
     @property

@@ -8,7 +8,8 @@ recomputed client-side from those doubles, and cells use C's ``%f``.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -57,18 +58,22 @@ def _f_column(values: np.ndarray, blank: np.ndarray | None = None, few: bool = F
     of ``blank`` (True: sshare leaves it empty whatever the value). ``few``: the column has few
     distinct values (NormShares), each is formatted once."""
     values = np.asarray(values, dtype=np.float64)
-    if few:
-        distinct, inverse = np.unique(values, return_inverse=True)
-        text = list(map("%f".__mod__, distinct.tolist()))
-        out = list(map(text.__getitem__, inverse.tolist()))
-    else:
-        out = list(map("%f".__mod__, values.tolist()))  # "%f" % inf == "inf", as C prints it
+    out = _texts(values, "%f".__mod__, few)  # "%f" % inf == "inf", as C prints it
     unset = np.isnan(values) | (values == float(NO_VAL)) | (values == float(0xFFFFFFFF))
     if blank is not None:
         unset |= blank
     for i in np.flatnonzero(unset).tolist():
         out[i] = ""
     return out
+
+
+def _texts(values: np.ndarray, text: Callable[[Any], str], few: bool) -> list[str]:
+    """``text`` of each value, through ``map`` (in C); with ``few`` distinct values, each one once."""
+    if not few:
+        return list(map(text, values.tolist()))
+    distinct, inverse = np.unique(values, return_inverse=True)
+    once = list(map(text, distinct.tolist()))
+    return list(map(once.__getitem__, inverse.tolist()))
 
 
 def _printed_values(tree: AssocTree, result: FairshareResult,
@@ -111,12 +116,7 @@ def sshare_cells(tree: AssocTree, result: FairshareResult, dampening: float = 1,
 def _int_cells(values: np.ndarray, special: dict[int, str] | None = None, few: bool = False) -> list[str]:
     """Integers as text (``str`` through ``map``: a third of ``astype(str)``'s time), with the
     ``special`` values' cells replaced. ``few``: few distinct values (RawShares), each formatted once."""
-    if few:
-        distinct, inverse = np.unique(values, return_inverse=True)
-        text = list(map(str, distinct.tolist()))
-        out = list(map(text.__getitem__, inverse.tolist()))
-    else:
-        out = list(map(str, values.tolist()))
+    out = _texts(values, str, few)
     for value, cell in (special or {}).items():
         for i in np.flatnonzero(values == value).tolist():
             out[i] = cell

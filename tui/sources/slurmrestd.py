@@ -62,7 +62,8 @@ import httpx
 import numpy as np
 
 from tui.sources.slurm_units import parse_tres_billing_weights
-from tui.model import NO_VAL, UNLIMITED, USE_PARENT, AssocTree, Job, ModelError, Partition, PrioritySettings, Snapshot
+from tui.model import (MAX_SHARES, NO_VAL, UNLIMITED, USE_PARENT, AssocTree, Job, ModelError, Partition,
+                       PrioritySettings, Snapshot)
 from tui.sources.errors import InputError, SourceUnavailable
 from tui.sources.slurm_text import parse_tres_counts
 
@@ -96,7 +97,6 @@ DEFAULT_RETRIES = 2
 _MAX_BACKOFF = 8.0
 _RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 _PATH = re.compile(r"^/(slurmdb|slurm)/(v[0-9]+\.[0-9]+\.[0-9]+)/([a-z_]+)/?$")
-_MAX_SHARES = 0xFFFFFFFF
 
 
 class ApiUnavailable(SourceUnavailable):
@@ -383,7 +383,7 @@ def _shares(rec: Mapping[str, Any], source: str, what: str) -> int:
     if raw == "parent":
         return USE_PARENT
     value = _number(raw)
-    if value is None or value != int(value) or not 0 <= value <= _MAX_SHARES:
+    if value is None or value != int(value) or not 0 <= value <= MAX_SHARES:
         raise InputError(source, f"{what}: shares_raw {raw!r} is not a whole number of shares")
     return int(value)
 

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import gc
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import repeat
@@ -21,12 +20,11 @@ from operator import itemgetter
 
 import numpy as np
 
-from tui.model import NO_VAL, USE_PARENT, AssocTree, ModelError
+from tui.model import MAX_SHARES, NO_VAL, USE_PARENT, AssocTree, ModelError
 from tui.sources.errors import InputError
-from tui.sources.sshare_columns import plain_columns, tree_links
+from tui.sources.sshare_columns import USAGE_DIGITS, plain_columns, tree_links
 
 REQUIRED = ("Account", "User", "RawShares", "RawUsage")
-MAX_SHARES = 0xFFFFFFFF
 # ASCII only: str.isdigit/int/float also accept '²', '١٢' or '1_0', which numpy then refuses.
 _DIGITS = re.compile(r"[0-9]{1,10}")
 _NUMBER = re.compile(r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
@@ -179,10 +177,7 @@ def _parse(data: bytes | str, source: str) -> SshareTable:
     start = next((i for i, line in enumerate(lines) if line.strip() and not line.startswith("CLUSTER:")), None)
     if start is None:
         raise InputError(source, "empty: no sshare header or rows")
-    header = lines[start].split("|")
-    trailing = header[-1] == ""  # -p prints a '|' after the last field
-    if trailing:
-        header = header[:-1]
+    header, trailing = _header(lines[start])
     missing = [c for c in REQUIRED if c not in header]
     if missing:
         raise InputError(source, f"not sshare -P output: no column {', '.join(missing)} in the header", start + 1)
@@ -220,19 +215,27 @@ def _parse(data: bytes | str, source: str) -> SshareTable:
         raise InputError(source, message, numbers[k])
     parent, is_user, account = links
     parts = [f[ip] for f in rows] if ip is not None else [""] * len(rows)
+    usage_raw = np.array(list(map(int, usage)), dtype=np.int64) if digits else np.asarray(usage, dtype=str)
+    tree = _tree(source, parent, is_user, account, user_cells, np.asarray(shares, dtype=np.int64), usage_raw)
+    return SshareTable(tree, header, numbers, parts, lambda: [lines[no - 1] for no in numbers])
+
+
+def _header(line: str) -> tuple[list[str], bool]:
+    """The header's column names, and whether lines end with a '|' (``-p`` prints one after the
+    last field)."""
+    header = line.split("|")
+    trailing = header[-1] == ""
+    return (header[:-1] if trailing else header), trailing
+
+
+def _tree(source: str, parent: np.ndarray, is_user: np.ndarray, account: np.ndarray, users: list[str],
+          shares: np.ndarray, usage: np.ndarray) -> AssocTree:
+    """The tree of the parsed columns (usage as long doubles: uint64 exceeds a double)."""
     try:
-        tree = AssocTree(
-            parent=parent,
-            is_user=is_user,
-            account=account,
-            user=np.asarray(user_cells, dtype=object),
-            shares_raw=np.asarray(shares, dtype=np.int64),
-            usage_raw=(np.array(list(map(int, usage)), dtype=np.int64).astype(np.longdouble) if digits
-                       else np.asarray(usage, dtype=str).astype(np.longdouble)),
-        )
+        return AssocTree(parent=parent, is_user=is_user, account=account, user=np.asarray(users, dtype=object),
+                         shares_raw=shares, usage_raw=usage.astype(np.longdouble))
     except ModelError as exc:
         raise InputError(source, str(exc)) from None
-    return SshareTable(tree, header, numbers, parts, lambda: [lines[no - 1] for no in numbers])
 
 
 def _input_columns(header: list[str]) -> tuple[int, int, int, int, int | None]:
@@ -244,25 +247,17 @@ def _input_columns(header: list[str]) -> tuple[int, int, int, int, int | None]:
 def _parse_plain(text: str, head: str, body: int, source: str) -> SshareTable | None:
     """The table of well-formed plain sshare text read column-wise over its bytes
     (:mod:`tui.sources.sshare_columns`: 200k rows in ~0.2 s); None for anything else."""
-    header = head.split("|")
-    trailing = header[-1] == ""
-    if trailing:
-        header = header[:-1]
+    header, trailing = _header(head)
     if any(c not in header for c in REQUIRED):
         return None
-    got = plain_columns(text, body, len(header) + trailing, trailing, _input_columns(header), NO_VAL, USE_PARENT)
+    got = plain_columns(text, body, len(header) + trailing, trailing, _input_columns(header))
     if got is None:
         return None
     is_user = np.fromiter(map(bool, got.users), dtype=bool, count=got.lines)
     links = tree_links(got.lead, got.names, is_user)
     if links is None:
         return None
-    try:
-        tree = AssocTree(parent=links[0], is_user=is_user, account=links[1],
-                         user=np.asarray(got.users, dtype=object), shares_raw=got.shares,
-                         usage_raw=got.usage.astype(np.longdouble))
-    except ModelError as exc:
-        raise InputError(source, str(exc)) from None
+    tree = _tree(source, links[0], is_user, links[1], got.users, got.shares, got.usage)
     return SshareTable(tree, header, list(range(2, 2 + got.lines)),
                        got.partitions if got.partitions is not None else [""] * got.lines,
                        lambda: text.splitlines()[1:])
@@ -294,7 +289,7 @@ def _digits_only(col: list[str]) -> bool:
     """Every cell a whole number below 2**53 (sshare's ``%llu``): int64 holds it exactly, and
     int64 -> long double is three times faster than numpy's long double string parsing."""
     joined = "".join(col)  # ASCII isdigit() is 0-9 only ('²' and '١' are not ASCII)
-    return joined.isascii() and joined.isdigit() and all(col) and max(map(len, col)) <= 15
+    return joined.isascii() and joined.isdigit() and all(col) and max(map(len, col)) <= USAGE_DIGITS
 
 
 def _links_fast(acct_cells: list[str], user_cells: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:

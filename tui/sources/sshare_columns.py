@@ -14,7 +14,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["PlainColumns", "plain_columns", "tree_links"]
+from tui.model import MAX_SHARES, NO_VAL, USE_PARENT
+
+__all__ = ["USAGE_DIGITS", "PlainColumns", "plain_columns", "tree_links"]
+
+USAGE_DIGITS = 15
+"""RawUsage cells of at most this many digits (below 2**53) are read as exact int64."""
 
 _BAR, _NL, _SPACE, _ZERO = ord("|"), ord("\n"), ord(" "), ord("0")
 _PARENT = np.frombuffer(b"parent", dtype=np.uint8)
@@ -72,7 +77,7 @@ def _texts(text: str, a: np.ndarray, b: np.ndarray) -> list[str]:
 
 
 def plain_columns(text: str, body: int, width: int, trailing: bool, columns: tuple[int, int, int, int, int | None],
-                  no_val: int, use_parent: int) -> PlainColumns | None:
+                  ) -> PlainColumns | None:
     """Account, User, RawShares, RawUsage (and Partition) of the lines from character ``body``
     on, with ``width`` fields each (``trailing``: the empty field after ``-p``'s last '|'
     counted). None unless the text is ASCII without control characters other than newlines (so
@@ -93,7 +98,7 @@ def plain_columns(text: str, body: int, width: int, trailing: bool, columns: tup
     ia, iu, ish, ius, ip = columns
     if trailing and (first[:, -1] != last[:, -1]).any():  # -p: each line ends with '|'
         return None
-    usage = _whole_numbers(buf, first[:, ius], last[:, ius], 15)
+    usage = _whole_numbers(buf, first[:, ius], last[:, ius], USAGE_DIGITS)
     if usage is None:
         return None
     a, b = first[:, ish], last[:, ish]
@@ -101,10 +106,10 @@ def plain_columns(text: str, body: int, width: int, trailing: bool, columns: tup
     parent[parent] = (buf[a[parent, None] + np.arange(_PARENT.size)] == _PARENT).all(axis=1)
     empty = b == a
     plain = ~parent & ~empty
-    shares = np.full(a.size, use_parent, dtype=np.int64)
-    shares[empty] = no_val
+    shares = np.full(a.size, USE_PARENT, dtype=np.int64)
+    shares[empty] = NO_VAL
     got = _whole_numbers(buf, a[plain], b[plain], 10)
-    if got is None or (got > 0xFFFFFFFF).any() or (empty[1:]).any():
+    if got is None or (got > MAX_SHARES).any() or (empty[1:]).any():
         return None
     shares[plain] = got
     a = first[:, ia]
