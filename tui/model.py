@@ -339,3 +339,7 @@ class Snapshot:
     """Things the source could not read but that did not stop it (PrivateData, a missing command)."""
     capabilities: frozenset[str] | None = None
     """What the source can provide (``tui.sources.registry.CAPABILITIES``); None: not stated."""
+    scheduler_version: str | None = None
+    """The scheduler's release as the source reported it (Slurm: ``scontrol show config``'s
+    SLURM_VERSION, ``sshare -V`` or slurmrestd's meta, e.g. ``"26.05.3"``); None when the source does
+    not say. What a release prints (blanks, the root row, REST versions) is decided from it."""
