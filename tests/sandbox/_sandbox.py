@@ -4,6 +4,11 @@ CI (``.ci/run``, as root) starts the default sandbox and sets ``FAIRTOP_SANDBOX`
 folder); the tests use that sandbox as it was started (``SANDBOX_*`` of the environment, default
 ``/tmp/slurm-sandbox``). A second cluster joins its slurmdbd with ``FAIRTOP_JOIN_*`` (defaults:
 ``/tmp/fairtop-join``, cluster ``second``, ports 6917/6918).
+
+Newer releases run beside it: CI starts a 26.05 (and 24.11) sandbox and exports
+``FAIRTOP_SANDBOX_2605`` (``FAIRTOP_SANDBOX_2411``) naming its SANDBOX_DIR, in which it writes
+``sandbox.env`` (``KEY=VALUE`` lines: every SANDBOX_* it was started with). :func:`release_env`
+gives a test that sandbox's environment; :func:`on_release` skips a test where none is up.
 """
 
 from __future__ import annotations
@@ -36,6 +41,37 @@ def first_env() -> dict[str, str]:
     env = dict(os.environ)
     folder = env.setdefault("SANDBOX_DIR", "/tmp/slurm-sandbox")
     env["SLURM_CONF"] = f"{folder}/etc/slurm.conf"
+    return env
+
+
+#: Newer releases' sandboxes: release -> the variable naming their SANDBOX_DIR.
+RELEASES = {"24.11": "FAIRTOP_SANDBOX_2411", "26.05": "FAIRTOP_SANDBOX_2605"}
+
+
+def on_release(release: str) -> pytest.MarkDecorator:
+    """Skip unless a sandbox of ``release`` is up (22.05: the default one)."""
+    if release == "22.05":
+        return SKIP
+    var = RELEASES[release]
+    return pytest.mark.skipif(not os.environ.get(var),
+                              reason=f"{var} not set: no Slurm {release} sandbox (CI starts one as root)")
+
+
+def release_env(release: str) -> dict[str, str]:
+    """The environment of the sandbox running Slurm ``release``: its SANDBOX_* values (from its
+    ``sandbox.env``), SLURM_CONF, and its binaries first on PATH."""
+    if release == "22.05":
+        return first_env()
+    folder = Path(os.environ[RELEASES[release]])
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SANDBOX_")}
+    for line in (folder / "sandbox.env").read_text().splitlines():
+        key, sep, value = line.partition("=")
+        if sep and key.startswith("SANDBOX_"):
+            env[key.strip()] = value.strip()
+    env["SANDBOX_DIR"] = str(folder)
+    env["SLURM_CONF"] = f"{folder}/etc/slurm.conf"
+    if env.get("SANDBOX_SLURM"):
+        env["PATH"] = f"{env['SANDBOX_SLURM']}/bin:{env['SANDBOX_SLURM']}/sbin:{env.get('PATH', '')}"
     return env
 
 
