@@ -274,6 +274,12 @@ class _PostgresStore:
     async def single_async(self, sql: str, params: Sequence[Any]) -> tuple | None:
         """:meth:`single` on an asyncio connection (the event loop waits, no thread does): at most
         ``pool_size`` at once, prepared on the server after a few calls (psycopg's threshold)."""
+        rows = await self.rows_async(sql, params, first=True)
+        return rows[0] if rows else None
+
+    async def rows_async(self, sql: str, params: Sequence[Any], first: bool = False) -> list[tuple]:
+        """The rows of one statement (its own transaction) on an asyncio connection; only the
+        first row when ``first``."""
         psycopg = self.psycopg
         if self._async_slots is None:
             self._async_slots = asyncio.Semaphore(self._size)
@@ -289,9 +295,13 @@ class _PostgresStore:
             healthy = False
             try:
                 cur = await conn.execute(sql.replace("?", "%s"), tuple(params))
-                row = await cur.fetchone()
+                if first:
+                    row = await cur.fetchone()
+                    rows = [row] if row is not None else []
+                else:
+                    rows = await cur.fetchall()
                 healthy = True
-                return row
+                return rows
             except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
                 raise Unavailable(f"PostgreSQL: {str(exc).strip().splitlines()[0] if str(exc) else exc!r}") from None
             except psycopg.Error:
@@ -361,6 +371,8 @@ def _gid_filter(gids: frozenset[int] | None, column: str) -> tuple[str, list[Any
 
 
 _PG_PREDEBIT = "SELECT outcome, alloc, remaining FROM fairtop_predebit(?, ?, ?, ?, ?, ?, ?)"
+_PG_PREDEBIT_MANY = ("SELECT idx, outcome, alloc, remaining FROM fairtop_predebit_many("
+                     "?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::bigint[], ?, ?)")
 
 
 def _pg_predebit_outcome(row: tuple | None, job_id: str, uid: int, gid: int, resource: str, minutes: int,
@@ -584,6 +596,50 @@ class Ledger:
         if isinstance(outcome, _Refusal):
             raise outcome.error
         return outcome
+
+    async def predebit_many_async(self, jobs: Sequence[tuple[str, int, int, str, int]],
+                                  today: date | str | None = None) -> list[dict[str, Any] | LedgerError]:
+        """Several pre-debits ``(job_id, uid, gid, resource, minutes)`` on PostgreSQL in one
+        statement of ``fairtop_predebit_many``: one transaction, one commit for all (group commit).
+        Each runs as :meth:`predebit_async` would, one after the other; each answer is its record
+        or its refusal, returned after the commit. The jobs run sorted by (gid, resource), so two
+        batches (two service instances) take their allocations' locks in the same order and never
+        deadlock; the answers come back in the caller's order."""
+        store = self._store
+        if not isinstance(store, _PostgresStore):
+            raise TypeError("predebit_many_async needs PostgreSQL; SQLite has predebit_batch")
+        day, now = str(today or date.today()), _now()
+        out: list[dict[str, Any] | LedgerError | None] = [None] * len(jobs)
+        order = []
+        for i, job in enumerate(jobs):
+            if 0 <= job[4] <= MAX_MINUTES:
+                order.append(i)
+            else:
+                out[i] = Invalid(f"minutes must be in 0..{MAX_MINUTES}, got {job[4]}")
+        order.sort(key=lambda i: (jobs[i][2], jobs[i][3]))
+        if order:
+            columns = [[jobs[i][k] for i in order] for k in range(5)]
+            for attempt in range(3):
+                try:
+                    rows = await store.rows_async(_PG_PREDEBIT_MANY, (*columns, day, now))
+                    break
+                except store.psycopg.errors.DeadlockDetected:  # rolled back whole: run it again
+                    # (sorted batches never lock in opposite orders; a job id racing into two
+                    # allocations from two instances at once still can)
+                    if attempt == 2:
+                        raise
+            for idx, outcome, alloc, remaining in rows:
+                i = order[idx - 1]
+                job_id, uid, gid, resource, minutes = jobs[i]
+                try:
+                    answer = _pg_predebit_outcome((outcome, alloc, remaining), job_id, uid, gid, resource,
+                                                  minutes, day, now)
+                except LedgerError as exc:
+                    out[i] = exc
+                    continue
+                out[i] = answer.error if isinstance(answer, _Refusal) else answer
+        assert all(answer is not None for answer in out), "fairtop_predebit_many skipped a job"
+        return out  # type: ignore[return-value]  # no None left (asserted)
 
     def _predebit_pg(self, job_id: str, uid: int, gid: int, resource: str, minutes: int,
                      day: str) -> dict[str, Any] | _Refusal:

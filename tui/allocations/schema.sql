@@ -117,3 +117,70 @@ BEGIN
     RETURN QUERY SELECT 'ok'::TEXT, a_id, bal - p_minutes;
 END
 $$;
+
+-- version 4 postgresql
+-- Group commit (tui.allocations.group_commit): the pre-debits waiting in the service run as one
+-- statement, so one transaction and one commit (one WAL flush) serve them all. With one commit
+-- each, a pre-debit held its allocation's advisory lock until its own commit was on disk: one
+-- allocation went at the disk's flush rate (~190/s at 5 ms a flush). The jobs run one after the
+-- other in the arrays' order, each as fairtop_predebit did alone; a job id racing in from another
+-- transaction is a 'duplicate' (ON CONFLICT waits for that transaction), never an error that would
+-- undo the batch. `idx` is the job's 1-based position in the arrays.
+CREATE OR REPLACE FUNCTION fairtop_predebit_many(p_jobs TEXT[], p_uids BIGINT[], p_gids BIGINT[],
+                                                 p_resources TEXT[], p_minutes BIGINT[], p_day TEXT,
+                                                 p_now TEXT)
+RETURNS TABLE (idx INT, outcome TEXT, alloc BIGINT, remaining BIGINT)
+LANGUAGE plpgsql AS $$
+DECLARE
+    a_id BIGINT;
+    bal BIGINT;
+BEGIN
+    FOR i IN 1 .. COALESCE(array_length(p_jobs, 1), 0) LOOP
+        idx := i;
+        alloc := NULL;
+        remaining := NULL;
+        SELECT a.id INTO a_id FROM allocation a JOIN project p ON p.id = a.project_id
+         WHERE p.gid = p_gids[i] AND a.resource = p_resources[i] AND a.start_date <= p_day
+           AND a.end_date >= p_day;
+        IF a_id IS NULL THEN
+            outcome := 'none';
+        ELSE
+            alloc := a_id;
+            PERFORM pg_advisory_xact_lock(1179910145, (a_id % 2147483648)::INT);
+            SELECT credited - held - debited INTO bal FROM allocation WHERE id = a_id;
+            IF EXISTS (SELECT 1 FROM predebit WHERE job_id = p_jobs[i]) THEN
+                outcome := 'duplicate';
+            ELSIF p_minutes[i] > bal THEN
+                INSERT INTO failure (job_id, alloc_id, uid, gid, minutes, balance, created)
+                VALUES (p_jobs[i], a_id, p_uids[i], p_gids[i], p_minutes[i], bal, p_now);
+                outcome := 'overdraft';
+                remaining := bal;
+            ELSE
+                INSERT INTO predebit (job_id, alloc_id, uid, gid, minutes, status, created)
+                VALUES (p_jobs[i], a_id, p_uids[i], p_gids[i], p_minutes[i], 'executing', p_now)
+                ON CONFLICT (job_id) DO NOTHING;
+                IF FOUND THEN
+                    UPDATE allocation SET held = held + p_minutes[i] WHERE id = a_id;
+                    outcome := 'ok';
+                    remaining := bal - p_minutes[i];
+                ELSE
+                    outcome := 'duplicate';
+                END IF;
+            END IF;
+        END IF;
+        RETURN NEXT;
+    END LOOP;
+END
+$$;
+
+-- version 5 postgresql
+-- One pre-debit is a batch of one: one copy of the steps (version 4), and a job id racing in
+-- from another transaction answers 'duplicate' instead of an error.
+CREATE OR REPLACE FUNCTION fairtop_predebit(p_job TEXT, p_uid BIGINT, p_gid BIGINT, p_resource TEXT,
+                                            p_minutes BIGINT, p_day TEXT, p_now TEXT)
+RETURNS TABLE (outcome TEXT, alloc BIGINT, remaining BIGINT)
+LANGUAGE sql AS $$
+    SELECT m.outcome, m.alloc, m.remaining
+      FROM fairtop_predebit_many(ARRAY[p_job], ARRAY[p_uid], ARRAY[p_gid], ARRAY[p_resource],
+                                 ARRAY[p_minutes], p_day, p_now) AS m
+$$;

@@ -200,7 +200,7 @@ def create_app(ledger: Ledger, auth: TokenAuth | MungeAuth, threads: int = 16) -
         return _error(500, f"internal error: {type(exc).__name__}")
 
     limiter = anyio.CapacityLimiter(threads)
-    group = GroupCommit(ledger)  # SQLite's pre-debits: one commit for those that arrive together
+    group = GroupCommit(ledger)  # pre-debits: one commit for those that arrive together
 
     async def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """One hop to a worker thread per request (the ledger blocks on its store)."""
@@ -268,8 +268,6 @@ def create_app(ledger: Ledger, auth: TokenAuth | MungeAuth, threads: int = 16) -
 
     async def run_predebit(body: JobIn) -> dict[str, Any]:
         minutes = _one_amount(body.minutes, body.seconds)
-        if ledger.predebits_async:
-            return await ledger.predebit_async(body.job_id, body.uid, body.gid, body.resource, minutes)
         return await group.predebit(body.job_id, body.uid, body.gid, body.resource, minutes)
 
     @app.post("/job", status_code=201, response_model=JobRecord)
