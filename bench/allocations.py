@@ -11,6 +11,12 @@ totals equal its activity, and the held minutes equal the sum acknowledged.
 
     .venv/bin/python bench/allocations.py                      # both stores, 32 x 1000
     .venv/bin/python bench/allocations.py --store postgresql --per-client 200
+
+One allocation under load (a job array of one project), on storage whose flush takes 5 ms, today's
+code against another checkout's in one run (``--code`` runs the service from that checkout):
+
+    .venv/bin/python bench/allocations.py --store postgresql --allocations 1 --per-client 313 \
+        --flush-ms 5 --code . --code /path/to/other/checkout
 """
 
 from __future__ import annotations
@@ -101,12 +107,13 @@ def _cpu_seconds(pid: int) -> float:
     return total / os.sysconf("SC_CLK_TCK")
 
 
-def run(store: str, target: str, args: argparse.Namespace, tokens: Path, db_pid: int | None = None) -> dict:
-    """One store's run; ``db_pid`` is the PostgreSQL postmaster's, when it runs here (its CPU and
-    its backends' is counted too)."""
+def run(store: str, target: str, args: argparse.Namespace, tokens: Path, db_pid: int | None = None,
+        code: Path = ROOT) -> dict:
+    """One store's run with the service of checkout ``code``; ``db_pid`` is the PostgreSQL
+    postmaster's, when it runs here (its CPU and its backends' is counted too)."""
     workers = args.workers if store == "postgresql" else 1
     server = Server(target, ["--auth", "token", "--tokens", str(tokens), "--pool", str(args.pool),
-                             "--workers", str(workers)]).start()
+                             "--workers", str(workers)], code=code).start()
     try:
         year = date.today().year
         gids = [9000 + k for k in range(args.allocations)]
@@ -143,11 +150,14 @@ def run(store: str, target: str, args: argparse.Namespace, tokens: Path, db_pid:
             got = sum(su.get(f"/alloc/{aid}").json()["predebits"] for aid in aids)
         server_cpu = _cpu_seconds(server.proc.pid) - cpu0
         db_cpu = _cpu_seconds(db_pid) - db_cpu0 if db_pid else None
-        ledger = open_ledger(target)
+        ledger = open_ledger(target, migrate=True)  # another checkout's service may have left an older schema
         audit = ledger.audit()
         ledger.close()
         n = len(lat)
-        return {"store": f"{store} ({workers} worker{'s' if workers > 1 else ''})", "requests": n, "seconds": wall,
+        label = f"{store} ({workers} worker{'s' if workers > 1 else ''})"
+        if args.code:
+            label += f", {_describe(code)}"
+        return {"store": label, "requests": n, "seconds": wall,
                 "rate": n / wall,
                 "p50_ms": 1000 * lat[n // 2], "p99_ms": 1000 * lat[min(n - 1, int(n * 0.99))],
                 "max_ms": 1000 * lat[-1], "codes": codes, "server_cpu_ms": 1000 * server_cpu / n,
@@ -155,6 +165,26 @@ def run(store: str, target: str, args: argparse.Namespace, tokens: Path, db_pid:
                 "consistent": got == held and not audit}
     finally:
         server.stop()
+
+
+def _describe(code: Path) -> str:
+    """A checkout as ``name@commit``."""
+    import subprocess
+
+    done = subprocess.run(["git", "-C", str(code), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return f"{code.resolve().name}@{done.stdout.strip() or '?'}"
+
+
+def _slow_flush_env(tmp: Path, ms: float) -> dict[str, str]:
+    """The environment that makes PostgreSQL's every flush take ``ms`` (bench/slow_flush.c, built here)."""
+    import subprocess
+
+    lib = tmp / "slow_flush.so"
+    subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-o", str(lib), str(ROOT / "bench" / "slow_flush.c"), "-ldl"],
+                   check=True)
+    tmp.chmod(0o755)
+    lib.chmod(0o755)
+    return {"LD_PRELOAD": str(lib), "SLOW_FLUSH_US": str(int(ms * 1000))}
 
 
 def main() -> int:
@@ -167,27 +197,35 @@ def main() -> int:
     ap.add_argument("--pool", type=int, default=8, help="the service's PostgreSQL connections per worker")
     ap.add_argument("--workers", type=int, default=1, help="service worker processes on PostgreSQL (default 1)")
     ap.add_argument("--pg", help="PostgreSQL server URL (default $FAIRTOP_TEST_PG or a throwaway cluster)")
+    ap.add_argument("--flush-ms", type=float, help="start the throwaway PostgreSQL with every flush taking "
+                    "this long (storage slower than this machine's; needs root and gcc; not with --pg)")
+    ap.add_argument("--code", type=Path, action="append", default=[],
+                    help="run the service from this checkout; repeat to compare checkouts in one run")
     args = ap.parse_args()
+    if args.flush_ms and (args.pg or os.environ.get("FAIRTOP_TEST_PG")):
+        ap.error("--flush-ms starts its own PostgreSQL: leave out --pg and $FAIRTOP_TEST_PG")
     load = os.getloadavg()
     tmp = Path(tempfile.mkdtemp(prefix="fairtop-bench-"))
     tokens = write_tokens(tmp / "tokens.toml")
     cluster = None
     rows = []
     try:
+        codes = args.code or [ROOT]
         if args.store in ("sqlite", "both"):
-            rows.append(run("sqlite", str(tmp / "ledger.db"), args, tokens))
+            rows += [run("sqlite", str(tmp / f"ledger{i}.db"), args, tokens, code=code) for i, code in enumerate(codes)]
         if args.store in ("postgresql", "both"):
             pg = args.pg or os.environ.get("FAIRTOP_TEST_PG")
             if not pg:
-                cluster = PgCluster().start()
+                cluster = PgCluster(_slow_flush_env(tmp, args.flush_ms) if args.flush_ms else None).start()
                 pg = cluster.url
-            rows.append(run("postgresql", create_database(pg), args, tokens,
-                            db_pid=cluster.postmaster_pid() if cluster else None))
+            rows += [run("postgresql", create_database(pg), args, tokens, code=code,
+                         db_pid=cluster.postmaster_pid() if cluster else None) for code in codes]
     finally:
         if cluster:
             cluster.stop()
     print(f"{args.clients} clients x {args.per_client} pre-debits over {args.allocations} allocation(s), "
-          f"{args.procs} client processes, {os.cpu_count()} CPUs")
+          f"{args.procs} client processes, {os.cpu_count()} CPUs"
+          + (f", PostgreSQL flush {args.flush_ms:g} ms" if args.flush_ms else ""))
     print(f"load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; after: "
           + " ".join(f"{x:.2f}" for x in os.getloadavg()))
     print("| store | pre-debits | seconds | pre-debits/s | p50 ms | p99 ms | max ms | CPU ms/req: service |"

@@ -78,8 +78,9 @@ class Settings:
     keymap: dict[str, str] = field(default_factory=dict)
     """Binding id -> keys, e.g. ``me = "ctrl+m,m"`` (ids are listed by ``?`` in the app)."""
     allocation_url: str | None = None
-    """The allocation service (``fairtop serve-allocations``), e.g. ``http://alloc:8642``; the
-    balances pane, ``fairtop balance`` and the Slurm hooks read it (``$FAIRTOP_ALLOC_URL`` overrides)."""
+    """The allocation service (``fairtop serve-allocations``), e.g. ``http://alloc:8642``, or several
+    instances on one ledger separated by commas (tried in order); the balances pane, ``fairtop
+    balance`` and the Slurm hooks read it (``$FAIRTOP_ALLOC_URL`` overrides)."""
     allocation_auth: str = "munge"
     """How to prove who you are to the service: ``munge`` (a MUNGE credential from the local
     munged) or ``token`` (a bearer token from ``$FAIRTOP_ALLOC_TOKEN`` or ``allocation_token_file``)."""

@@ -52,6 +52,8 @@ class Server:
 
     db: str
     args: list[str] = field(default_factory=list)
+    code: Path = ROOT
+    """The checkout whose ``tui`` runs (bench/allocations.py --code compares two)."""
     proc: subprocess.Popen | None = None
     url: str = ""
     log: Path | None = None
@@ -61,7 +63,7 @@ class Server:
                 "--listen", "127.0.0.1:0", *(["--migrate"] if migrate else []), *self.args]
         self.log = Path(tempfile.mkstemp(prefix="fairtop-alloc-", suffix=".log")[1])
         err = self.log.open("wb")
-        self.proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=err, text=True)
+        self.proc = subprocess.Popen(argv, cwd=self.code, stdout=subprocess.PIPE, stderr=err, text=True)
         deadline = time.monotonic() + timeout
         assert self.proc.stdout is not None
         line = ""
@@ -104,7 +106,8 @@ class PgCluster:
     """A throwaway PostgreSQL cluster (initdb + pg_ctl as the ``postgres`` user, in a temp dir,
     on 127.0.0.1 and a free port, trust authentication)."""
 
-    def __init__(self) -> None:
+    def __init__(self, env: dict[str, str] | None = None) -> None:
+        self.env = env or {}  # for the server's processes (bench/allocations.py --flush-ms: LD_PRELOAD)
         bindir = pg_bindir()
         if bindir is None:
             raise RuntimeError("PostgreSQL is not installed (Debian: apt-get install postgresql)")
@@ -126,7 +129,8 @@ class PgCluster:
                           "--no-sync", "-E", "UTF8", "--locale=C")
         opts = (f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.dir} -c max_connections=200"
                 " -c shared_buffers=128MB")
-        self._as_postgres(str(self.bindir / "pg_ctl"), "-D", str(data), "-l", str(self.dir / "log"),
+        self._as_postgres(*(["env", *(f"{k}={v}" for k, v in self.env.items())] if self.env else []),
+                          str(self.bindir / "pg_ctl"), "-D", str(data), "-l", str(self.dir / "log"),
                           "-o", opts, "-w", "-t", "60", "start")
         return self
 

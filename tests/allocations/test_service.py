@@ -205,7 +205,9 @@ async def test_client_reads_retry_and_give_up_when_down() -> None:
             await api.allocations()
 
 
-async def test_client_retries_reads_on_503_but_never_repeats_a_predebit() -> None:
+async def test_client_retries_reads_on_503_and_settles_a_lost_predebit_by_its_job_id() -> None:
+    """Reads are retried; a pre-debit whose answer is lost is read back by its job id and sent
+    again only while the read says it did not land, a bounded number of times."""
     calls: list[str] = []
 
     def handler(request: httpx.Request) -> httpx.Response:
@@ -218,12 +220,37 @@ async def test_client_retries_reads_on_503_but_never_repeats_a_predebit() -> Non
             return httpx.Response(404, json={"error": "no pre-debit"})
         return httpx.Response(200, json=[])
 
-    async with AllocationClient("http://test", token=SUPER, transport=httpx.MockTransport(handler)) as api:
+    async with AllocationClient("http://test", token=SUPER, transport=httpx.MockTransport(handler),
+                                max_retries=2) as api:
         assert await api.allocations() == []
-        with pytest.raises(ApiUnavailable, match="not repeated"):
+        with pytest.raises(ApiUnavailable, match="not acknowledged after 3 tries"):
             await api.predebit("j1", 1, 1, "cpu", 5)
     assert calls.count("GET /alloc") == 3
-    assert calls.count("POST /job") == 1 and calls.count("GET /job/j1") == 1
+    assert calls.count("POST /job") == 4 and calls.count("GET /job/j1") == 3
+
+
+async def test_a_lost_predebit_that_landed_is_read_not_sent_again() -> None:
+    """The first instance takes the pre-debit and dies before answering: the client reads it on
+    the second (same values: that record; other values: 409) and never sends it again."""
+    calls: list[str] = []
+    landed = {"job_id": "j1", "alloc_id": 1, "uid": 1, "gid": 1, "minutes": 5, "status": "executing",
+              "actual": None, "billed": None, "created": "2026-11-24T00:00:00+00:00", "resolved": None}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(f"{request.method} {request.url.host} {request.url.path}")
+        if request.url.host == "a":
+            raise httpx.RemoteProtocolError("server disconnected", request=request)
+        if request.method == "POST":
+            return httpx.Response(409, json={"error": "job j1 was already pre-debited"})
+        return httpx.Response(200, json=landed)
+
+    async with AllocationClient("http://a, http://b", token=SUPER, transport=httpx.MockTransport(handler)) as api:
+        rec = await api.predebit("j1", 1, 1, "cpu", 5)
+        assert (rec.job_id, rec.minutes, api.url) == ("j1", 5, "http://b")
+        with pytest.raises(ApiError) as err:  # the client stays with b; a true duplicate is a 409
+            await api.predebit("j1", 1, 1, "cpu", 6)
+    assert err.value.status == 409
+    assert calls == ["POST a /job", "GET b /job/j1", "POST b /job"]
 
 
 def test_balance_command(service, db) -> None:

@@ -1,10 +1,15 @@
 """An async client of the allocation service (httpx), for the app's workers and ``fairtop balance``.
 
+* One service URL, or several instances of it on one ledger (``allocation_url = "http://a:8642,
+  http://b:8642"``): requests go to the instance in use; one that cannot be reached is left for
+  the next at once (no back-off between instances), and the client stays with the one that answers.
 * Timeouts on every request (``httpx.Timeout(10, connect=3)`` unless given).
 * Reads (GET) are retried with backoff (0.5 s * 2**n, capped at 8 s, 25 % jitter; ``Retry-After``
-  honoured up to 60 s) on transport errors and 408/429/502/503/504.
-* Writes are sent once. A pre-debit whose answer was lost is never sent again: the client asks
-  ``GET /job/{job_id}`` (a read) whether it landed, and otherwise raises :class:`ApiUnavailable`.
+  honoured up to 60 s) on transport errors and 408/429/502/503/504, after every instance was tried.
+* Writes are sent once, to another instance only when the first refused the connection (nothing
+  was sent). A pre-debit whose answer was lost is settled by its job id: the client asks
+  ``GET /job/{job_id}`` (a read, any instance) whether it landed, and sends it again only if it did
+  not; the ledger takes a job id once, so a pre-debit that landed meanwhile answers 409 and is read.
 * Answers become frozen dataclasses at the boundary; failures are :class:`ApiUnavailable` (no
   answer) or :class:`ApiError` (an answer with status and message).
 """
@@ -15,7 +20,7 @@ import asyncio
 import random
 from datetime import datetime, timezone
 from typing import Any
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import httpx
 
@@ -29,8 +34,8 @@ from tui.allocations.records import (
 from tui.allocations.records import build as _build
 from tui.model import Allocation
 
-__all__ = ["AllocationClient", "ApiError", "ApiUnavailable", "ProjectRecord", "AllocationRecord", "JobRecord",
-           "FailureRecord", "to_model"]
+__all__ = ["AllocationClient", "ApiError", "ApiUnavailable", "service_urls", "ProjectRecord", "AllocationRecord",
+           "JobRecord", "FailureRecord", "to_model"]
 
 DEFAULT_TIMEOUT = httpx.Timeout(10.0, connect=3.0)
 RETRY_STATUS = frozenset({408, 429, 502, 503, 504})
@@ -81,15 +86,44 @@ async def munge_credential(socket: str | None = None, munge: str = "munge") -> s
     return out.decode().strip()
 
 
-class AllocationClient:
-    """``async with AllocationClient(url, token=T) as api: await api.allocations()``."""
+def service_urls(url: str | Sequence[str]) -> tuple[str, ...]:
+    """The instances ``allocation_url`` names: one URL, or several separated by commas or spaces."""
+    parts = url.replace(",", " ").split() if isinstance(url, str) else [u.strip() for u in url]
+    return tuple(u.rstrip("/") for u in parts if u)
 
-    def __init__(self, base_url: str, *, token: str | None = None, munge: bool = False,
+
+class AllocationClient:
+    """``async with AllocationClient(url, token=T) as api: await api.allocations()``; ``url`` may
+    name several instances (:func:`service_urls`)."""
+
+    def __init__(self, base_url: str | Sequence[str], *, token: str | None = None, munge: bool = False,
                  munge_socket: str | None = None, timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
                  max_retries: int = 3, transport: httpx.AsyncBaseTransport | None = None) -> None:
         self._token, self._munge, self._munge_socket = token, munge, munge_socket
         self.max_retries = max_retries
-        self._http = httpx.AsyncClient(base_url=base_url.rstrip("/"), timeout=timeout, transport=transport)
+        self._urls = service_urls(base_url) or ("",)
+        self._at = 0  # the instance in use
+        self._http = httpx.AsyncClient(timeout=timeout, transport=transport)
+
+    @property
+    def url(self) -> str:
+        """The instance in use."""
+        return self._urls[self._at]
+
+    def _next_instance(self) -> None:
+        self._at = (self._at + 1) % len(self._urls)
+
+    async def _request(self, method: str, path: str, *, resend: bool, **kwargs: Any) -> httpx.Response:
+        """``method path`` on the instance in use; on one that refuses the connection (nothing
+        was sent), or on any transport error when ``resend``, on the next, each instance once."""
+        for tried in range(len(self._urls)):
+            try:
+                return await self._http.request(method, self.url + path, headers=await self._headers(), **kwargs)
+            except httpx.TransportError as exc:
+                if tried == len(self._urls) - 1 or not (resend or isinstance(exc, httpx.ConnectError)):
+                    raise
+                self._next_instance()
+        raise AssertionError("unreachable")  # the loop returns or raises
 
     async def __aenter__(self) -> AllocationClient:
         return self
@@ -134,10 +168,13 @@ class AllocationClient:
         for attempt in range(self.max_retries + 1):
             resp = None
             try:
-                resp = await self._http.get(path, params=params, headers=await self._headers())
+                resp = await self._request("GET", path, resend=True, params=params)
                 if resp.status_code not in RETRY_STATUS:
                     return self._raise_for(resp)
                 last = ApiError(resp.status_code, resp.reason_phrase)
+                if len(self._urls) > 1:  # this instance is unwell: the next one, at once
+                    self._next_instance()
+                    continue
             except httpx.TransportError as exc:
                 last = exc
             if attempt < self.max_retries:
@@ -147,8 +184,9 @@ class AllocationClient:
         raise ApiUnavailable(f"GET {path}: {type(last).__name__}: {last}") from last
 
     async def _send(self, method: str, path: str, body: Mapping[str, Any]) -> Any:
+        """A write, sent once (to another instance only if refused: PUT /job is safe to repeat)."""
         try:
-            resp = await self._http.request(method, path, json=dict(body), headers=await self._headers())
+            resp = await self._request(method, path, resend=method == "PUT", json=dict(body))
         except httpx.TransportError as exc:
             raise ApiUnavailable(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
         return self._raise_for(resp)
@@ -198,23 +236,50 @@ class AllocationClient:
 
     async def predebit(self, job_id: str, uid: int, gid: int, resource: str, minutes: int) -> JobRecord:
         """Pre-debit a starting job. Raises :class:`ApiError` 402 (would overdraw), 404 (no
-        allocation) or 409 (job id seen before). If the answer is lost, asks whether the job id
-        landed (a read) and never sends the pre-debit again."""
+        allocation) or 409 (job id seen before with other values). If the answer is lost (the
+        instance died, timed out or had no store), settles it by the job id (module docstring)."""
         body = {"job_id": job_id, "uid": uid, "gid": gid, "resource": resource, "minutes": minutes}
         try:
-            resp = await self._http.post("/job", json=body, headers=await self._headers())
-        except httpx.ConnectError as exc:  # nothing was sent
+            resp = await self._request("POST", "/job", resend=False, json=body)
+        except httpx.ConnectError as exc:  # no instance took the connection: nothing was sent
             raise ApiUnavailable(f"POST /job: {exc}") from exc
         except httpx.TransportError as exc:
+            return await self._settle(body, exc)
+        if resp.status_code in RETRY_STATUS:  # e.g. 503, its store did not answer: it may have landed
+            return await self._settle(body, ApiError(resp.status_code, resp.reason_phrase))
+        return _build(JobRecord, self._raise_for(resp))
+
+    async def _settle(self, body: dict[str, Any], cause: Exception) -> JobRecord:
+        """A pre-debit whose answer was lost: the landed record if it landed (with the same
+        values), else the answer to sending it again, which lands at most once."""
+        job_id = body["job_id"]
+        if len(self._urls) > 1:
+            self._next_instance()
+        for attempt in range(self.max_retries + 1):
             try:
                 rec = await self.job(job_id)
-            except (ApiError, ApiUnavailable):
-                raise ApiUnavailable(f"pre-debit of job {job_id} not acknowledged ({type(exc).__name__}); "
-                                     "not repeated: check GET /job/" + job_id) from exc
-            if (rec.uid, rec.gid, rec.minutes) != (uid, gid, minutes):
-                raise ApiError(409, f"job {job_id} was pre-debited with other values") from exc
-            return rec
-        return _build(JobRecord, self._raise_for(resp))
+            except ApiUnavailable as exc:
+                raise ApiUnavailable(f"pre-debit of job {job_id} not acknowledged ({type(cause).__name__}) "
+                                     f"and no instance says whether it landed: check GET /job/{job_id}") from exc
+            except ApiError as exc:
+                if exc.status != 404:
+                    raise
+            else:
+                if (rec.uid, rec.gid, rec.minutes) != (body["uid"], body["gid"], body["minutes"]):
+                    raise ApiError(409, f"job {job_id} was pre-debited with other values") from cause
+                return rec
+            try:  # it did not land (yet): send it again
+                resp = await self._request("POST", "/job", resend=False, json=body)
+            except httpx.TransportError as exc:
+                cause = exc
+            else:
+                if resp.status_code not in RETRY_STATUS and resp.status_code != 409:
+                    return _build(JobRecord, self._raise_for(resp))
+                cause = ApiError(resp.status_code, resp.reason_phrase)  # 409: it landed meanwhile
+            if attempt < self.max_retries and not (isinstance(cause, ApiError) and cause.status == 409):
+                await asyncio.sleep(self.retry_delay(attempt))
+        raise ApiUnavailable(f"pre-debit of job {job_id} not acknowledged after {self.max_retries + 1} tries "
+                             f"({type(cause).__name__}): check GET /job/{job_id}") from cause
 
     async def complete(self, job_id: str, state: str, minutes: int) -> JobRecord:
         """Debit a finished job (safe to repeat with the same values: the service answers the
