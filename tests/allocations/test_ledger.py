@@ -241,26 +241,30 @@ def test_cli_migrate_only(tmp_path: Path) -> None:
 
 
 async def test_the_asyncio_predebit_drops_a_dead_connection_and_says_503(pg_url: str) -> None:
-    """The service's PostgreSQL hot path: a connection the server ended answers Unavailable (503)
-    once, is not reused, and the next pre-debit reconnects; refusals leave the connection pooled."""
+    """The service's PostgreSQL hot path (a batch on an asyncio connection): a connection the
+    server ended answers Unavailable (503) once, is not reused, and the next batch reconnects;
+    refusals leave the connection pooled."""
     import psycopg
 
     ledger = open_ledger(pg_url, migrate=True)
     _setup(ledger, 30)
     assert ledger.predebits_async
-    assert (await ledger.predebit_async("1", 5001, 7001, "cpu", 10, today=TODAY))["balance"] == 20
-    with pytest.raises(Overdraft):
-        await ledger.predebit_async("2", 5001, 7001, "cpu", 21, today=TODAY)
-    with pytest.raises(Conflict):
-        await ledger.predebit_async("1", 5001, 7001, "cpu", 1, today=TODAY)
+
+    async def one(job_id: str, minutes: int) -> object:
+        (answer,) = await ledger.predebit_many_async([(job_id, 5001, 7001, "cpu", minutes)], today=TODAY)
+        return answer
+
+    assert (await one("1", 10))["balance"] == 20  # type: ignore[index]
+    assert isinstance(await one("2", 21), Overdraft)
+    assert isinstance(await one("1", 1), Conflict)
     with psycopg.connect(pg_url, autocommit=True) as admin:  # end the service's pooled connection
         ended = admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
                               " WHERE datname = current_database() AND pid <> pg_backend_pid()"
                               " AND query LIKE '%fairtop_predebit%'").fetchall()
     assert ended == [(True,)]
     with pytest.raises(Unavailable):
-        await ledger.predebit_async("3", 5001, 7001, "cpu", 1, today=TODAY)
-    assert (await ledger.predebit_async("3", 5001, 7001, "cpu", 1, today=TODAY))["balance"] == 19
+        await one("3", 1)
+    assert (await one("3", 1))["balance"] == 19  # type: ignore[index]
     assert ledger.allocations()[0]["failures"] == 1 and ledger.audit() == []
     ledger.close()
 

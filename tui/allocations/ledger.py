@@ -271,15 +271,10 @@ class _PostgresStore:
         with self._connection() as conn:
             return conn.execute(sql.replace("?", "%s"), tuple(params)).fetchone()
 
-    async def single_async(self, sql: str, params: Sequence[Any]) -> tuple | None:
-        """:meth:`single` on an asyncio connection (the event loop waits, no thread does): at most
-        ``pool_size`` at once, prepared on the server after a few calls (psycopg's threshold)."""
-        rows = await self.rows_async(sql, params, first=True)
-        return rows[0] if rows else None
-
-    async def rows_async(self, sql: str, params: Sequence[Any], first: bool = False) -> list[tuple]:
-        """The rows of one statement (its own transaction) on an asyncio connection; only the
-        first row when ``first``."""
+    async def rows_async(self, sql: str, params: Sequence[Any]) -> list[tuple]:
+        """The rows of one statement (its own transaction) on an asyncio connection (the event loop
+        waits, no thread does). At most ``pool_size`` at once,
+        prepared on the server after a few calls (psycopg's threshold)."""
         psycopg = self.psycopg
         if self._async_slots is None:
             self._async_slots = asyncio.Semaphore(self._size)
@@ -295,11 +290,7 @@ class _PostgresStore:
             healthy = False
             try:
                 cur = await conn.execute(sql.replace("?", "%s"), tuple(params))
-                if first:
-                    row = await cur.fetchone()
-                    rows = [row] if row is not None else []
-                else:
-                    rows = await cur.fetchall()
+                rows = await cur.fetchall()
                 healthy = True
                 return rows
             except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
@@ -573,35 +564,15 @@ class Ledger:
 
     @property
     def predebits_async(self) -> bool:
-        """Whether :meth:`predebit_async` runs on the caller's event loop (PostgreSQL); SQLite's
-        pre-debit blocks on its file, so the service batches them (:meth:`predebit_batch`) in a
-        thread instead."""
+        """Whether the service's batches run on its event loop (:meth:`predebit_many_async`,
+        PostgreSQL); SQLite's block on its file, so they run in a thread (:meth:`predebit_batch`)."""
         return isinstance(self._store, _PostgresStore)
-
-    async def predebit_async(self, job_id: str, uid: int, gid: int, resource: str, minutes: int,
-                             today: date | str | None = None) -> dict[str, Any]:
-        """:meth:`predebit` on PostgreSQL without a thread: one call of ``fairtop_predebit`` on an
-        asyncio connection (the service's hot path)."""
-        store = self._store
-        if not isinstance(store, _PostgresStore):
-            raise TypeError("predebit_async needs PostgreSQL; run predebit in a thread on SQLite")
-        if not 0 <= minutes <= MAX_MINUTES:
-            raise Invalid(f"minutes must be in 0..{MAX_MINUTES}, got {minutes}")
-        day, now = str(today or date.today()), _now()
-        try:
-            row = await store.single_async(_PG_PREDEBIT, (job_id, uid, gid, resource, minutes, day, now))
-        except store.psycopg.IntegrityError:  # the same job id raced to two allocations
-            raise Conflict(f"job {job_id} was already pre-debited") from None
-        outcome = _pg_predebit_outcome(row, job_id, uid, gid, resource, minutes, day, now)
-        if isinstance(outcome, _Refusal):
-            raise outcome.error
-        return outcome
 
     async def predebit_many_async(self, jobs: Sequence[tuple[str, int, int, str, int]],
                                   today: date | str | None = None) -> list[dict[str, Any] | LedgerError]:
         """Several pre-debits ``(job_id, uid, gid, resource, minutes)`` on PostgreSQL in one
         statement of ``fairtop_predebit_many``: one transaction, one commit for all (group commit).
-        Each runs as :meth:`predebit_async` would, one after the other; each answer is its record
+        Each runs as :meth:`predebit` would, one after the other; each answer is its record
         or its refusal, returned after the commit. The jobs run sorted by (gid, resource), so two
         batches (two service instances) take their allocations' locks in the same order and never
         deadlock; the answers come back in the caller's order."""
