@@ -63,3 +63,24 @@ def test_submitted_job_from_cli_filter_options() -> None:
     assert (job.account, job.cpus, job.time_limit_min, hooks.requested_minutes(job)) == ("chem", 2, 3, 6)
     gpu = hooks.submitted_job({**options, "gres": "gpu:a100:2"}, 1009, 1009)
     assert (gpu.resource, hooks.requested_minutes(gpu)) == ("gpu", 6)
+
+
+def test_no_time_limit_is_the_partitions_never_no_val() -> None:
+    """What a job step's options held on 22.05 (srun inside a job: NO_VAL minutes) and an sbatch
+    without -t: judged by the partition's DefaultTime, else MaxTime, never as 4,294,967,294 min."""
+    step = {"account": "chem", "time": "2982616-04:14:00", "ntasks": "1", "cpus-per-task": "1"}
+    assert hooks.limit_minutes(step["time"]) is None and hooks.limit_minutes("UNLIMITED") is None
+    assert hooks.limit_minutes("2982616-04:13:00") == 0xFFFFFFFE - 1  # the largest real limit
+    asked: list[str | None] = []
+
+    def partition_gives(partition: str | None) -> int | None:
+        asked.append(partition)
+        return 30
+
+    job = hooks.submitted_job(step, 1009, 1009, partition_gives)
+    assert (job.time_limit_min, hooks.requested_minutes(job), asked) == (30, 30, [None])
+    job = hooks.submitted_job({**step, "time": "nil", "partition": "long"}, 1009, 1009, partition_gives)
+    assert (job.time_limit_min, asked[-1]) == (30, "long")
+    unbounded = hooks.submitted_job(step, 1009, 1009, lambda partition: None)
+    with pytest.raises(hooks.Refused, match="nor does its partition give one"):
+        hooks.requested_minutes(unbounded)

@@ -1,4 +1,4 @@
-"""Integration: the allocation ledger driven by real Slurm 22.05 (cli_filter, PrologSlurmctld,
+"""Integration: the allocation ledger driven by real Slurm 22.05 and 26.05 (cli_filter, PrologSlurmctld,
 EpilogSlurmctld) and the site factor set with ``scontrol update`` and read back from ``sprio``.
 
 The sandbox's up.sh renders slurm.conf itself, so the hook lines are appended here and slurmctld
@@ -14,6 +14,7 @@ import os
 import pwd
 import subprocess
 import sys
+import tempfile
 import time
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
@@ -22,7 +23,7 @@ import pytest
 
 from tests.allocations.services import Server
 from tests.conftest import ROOT
-from tests.sandbox._sandbox import SKIP, first_env
+from tests.sandbox._sandbox import SKIP, on_release, release_env
 from tests.sandbox._sandbox import scripts as sandbox_scripts
 from tui.allocations.ledger import open_ledger
 
@@ -95,12 +96,13 @@ def _wait_gone(job: str, env: dict[str, str], timeout: float = 60) -> None:
     raise AssertionError(f"job {job} still in the queue after {timeout} s")
 
 
-@pytest.fixture(scope="module")
-def hooked(tmp_path_factory: pytest.TempPathFactory):
-    """The sandbox with fairtop's hooks installed and a ledger service; restored afterwards."""
+@pytest.fixture(scope="module", params=[pytest.param(r, marks=on_release(r)) for r in ("22.05", "26.05")])
+def hooked(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    """The sandbox of each release with fairtop's hooks installed and a ledger service; restored
+    afterwards."""
     if os.geteuid() != 0:
         pytest.skip("needs root (restarts slurmctld, adds a Unix user)")
-    scripts, env = sandbox_scripts(), first_env()
+    scripts, env = sandbox_scripts(), release_env(request.param)
     tmp = tmp_path_factory.mktemp("hooks")
     os.chmod(tmp, 0o755)
     _run([str(scripts / "up.sh")], env, timeout=300)
@@ -247,3 +249,26 @@ def test_site_factor_is_applied_and_sprio_shows_it(hooked):
     assert "SITE" in head, sprio
     assert int(row[head.index("SITE")]) == value
     _run(["scancel", job], h["env"], check=False)
+
+
+def test_job_steps_are_never_refused_and_start_no_check(hooked):
+    """srun inside a running job (a step: no time limit of its own, Slurm hands cli_filter NO_VAL)
+    runs on its job's pre-debit: five steps all run, none is checked (no fairtop line), while
+    sbatch inside the same job is still checked. Runs last: it spends a minute of the allocation."""
+    h = hooked
+    where = Path(tempfile.mkdtemp(prefix="fairtop-steps-"))  # pytest's own tmp is root's alone
+    where.chmod(0o777)  # the job writes its output as the user
+    out = where / "steps.out"
+    script = ("for i in 1 2 3 4 5; do srun -n1 -c1 echo step-ok || echo step-failed; done; "
+              "sbatch --parsable -A " + ACCOUNT + " -p debug -n1 -c2 -t 60 -o /dev/null --wrap true || true")
+    done = _run(["runuser", "-u", USER, "--", "sbatch", "--parsable", "-A", ACCOUNT, "-p", "debug", "-n", "1",
+                 "-c", "1", "-t", "3", "--chdir=/tmp", "-o", str(out), "--wrap", script], h["user_env"], check=False)
+    assert done.returncode == 0, done.stderr
+    job = done.stdout.strip().split(";")[0]
+    _wait_gone(job, h["env"], timeout=120)
+    text = out.read_text()
+    assert text.count("step-ok") == 5 and "step-failed" not in text, text
+    assert "srun: error" not in text and "fits" not in text, text  # no check ran for a step
+    # the inner sbatch (2 CPUs x 60 min) is a new job: checked, and refused
+    assert "fairtop: job refused: allocation " in text and "(2 x 60 min)" in text, text
+    assert text.count("cli_filter plugin terminated") == 1 and "sbatch: error" in text, text

@@ -77,7 +77,7 @@ def hook(step: str, conn: Connection, env: Mapping[str, str] = os.environ, stdin
     cluster = env.get("SLURM_CLUSTER_NAME", "")
     try:
         if step == "submit":
-            job = hooks.submitted_job(_options(stdin), os.getuid(), os.getgid())
+            job = hooks.submitted_job(_options(stdin), os.getuid(), os.getgid(), hooks.partition_time_limit)
             note = hooks.run_hook(lambda api: hooks.submit_check(api, job), conn.url, conn.token, conn.munge,
                                   conn.timeout)
         else:

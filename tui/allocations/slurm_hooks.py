@@ -34,7 +34,8 @@ from tui.sources.slurm_text import parse_tres_counts
 from tui.sources.slurm_units import parse_slurm_minutes, parse_slurm_time
 
 __all__ = ["HookJob", "Refused", "job_from_scontrol", "parse_job", "requested_minutes", "ledger_state",
-           "submit_check", "prolog", "epilog", "submitted_job"]
+           "submit_check", "prolog", "epilog", "submitted_job", "limit_minutes", "partition_time_limit",
+           "NO_LIMIT_MINUTES"]
 
 #: Slurm's job states -> the ledger's end states (anything else that ended counts as failed).
 _END_STATES = {"COMPLETED": "completed", "NODE_FAIL": "node_fail", "CANCELLED": "cancelled",
@@ -91,8 +92,7 @@ def parse_job(text: str) -> HookJob:
     tres = parse_tres_counts(fields.get("TRES", "") or fields.get("ReqTRES", "")) \
         if fields.get("TRES", "(null)") not in ("", "(null)") else {}
     gpus = int(tres.get("gres/gpu", 0))
-    limit = fields.get("TimeLimit", "UNLIMITED")
-    minutes = None if limit in ("UNLIMITED", "Partition_Limit", "NONE") else parse_slurm_minutes(limit)
+    minutes = limit_minutes(fields.get("TimeLimit", "UNLIMITED"))
     run_s = parse_slurm_time(fields.get("RunTime", "0")) or 0
     return HookJob(job_id=fields["JobId"], uid=_id_of(fields.get("UserId", "(0)")),
                    gid=_id_of(fields.get("GroupId", "(0)")), account=fields.get("Account", ""),
@@ -109,7 +109,8 @@ def job_from_scontrol(job_id: str) -> HookJob:
 def requested_minutes(job: HookJob) -> int:
     """Resource-minutes a job may use at most: units x time limit (what the prolog holds)."""
     if job.time_limit_min is None:
-        raise Refused(f"job {job.job_id} has no time limit: give one (sbatch -t) so its cost can be held")
+        raise Refused(f"job {job.job_id} has no time limit (nor does its partition give one): give one "
+                      "(sbatch -t) so its cost can be held")
     return job.units * job.time_limit_min
 
 
@@ -197,10 +198,39 @@ async def epilog(api: AllocationClient, job: HookJob, cluster: str = "") -> str:
             f"debited {rec.billed} of {rec.minutes} held {job.resource}-minutes")
 
 
-def submitted_job(options: Mapping[str, str], uid: int, gid: int) -> HookJob:
+#: Slurm's time limits that are no limit: NO_VAL (0xfffffffe minutes, what a job step's options
+#: hold: ``2982616-04:14:00``) and INFINITE (0xffffffff).
+NO_LIMIT_MINUTES = 0xFFFFFFFE
+
+
+def limit_minutes(text: str | None) -> int | None:
+    """A time limit as Slurm prints or takes it, in minutes; None for none (unset, UNLIMITED,
+    NONE, Partition_Limit, NO_VAL, INFINITE)."""
+    if not text or text in ("nil", "(null)", "NONE", "Partition_Limit"):
+        return None
+    minutes = parse_slurm_minutes(text)
+    return None if minutes is None or minutes >= NO_LIMIT_MINUTES else minutes
+
+
+def partition_time_limit(partition: str | None) -> int | None:
+    """Minutes a job without ``-t`` gets in ``partition`` (the default partition when None):
+    its DefaultTime, else its MaxTime; None when both are unlimited (``scontrol show partition``)."""
+    wanted = (partition or "").split(",")[0]
+    out = run(["scontrol", "show", "partition", "-o", *([wanted] if wanted else [])], check=False)
+    for line in out.stdout.decode("utf-8", "replace").splitlines():
+        fields = dict(t.partition("=")[::2] for t in line.split())
+        if wanted or fields.get("Default") == "YES":
+            return limit_minutes(fields.get("DefaultTime")) or limit_minutes(fields.get("MaxTime"))
+    return None
+
+
+def submitted_job(options: Mapping[str, str], uid: int, gid: int,
+                  default_limit: Callable[[str | None], int | None] | None = None) -> HookJob:
     """A job as ``sbatch`` options describe it (cli_filter's ``options`` table, as key=value lines).
 
-    CPUs = ntasks (or nodes, at least 1) x cpus-per-task; GPUs from ``gpus`` or ``gres=gpu:N``."""
+    CPUs = ntasks (or nodes, at least 1) x cpus-per-task; GPUs from ``gpus`` or ``gres=gpu:N``.
+    Without a time limit of its own the job is judged by what its partition gives it
+    (``default_limit(partition)``, e.g. :func:`partition_time_limit`), never by Slurm's NO_VAL."""
     def count(key: str, default: int) -> int:
         text = options.get(key, "")
         return int(text) if text.isdigit() and int(text) > 0 else default
@@ -212,8 +242,9 @@ def submitted_job(options: Mapping[str, str], uid: int, gid: int) -> HookJob:
         bits = part.split(":")
         if bits[0] == "gpu" and bits[-1].isdigit():
             gpus = max(gpus, int(bits[-1]))
-    limit = options.get("time", "")
-    minutes = parse_slurm_minutes(limit) if limit and limit not in ("nil", "(null)") else None
+    minutes = limit_minutes(options.get("time"))
+    if minutes is None and default_limit is not None:
+        minutes = default_limit(options.get("partition") or None)
     return HookJob(job_id="(new)", uid=uid, gid=gid, account=options.get("account", ""), cpus=cpus, gpus=gpus,
                    time_limit_min=minutes)
 
