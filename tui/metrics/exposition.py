@@ -1,0 +1,123 @@
+"""A snapshot as OpenMetrics text: the whole fairshare tree (Slurm associations or PBS
+entities), every allocation, pending jobs per account, the scheduler and the snapshot's time.
+
+The text is made once per snapshot (:func:`snapshot_body`); a scrape adds only the snapshot's age
+(:func:`age_tail`), so a scrape costs no recomputation. Slurm values come from the code path of
+``fairtop report --format json`` (:func:`tui.analysis.report_inputs.report_inputs`), so what the
+report leaves blank is left out here too.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime, timezone
+
+from tui.analysis.allocations import allocation_status
+from tui.analysis.report_inputs import report_inputs
+from tui.formats.openmetrics import Family, association_families, label_set, number, pbs_families
+from tui.formats.pbsfs import pbs_rows
+from tui.formats.sshare import report_blocks
+from tui.model import Snapshot
+
+__all__ = ["ALLOCATION_METRICS", "SNAPSHOT_METRICS", "age_tail", "snapshot_body"]
+
+#: AllocationStatus attribute -> (metric, help).
+ALLOCATION_METRICS = {
+    "granted": ("fairtop_allocation_credits", "SU granted (credits)"),
+    "pre_debited": ("fairtop_allocation_pre_debits", "SU held for running jobs (pre-debits)"),
+    "used": ("fairtop_allocation_debits", "SU debited by finished jobs"),
+    "remaining": ("fairtop_allocation_balance", "SU left: credits - debits - pre-debits (negative: overdrawn)"),
+    "burn_per_day": ("fairtop_allocation_burn_rate", "SU debited per day over the elapsed period"),
+    "exhaustion": ("fairtop_allocation_exhaustion_timestamp_seconds",
+                   "when the balance runs out at the burn rate (absent: not before the end, or unknown)"),
+}
+SNAPSHOT_METRICS = {
+    "age": ("fairtop_snapshot_age_seconds", "seconds since the snapshot was taken, at the scrape"),
+    "time": ("fairtop_snapshot_timestamp_seconds", "when the snapshot was taken (Unix time)"),
+    "info": ("fairtop_scheduler_info", "the scheduler and its release (version \"unknown\" when the source "
+             "did not say)"),
+    "warnings": ("fairtop_snapshot_warnings", "warnings about the snapshot (fairtop report prints them), "
+                 "engine-vs-printed disagreements included"),
+    "pending": ("fairtop_account_pending_jobs", "pending jobs of the account's own associations"),
+    "priority": ("fairtop_account_pending_priority_max", "the highest priority among the account's pending jobs"),
+}
+
+
+def _allocations(snap: Snapshot, cluster: str) -> list[Family]:
+    fams = {key: Family(name, text) for key, (name, text) in ALLOCATION_METRICS.items()}
+    for alloc in snap.allocations:
+        status = allocation_status(alloc, snap.taken_at)
+        labels = label_set({"cluster": cluster, "allocation": alloc.allocation_id, "project": alloc.project})
+        for key, fam in fams.items():
+            value = getattr(status, key)
+            if isinstance(value, datetime):
+                value = value.timestamp()
+            if value is not None:
+                fam.add(labels, number(float(value)))
+    return list(fams.values())
+
+
+def _pending(snap: Snapshot, cluster: str) -> list[Family]:
+    """Pending jobs and their highest priority per account; nothing when the source has no jobs
+    (unknown, not 0). Every account of the tree gets its count, 0 included."""
+    if snap.capabilities is not None and "jobs" not in snap.capabilities:
+        return []
+    count: dict[str, int] = defaultdict(int)
+    top: dict[str, int] = {}
+    for job in snap.jobs:
+        if job.state == "PENDING":
+            count[job.account] += 1
+            if job.priority is not None:
+                top[job.account] = max(job.priority, top.get(job.account, job.priority))
+    if snap.tree is not None:
+        for i in range(snap.tree.size):
+            if not snap.tree.is_user[i] and i > 0:
+                count.setdefault(str(snap.tree.account[i]), 0)
+    name, text = SNAPSHOT_METRICS["pending"]
+    jobs = Family(name, text)
+    name, text = SNAPSHOT_METRICS["priority"]
+    prio = Family(name, text)
+    for account in sorted(count):
+        labels = label_set({"cluster": cluster, "account": account})
+        jobs.add(labels, str(count[account]))
+        if account in top:
+            prio.add(labels, str(top[account]))
+    return [jobs, prio]
+
+
+def snapshot_body(snap: Snapshot) -> tuple[str, list[str]]:
+    """Every family of ``snap`` but its age, and the warnings (as ``fairtop report`` gives them)."""
+    cluster = snap.cluster
+    notes = list(snap.warnings)
+    fams: list[Family] = []
+    if snap.pbs is not None:
+        fams += pbs_families(cluster, pbs_rows(snap.pbs))
+        scheduler = "pbs"
+    elif snap.tree is not None:
+        got = report_inputs(snap)
+        notes = got.notes
+        fams += association_families(cluster, got.tree, report_blocks(got.tree, got.result, got.damping,
+                                                                      printed=got.printed))
+        scheduler = "slurm"
+    else:
+        scheduler = "unknown"
+    fams += _pending(snap, cluster)
+    fams += _allocations(snap, cluster)
+    one = label_set({"cluster": cluster})
+    for key, value in (("time", number(snap.taken_at.timestamp())), ("warnings", str(len(notes)))):
+        fam = Family(*SNAPSHOT_METRICS[key])
+        fam.add(one, value)
+        fams.append(fam)
+    info = Family(*SNAPSHOT_METRICS["info"])
+    info.add(label_set({"cluster": cluster, "scheduler": scheduler, "version": snap.scheduler_version or "unknown",
+                        "algorithm": snap.settings.algorithm if scheduler == "slurm" else ""}), "1")
+    fams.append(info)
+    return "".join(f.text() for f in fams), notes
+
+
+def age_tail(snap: Snapshot, now: datetime | None = None) -> str:
+    """The snapshot's age at ``now`` (default: the clock), as the family that ends the scrape."""
+    now = now or datetime.now(timezone.utc)
+    age = Family(*SNAPSHOT_METRICS["age"])
+    age.add(label_set({"cluster": snap.cluster}), number(round((now - snap.taken_at).total_seconds(), 3)))
+    return age.text()

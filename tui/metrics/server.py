@@ -1,0 +1,126 @@
+"""The HTTP side of ``fairtop serve-metrics``: ``GET /metrics`` from the last snapshot.
+
+A loader thread reads the source (once, or on a live source's cadence: ``refresh_rate``, and a
+published folder is re-read each period) and renders the text once per snapshot; a scrape only
+adds the snapshot's age, so scrapes never cause a load and never reach slurmctld. Until the
+first snapshot, and for as long as there is none, ``/metrics`` answers 503 with the reason. A
+snapshot that cannot be read again (a vanished folder) is one line on stderr; the last one stays
+served, its age growing, so a stale-data alert fires.
+
+stdlib ``http.server``: the body is pre-rendered, so a framework would add nothing but startup.
+"""
+
+from __future__ import annotations
+
+import gzip
+import sys
+import threading
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TextIO
+
+from tui.formats.openmetrics import CONTENT_TYPE, EOF, TEXT_CONTENT_TYPE
+from tui.metrics.exposition import age_tail, snapshot_body
+from tui.model import Snapshot
+from tui.sources.registry import Source
+
+__all__ = ["Rendered", "MetricsState", "make_server", "run_loader"]
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """One snapshot's families, as text and gzip (a gzip member per part: members concatenate)."""
+
+    snapshot: Snapshot
+    body: bytes
+    body_gz: bytes
+
+
+class MetricsState:
+    """What a scrape serves: the last rendered snapshot, or why there is none."""
+
+    def __init__(self) -> None:
+        self.rendered: Rendered | None = None
+        self.reason = "no snapshot yet: the source is being read"
+
+    def publish(self, snap: Snapshot) -> list[str]:
+        text, notes = snapshot_body(snap)
+        body = text.encode()
+        self.rendered = Rendered(snap, body, gzip.compress(body, compresslevel=1, mtime=0))
+        return notes
+
+    def scrape(self, openmetrics: bool, gz: bool) -> bytes | None:
+        """The response body, or None (503: see :attr:`reason`)."""
+        got = self.rendered
+        if got is None:
+            return None
+        tail = (age_tail(got.snapshot) + (EOF if openmetrics else "")).encode()
+        if gz:
+            return got.body_gz + gzip.compress(tail, compresslevel=1, mtime=0)
+        return got.body + tail
+
+
+def run_loader(source: Source, state: MetricsState, stop: threading.Event, err: TextIO | None = None) -> None:
+    """Read ``source`` into ``state`` now, then every ``source.refresh_s`` while it is live (a
+    saved folder is read once, until it is read well). Failures are one line on ``err``, each
+    new reason once."""
+    err = err or sys.stderr
+    live = source.is_live()
+    last_error = ""
+    while not stop.is_set():
+        try:
+            notes = state.publish(source.load())
+            if last_error:
+                print(f"fairtop serve-metrics: the source is back: {source.describe()}", file=err, flush=True)
+            last_error = ""
+            for note in notes:
+                print(f"fairtop: warning: {note}", file=err, flush=True)
+        except Exception as exc:  # noqa: BLE001 - any failed read: say it in one line, keep serving
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+            if state.rendered is None:
+                state.reason = f"no snapshot: {reason}"
+            if reason != last_error:
+                kept = " (serving the last snapshot)" if state.rendered is not None else ""
+                print(f"fairtop serve-metrics: cannot read {source.describe()}: {reason}{kept}", file=err, flush=True)
+            last_error = reason
+        if not live and state.rendered is not None:
+            return
+        stop.wait(max(source.refresh_s, 1.0))
+
+
+def _handler(state: MetricsState) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            if self.path.split("?", 1)[0] != "/metrics":
+                self._send(404, b"fairtop serve-metrics: GET /metrics\n", "text/plain; charset=utf-8")
+                return
+            openmetrics = "application/openmetrics-text" in self.headers.get("Accept", "")
+            gz = "gzip" in self.headers.get("Accept-Encoding", "")
+            body = state.scrape(openmetrics, gz)
+            if body is None:
+                self._send(503, f"{state.reason}\n".encode(), "text/plain; charset=utf-8")
+                return
+            self._send(200, body, CONTENT_TYPE if openmetrics else TEXT_CONTENT_TYPE, gz)
+
+        def _send(self, code: int, body: bytes, content_type: str, gz: bool = False) -> None:
+            self.send_response(code)
+            self.send_header("Content-Type", content_type)
+            if gz:
+                self.send_header("Content-Encoding", "gzip")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - http.server's signature
+            """No line per scrape (Prometheus scrapes every 15 s)."""
+
+    return Handler
+
+
+def make_server(state: MetricsState, host: str, port: int) -> ThreadingHTTPServer:
+    """The server bound to ``host:port`` (0: a free port); OSError when it cannot bind."""
+    server = ThreadingHTTPServer((host, port), _handler(state))
+    server.daemon_threads = True
+    return server
