@@ -69,7 +69,9 @@ def run_loader(source: Source, state: MetricsState, stop: threading.Event, err: 
     last_error = ""
     while not stop.is_set():
         try:
-            notes = state.publish(source.load())
+            source.check()  # a folder's cached snapshot would hide that the folder has vanished
+            snap = source.load()
+            notes = [] if state.rendered is not None and snap is state.rendered.snapshot else state.publish(snap)
             if last_error:
                 print(f"fairtop serve-metrics: the source is back: {source.describe()}", file=err, flush=True)
             last_error = ""
