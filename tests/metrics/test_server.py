@@ -65,7 +65,9 @@ def test_gzip_when_asked_is_the_same_text() -> None:
         server.shutdown()  # type: ignore[attr-defined]
     assert headers["Content-Encoding"] == "gzip"
     unzipped = gzip.decompress(raw).decode()  # two gzip members: the families, then the age
-    strip_age = (lambda t: {k: v for k, v in parse(t).items() if k != "fairtop_snapshot_age_seconds"})
+    def strip_age(text: str) -> dict:
+        return {k: v for k, v in parse(text).items() if k != "fairtop_snapshot_age_seconds"}
+
     assert strip_age(unzipped) == strip_age(plain.decode())
     assert len(parse(unzipped)["fairtop_association_fairshare"]) > 20
 
