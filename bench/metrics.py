@@ -9,6 +9,8 @@ with sshare's printed columns, so the report's printed path runs), then measures
   ``Accept-Encoding: gzip``, the whole response read (what Prometheus waits for).
 
 Prints the medians, the series count and the body sizes. Target: a scrape under 0.5 s at 20k.
+``--client``: also time the association families written by prometheus-client (when it can be
+imported; it is not a dependency) against our writer, from the same report cells.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.sources import sshare_text  # noqa: E402
+from tui.analysis.report_inputs import report_inputs  # noqa: E402
+from tui.formats.openmetrics import ASSOCIATION_METRICS, association_families  # noqa: E402
+from tui.formats.sshare import report_blocks  # noqa: E402
 from tui.metrics.server import MetricsState, make_server  # noqa: E402
 from tui.model import PrioritySettings, Snapshot  # noqa: E402
 from tui.sources.sshare import parse_sshare  # noqa: E402
@@ -45,10 +50,43 @@ def timed(fn: object, repeat: int) -> tuple[float, object]:
     return statistics.median(times), out
 
 
+def writers(snap: Snapshot, repeat: int) -> str:
+    """Our writer against prometheus-client's, from the same report cells (the writer alone)."""
+    from prometheus_client.core import CollectorRegistry, GaugeMetricFamily
+    from prometheus_client.openmetrics.exposition import generate_latest
+
+    got = report_inputs(snap)
+    blocks = list(report_blocks(got.tree, got.result, got.damping, printed=got.printed))
+    ours, _ = timed(lambda: "".join(f.text() for f in association_families("bench", got.tree, blocks)), repeat)
+    parent, depth, accounts = got.tree.parent.tolist(), got.tree.depth().tolist(), got.tree.account.tolist()
+
+    class Collector:
+        def collect(self) -> list[GaugeMetricFamily]:
+            fams = {col: GaugeMetricFamily(name, text, labels=["cluster", "account", "user", "parent", "depth"])
+                    for col, (name, text) in ASSOCIATION_METRICS.items()}
+            i = 0
+            for block in blocks:
+                for k, (account, user) in enumerate(zip(block["account"], block["user"])):
+                    labels = ["bench", account, user, accounts[parent[i]] if parent[i] >= 0 else "", str(depth[i])]
+                    i += 1
+                    for col, fam in fams.items():
+                        cell = block[col][k]
+                        if cell and cell != "parent":
+                            fam.add_metric(labels, float(cell))
+            return list(fams.values())
+
+    registry = CollectorRegistry()
+    registry.register(Collector())  # type: ignore[arg-type]
+    client, _ = timed(lambda: generate_latest(registry), repeat)
+    return (f"association families alone: our writer {ours:.3f} s, prometheus-client {client:.3f} s "
+            f"({client / ours:.1f}x ours)")
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("-n", type=int, default=7, help="repeats (median)")
     ap.add_argument("--rows", type=int, default=20_000)
+    ap.add_argument("--client", action="store_true", help="also time prometheus-client's writer")
     args = ap.parse_args(argv)
     snap = snapshot(args.rows)
     state = MetricsState()
@@ -72,6 +110,8 @@ def main(argv: list[str] | None = None) -> None:
           f"gzip {len(body_gz) / 1e6:.2f} MB (median of {args.n})")
     print(f"render once per snapshot {render:.3f} s; scrape {plain * 1000:.1f} ms plain, "
           f"{gzipped * 1000:.1f} ms gzip; render/scrape {render / plain:.0f}x")
+    if args.client:
+        print(writers(snap, args.n))
 
 
 if __name__ == "__main__":
