@@ -46,6 +46,14 @@ def _prometheus() -> str:
     return found
 
 
+def scraped_port(base: str) -> int:
+    """The port of serve-metrics, from Prometheus' own list of its targets."""
+    with urllib.request.urlopen(f"{base}/api/v1/targets", timeout=10) as resp:
+        target = json.load(resp)["data"]["activeTargets"][0]
+    assert target["health"] == "up", target
+    return int(target["scrapeUrl"].split(":")[2].split("/")[0])
+
+
 def _query(base: str, promql: str) -> list[dict]:
     url = f"{base}/api/v1/query?{urllib.parse.urlencode({'query': promql})}"
     with urllib.request.urlopen(url, timeout=10) as resp:
@@ -54,12 +62,28 @@ def _query(base: str, promql: str) -> list[dict]:
     return doc["data"]["result"]
 
 
+def _pbs_folder(folder: Path) -> None:
+    """The PBS manual's example as a saved PBS folder (resource_group + usage.txt)."""
+    folder.mkdir()
+    shutil.copy(FIX / "pbs/man_resource_group", folder / "resource_group")
+    shutil.copy(FIX / "pbs/man_usage.txt", folder / "usage.txt")
+
+
 @pytest.fixture
-def scraped(tmp_path: Path) -> Iterator[str]:
-    """Prometheus' API base URL, once it has scraped serve-metrics of CAPTURE."""
+def scraped(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[str]:
+    """Prometheus' API base URL, once it has scraped serve-metrics of CAPTURE (or, with the
+    param "pbs", the PBS folder), published as ``fairtop capture --every`` publishes
+    (``ROOT/<time>`` and the symlink ``ROOT/current``)."""
     prometheus = _prometheus()
+    published = tmp_path / "published"
+    published.mkdir()
+    if getattr(request, "param", "slurm") == "pbs":
+        _pbs_folder(published / "20260301T000000Z")
+    else:
+        shutil.copytree(CAPTURE, published / "20260301T000000Z")
+    (published / "current").symlink_to("20260301T000000Z")
     metrics_port, prom_port = _free_port(), _free_port()
-    server = subprocess.Popen([sys.executable, "-m", "tui.cli", "serve-metrics", "--from", str(CAPTURE),
+    server = subprocess.Popen([sys.executable, "-m", "tui.cli", "serve-metrics", "--from", str(published / "current"),
                                "--listen", f"127.0.0.1:{metrics_port}"],
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     (tmp_path / "prometheus.yml").write_text(
@@ -99,5 +123,22 @@ def test_promql_returns_the_reports_values(scraped: str) -> None:
     assert got == want
     assert got[("fairtop_association_level_fs", "sandbox", "abb", "")] == float("inf")
     nested = _query(scraped, 'fairtop_association_rank{account="adaa"}')
+    # the whole scrape is stored: as many series as serve-metrics wrote sample lines
+    with urllib.request.urlopen(f"http://127.0.0.1:{scraped_port(scraped)}/metrics", timeout=10) as resp:
+        written = sum(1 for line in resp.read().decode().splitlines() if line and not line.startswith("#"))
+    stored = _query(scraped, 'count({__name__=~"fairtop_.*"})')
+    assert int(stored[0]["value"][1]) == written
     assert sorted((s["metric"]["user"], s["metric"]["parent"], s["metric"]["depth"]) for s in nested) == \
         [("udaa1", "adaa", "4"), ("udaa2", "adaa", "4")]
+
+
+@pytest.mark.parametrize("scraped", ["pbs"], indirect=True)
+def test_promql_returns_the_pbs_reports_values(scraped: str, tmp_path: Path) -> None:
+    folder = tmp_path / "pbs"
+    _pbs_folder(folder)
+    rows = report_rows(str(folder))
+    got = {(s["metric"]["entity"], s["metric"].get("parent", "")): float(s["value"][1])
+           for s in _query(scraped, "fairtop_pbs_entity_fairshare_factor")}
+    assert got == {(r["name"], r["parent"]): r["fairshare_factor"] for r in rows}
+    usage = {s["metric"]["entity"]: float(s["value"][1]) for s in _query(scraped, "fairtop_pbs_entity_usage")}
+    assert usage == {r["name"]: r["usage"] for r in rows}
