@@ -207,8 +207,11 @@ def _metrics_parser(sub: argparse._SubParsersAction) -> None:
     met = sub.add_parser("serve-metrics", help="serve the fairshare tree and allocations to Prometheus (OpenMetrics)",
                          description="GET /metrics: every association (or PBS entity), allocation, pending jobs "
                                      "per account, the scheduler's release and the snapshot's age, from the source "
-                                     "options' snapshot (a published folder is re-read every refresh_rate; a "
-                                     "scrape never reads the source). 503 with the reason until a snapshot is read.")
+                                     "options' snapshot, or of every [[cluster]] of the config (a published folder "
+                                     "is re-read every refresh_rate; a scrape never reads the source). 503 with the "
+                                     "reason until a snapshot is read. --cluster NAME: the cluster label of a single "
+                                     "source (default: its own: ClusterName, a PBS folder's name); with --slurm, "
+                                     "the clusters asked with -M (a,b).")
     _listen_option(met, 9842)
     _app_options(met, again=True)
 
@@ -338,18 +341,23 @@ def _serve_allocations(args: argparse.Namespace) -> int:
 
 
 def _serve_metrics(args: argparse.Namespace) -> int:
-    """``fairtop serve-metrics``: a bad source or config fails here in one line; then serve."""
+    """``fairtop serve-metrics``: every cluster's source (the config's ``[[cluster]]`` tables, or
+    the one source, ``--cluster`` naming its label or live Slurm's ``-M`` clusters); a bad source
+    or config fails here in one line; then serve."""
     import threading
 
     from tui import config
     from tui.metrics.server import MetricsState, make_server, run_loader
 
-    settings = config.load(getattr(args, "config", None), config.cli_overrides(args))
+    overrides = config.cli_overrides(args)
+    settings = config.load(getattr(args, "config", None), overrides)
     try:
-        source = config.make_source(settings, settings.user or "")
+        sources = config.make_sources(settings, settings.user or "", getattr(args, "cluster", None),
+                                      source_flag="source" in overrides)
     except ValueError as exc:
         raise InputError("fairtop serve-metrics", str(exc)) from None
-    source.check()
+    for source in sources.values():
+        source.check()
     host, port = args.listen
     state = MetricsState()
     try:
@@ -358,9 +366,11 @@ def _serve_metrics(args: argparse.Namespace) -> int:
         print(f"fairtop serve-metrics: cannot listen on {host}:{port}: {exc.strerror or exc}", file=sys.stderr)
         return 1
     stop = threading.Event()
-    loader = threading.Thread(target=run_loader, args=(source, state, stop), name="metrics-loader", daemon=True)
-    loader.start()
-    print(f"fairtop: metrics on http://{host}:{server.server_address[1]}/metrics ({source.describe()})", flush=True)
+    for name, source in sources.items():
+        threading.Thread(target=run_loader, args=(source, state, stop), kwargs={"cluster": name},
+                         name=f"metrics-{name or source.name}", daemon=True).start()
+    what = ", ".join(f"{name or 'its cluster'}: {s.describe()}" for name, s in sources.items())
+    print(f"fairtop: metrics on http://{host}:{server.server_address[1]}/metrics ({what})", flush=True)
     try:
         server.serve_forever()
     finally:

@@ -152,3 +152,54 @@ def test_port_in_use_is_one_line() -> None:
         done = _cli("--from", str(NESTED), "--listen", f"127.0.0.1:{port}")
     assert done.returncode == 1
     assert done.stderr.strip() == f"fairtop serve-metrics: cannot listen on 127.0.0.1:{port}: Address already in use"
+
+
+def _serve(*args: str) -> tuple[subprocess.Popen[str], str]:
+    """``fairtop serve-metrics ARGS --listen 127.0.0.1:0`` running, and its /metrics URL."""
+    env = {**os.environ, "XDG_CONFIG_HOME": "/nonexistent-fairtop-test"}
+    proc = subprocess.Popen([sys.executable, "-m", "tui.cli", "serve-metrics", *args, "--listen", "127.0.0.1:0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+    assert proc.stdout is not None
+    first = proc.stdout.readline()
+    assert first.startswith("fairtop: metrics on http://"), first
+    return proc, first.split()[3]
+
+
+def test_every_configured_cluster_in_one_scrape(tmp_path: Path) -> None:
+    """Two [[cluster]] tables, a Slurm capture and a PBS folder: one scrape, each family once
+    (one # TYPE line), the clusters' series under their configured names."""
+    pbs = tmp_path / "pbs"
+    pbs.mkdir()
+    shutil.copy(FIX / "pbs/man_resource_group", pbs / "resource_group")
+    shutil.copy(FIX / "pbs/man_usage.txt", pbs / "usage.txt")
+    config = tmp_path / "config.toml"
+    config.write_text(f'[[cluster]]\nname = "alpha"\nsource = "folder:{NESTED}"\n\n'
+                      f'[[cluster]]\nname = "beta"\nsource = "folder:{pbs}"\n')
+    proc, url = _serve("--config", str(config))
+    try:
+        _wait(lambda: get(url)[0] == 200 and b'cluster="beta"' in get(url)[2] and b'cluster="alpha"' in get(url)[2])
+        text = get(url)[2].decode()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    types = [line for line in text.splitlines() if line.startswith("# TYPE ")]
+    assert len(types) == len(set(types))
+    got = parse(text)
+    assert {lab["cluster"] for lab, _ in got["fairtop_snapshot_age_seconds"]} == {"alpha", "beta"}
+    assert {lab["cluster"] for lab, _ in got["fairtop_association_fairshare"]} == {"alpha"}
+    assert {lab["cluster"] for lab, _ in got["fairtop_pbs_entity_fairshare_factor"]} == {"beta"}
+    schedulers = {lab["cluster"]: lab["scheduler"] for lab, _ in got["fairtop_scheduler_info"]}
+    assert schedulers == {"alpha": "slurm", "beta": "pbs"}
+
+
+def test_cluster_names_a_single_sources_label() -> None:
+    """A PBS folder is named after its folder (a published one: its capture time, a new label
+    each capture); --cluster gives the series a stable name."""
+    proc, url = _serve("--from", str(NESTED), "--cluster", "prod")
+    try:
+        _wait(lambda: get(url)[0] == 200)
+        got = parse(get(url)[2].decode())
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert {lab["cluster"] for series in got.values() for lab, _ in series} == {"prod"}

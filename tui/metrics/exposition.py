@@ -10,6 +10,7 @@ report leaves blank is left out here too.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 
 from tui.analysis.allocations import allocation_status
@@ -19,7 +20,7 @@ from tui.formats.pbsfs import pbs_rows
 from tui.formats.sshare import report_blocks
 from tui.model import Snapshot
 
-__all__ = ["ALLOCATION_METRICS", "SNAPSHOT_METRICS", "age_tail", "snapshot_body"]
+__all__ = ["ALLOCATION_METRICS", "SNAPSHOT_METRICS", "age_tail", "merge", "snapshot_body", "snapshot_families"]
 
 #: AllocationStatus attribute -> (metric, help).
 ALLOCATION_METRICS = {
@@ -86,6 +87,25 @@ def _pending(snap: Snapshot, cluster: str) -> list[Family]:
 
 
 def snapshot_body(snap: Snapshot) -> tuple[str, list[str]]:
+    """Every family of ``snap`` but its age as text, and the warnings."""
+    fams, notes = snapshot_families(snap)
+    return "".join(f.text() for f in fams), notes
+
+
+def merge(parts: Iterable[Sequence[Family]]) -> str:
+    """The families of several snapshots (clusters) as one text: each family once, with the
+    samples of every part (the format allows one ``# TYPE`` per family)."""
+    heads: dict[str, str] = {}
+    samples: dict[str, list[str]] = defaultdict(list)
+    for fams in parts:
+        for fam in fams:
+            if fam.samples:
+                heads.setdefault(fam.name, fam.head)
+                samples[fam.name] += fam.samples
+    return "".join(head + "".join(samples[name]) for name, head in heads.items())
+
+
+def snapshot_families(snap: Snapshot) -> tuple[list[Family], list[str]]:
     """Every family of ``snap`` but its age, and the warnings (as ``fairtop report`` gives them)."""
     cluster = snap.cluster
     notes = list(snap.warnings)
@@ -104,7 +124,7 @@ def snapshot_body(snap: Snapshot) -> tuple[str, list[str]]:
     fams += _pending(snap, cluster)
     fams += _allocations(snap, cluster)
     one = label_set({"cluster": cluster})
-    for key, value in (("time", number(snap.taken_at.timestamp())), ("warnings", str(len(notes)))):
+    for key, value in (("time", number(_aware(snap.taken_at).timestamp())), ("warnings", str(len(notes)))):
         fam = Family(*SNAPSHOT_METRICS[key])
         fam.add(one, value)
         fams.append(fam)
@@ -112,12 +132,17 @@ def snapshot_body(snap: Snapshot) -> tuple[str, list[str]]:
     info.add(label_set({"cluster": cluster, "scheduler": scheduler, "version": snap.scheduler_version or "unknown",
                         "algorithm": snap.settings.algorithm if scheduler == "slurm" else ""}), "1")
     fams.append(info)
-    return "".join(f.text() for f in fams), notes
+    return fams, notes
 
 
-def age_tail(snap: Snapshot, now: datetime | None = None) -> str:
-    """The snapshot's age at ``now`` (default: the clock), as the family that ends the scrape."""
+def _aware(t: datetime) -> datetime:
+    return t if t.tzinfo is not None else t.replace(tzinfo=timezone.utc)
+
+
+def age_tail(snaps: Snapshot | Iterable[Snapshot], now: datetime | None = None) -> str:
+    """The snapshots' ages at ``now`` (default: the clock), as the family that ends the scrape."""
     now = now or datetime.now(timezone.utc)
     age = Family(*SNAPSHOT_METRICS["age"])
-    age.add(label_set({"cluster": snap.cluster}), number(round((now - snap.taken_at).total_seconds(), 3)))
+    for snap in [snaps] if isinstance(snaps, Snapshot) else snaps:
+        age.add(label_set({"cluster": snap.cluster}), number(round((now - _aware(snap.taken_at)).total_seconds(), 3)))
     return age.text()

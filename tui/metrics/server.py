@@ -15,12 +15,12 @@ from __future__ import annotations
 import gzip
 import sys
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TextIO
 
-from tui.formats.openmetrics import CONTENT_TYPE, EOF, TEXT_CONTENT_TYPE
-from tui.metrics.exposition import age_tail, snapshot_body
+from tui.formats.openmetrics import CONTENT_TYPE, EOF, TEXT_CONTENT_TYPE, Family
+from tui.metrics.exposition import age_tail, merge, snapshot_families
 from tui.model import Snapshot
 from tui.sources.registry import Source
 
@@ -29,24 +29,36 @@ __all__ = ["Rendered", "MetricsState", "make_server", "run_loader"]
 
 @dataclass(frozen=True)
 class Rendered:
-    """One snapshot's families, as text and gzip (a gzip member per part: members concatenate)."""
+    """The families of every snapshot read so far, as text and gzip (a scrape appends the age
+    as a second gzip member: members concatenate)."""
 
-    snapshot: Snapshot
+    snapshots: tuple[Snapshot, ...]
     body: bytes
     body_gz: bytes
 
 
 class MetricsState:
-    """What a scrape serves: the last rendered snapshot, or why there is none."""
+    """What a scrape serves: the last snapshot of each source (cluster), or why there is none."""
 
     def __init__(self) -> None:
         self.rendered: Rendered | None = None
         self.reason = "no snapshot yet: the source is being read"
+        self._parts: dict[str, tuple[Snapshot, list[Family]]] = {}
+        self._lock = threading.Lock()
 
-    def publish(self, snap: Snapshot) -> list[str]:
-        text, notes = snapshot_body(snap)
-        body = text.encode()
-        self.rendered = Rendered(snap, body, gzip.compress(body, compresslevel=1, mtime=0))
+    def current(self, key: str) -> Snapshot | None:
+        """The snapshot served for source ``key``."""
+        part = self._parts.get(key)
+        return part[0] if part else None
+
+    def publish(self, snap: Snapshot, key: str = "") -> list[str]:
+        """Serve ``snap`` as source ``key``'s snapshot; returns its warnings."""
+        fams, notes = snapshot_families(snap)
+        with self._lock:
+            self._parts[key] = (snap, fams)
+            body = merge(f for _, f in self._parts.values()).encode()
+            self.rendered = Rendered(tuple(s for s, _ in self._parts.values()), body,
+                                     gzip.compress(body, compresslevel=1, mtime=0))
         return notes
 
     def scrape(self, openmetrics: bool, gz: bool) -> bytes | None:
@@ -54,24 +66,32 @@ class MetricsState:
         got = self.rendered
         if got is None:
             return None
-        tail = (age_tail(got.snapshot) + (EOF if openmetrics else "")).encode()
+        tail = (age_tail(got.snapshots) + (EOF if openmetrics else "")).encode()
         if gz:
             return got.body_gz + gzip.compress(tail, compresslevel=1, mtime=0)
         return got.body + tail
 
 
-def run_loader(source: Source, state: MetricsState, stop: threading.Event, err: TextIO | None = None) -> None:
+def run_loader(source: Source, state: MetricsState, stop: threading.Event, err: TextIO | None = None,
+               cluster: str = "") -> None:
     """Read ``source`` into ``state`` now, then every ``source.refresh_s`` while it is live (a
     saved folder is read once, until it is read well). Failures are one line on ``err``, each
-    new reason once."""
+    new reason once. ``cluster``: the cluster label of its series (default: the snapshot's own:
+    Slurm's ClusterName, a PBS folder's name)."""
     err = err or sys.stderr
+    key = cluster or source.describe()
     live = source.is_live()
     last_error = ""
+    last: Snapshot | None = None
     while not stop.is_set():
         try:
             source.check()  # a folder's cached snapshot would hide that the folder has vanished
             snap = source.load()
-            notes = [] if state.rendered is not None and snap is state.rendered.snapshot else state.publish(snap)
+            if snap is last:  # the source has nothing new (a publisher that has not moved on)
+                notes = []
+            else:
+                last = snap
+                notes = state.publish(replace(snap, cluster=cluster) if cluster else snap, key)
             if last_error:
                 print(f"fairtop serve-metrics: the source is back: {source.describe()}", file=err, flush=True)
             last_error = ""
@@ -80,12 +100,12 @@ def run_loader(source: Source, state: MetricsState, stop: threading.Event, err: 
         except Exception as exc:  # noqa: BLE001 - any failed read: say it in one line, keep serving
             reason = " ".join(str(exc).split()) or type(exc).__name__
             if state.rendered is None:
-                state.reason = f"no snapshot: {reason}"
+                state.reason = f"no snapshot: {source.describe()}: {reason}"
             if reason != last_error:
-                kept = " (serving the last snapshot)" if state.rendered is not None else ""
+                kept = " (serving the last snapshot)" if state.current(key) is not None else ""
                 print(f"fairtop serve-metrics: cannot read {source.describe()}: {reason}{kept}", file=err, flush=True)
             last_error = reason
-        if not live and state.rendered is not None:
+        if not live and state.current(key) is not None:
             return
         stop.wait(max(source.refresh_s, 1.0))
 
