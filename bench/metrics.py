@@ -11,6 +11,9 @@ with sshare's printed columns, so the report's printed path runs), then measures
 Prints the medians, the series count and the body sizes. Target: a scrape under 0.5 s at 20k.
 ``--client``: also time the association families written by prometheus-client (when it can be
 imported; it is not a dependency) against our writer, from the same report cells.
+``--prometheus``: a real Prometheus (Debian's package) on 127.0.0.1 scrapes the server every 2 s;
+prints its own ``scrape_duration_seconds`` (request, parse and store of every sample) and
+``scrape_samples_scraped`` over 10 scrapes.
 """
 
 from __future__ import annotations
@@ -82,11 +85,60 @@ def writers(snap: Snapshot, repeat: int) -> str:
             f"({client / ours:.1f}x ours)")
 
 
+def prometheus_scrapes(url: str, scrapes: int = 10) -> str:
+    """Prometheus' own view of ``scrapes`` scrapes of ``url``: duration median and max, samples."""
+    import json
+    import shutil
+    import socket
+    import subprocess
+    import tempfile
+    import urllib.parse
+
+    binary = shutil.which("prometheus")
+    if binary is None:
+        return "no prometheus binary: apt-get install prometheus"
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    target = url.split("/")[2]
+    with tempfile.TemporaryDirectory() as tmp:
+        Path(tmp, "p.yml").write_text("global:\n  scrape_interval: 2s\n  scrape_timeout: 2s\nscrape_configs:\n"
+                                      f"  - job_name: bench\n    static_configs:\n      - targets: ['{target}']\n")
+        proc = subprocess.Popen([binary, f"--config.file={tmp}/p.yml", f"--storage.tsdb.path={tmp}/data",
+                                 f"--web.listen-address=127.0.0.1:{port}"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            def query(q: str) -> list[dict]:
+                api = f"http://127.0.0.1:{port}/api/v1/query?" + urllib.parse.urlencode({"query": q})
+                with urllib.request.urlopen(api, timeout=10) as resp:
+                    return json.load(resp)["data"]["result"]
+
+            end = time.monotonic() + 120
+            while time.monotonic() < end:
+                time.sleep(2)
+                try:
+                    got = query("count_over_time(scrape_duration_seconds[5m])")
+                except OSError:
+                    continue
+                if got and int(got[0]["value"][1]) >= scrapes:
+                    break
+            med = query("quantile_over_time(0.5, scrape_duration_seconds[5m])")[0]["value"][1]
+            top = query("max_over_time(scrape_duration_seconds[5m])")[0]["value"][1]
+            samples = query("scrape_samples_scraped")[0]["value"][1]
+            n = query("count_over_time(scrape_duration_seconds[5m])")[0]["value"][1]
+        finally:
+            proc.terminate()
+            proc.wait(10)
+    return (f"Prometheus' scrape_duration_seconds over {n} scrapes: median {float(med):.3f} s, "
+            f"max {float(top):.3f} s; scrape_samples_scraped {samples}")
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("-n", type=int, default=7, help="repeats (median)")
     ap.add_argument("--rows", type=int, default=20_000)
     ap.add_argument("--client", action="store_true", help="also time prometheus-client's writer")
+    ap.add_argument("--prometheus", action="store_true", help="a real Prometheus scrapes the server (10 scrapes)")
     args = ap.parse_args(argv)
     snap = snapshot(args.rows)
     state = MetricsState()
@@ -103,6 +155,7 @@ def main(argv: list[str] | None = None) -> None:
     get(False)  # warm the connection path
     plain, body = timed(lambda: get(False), args.n)
     gzipped, body_gz = timed(lambda: get(True), args.n)
+    scraped = prometheus_scrapes(url) if args.prometheus else ""
     server.shutdown()
     assert isinstance(body, bytes) and isinstance(body_gz, bytes)
     series = sum(1 for line in body.splitlines() if line and not line.startswith(b"#"))
@@ -110,6 +163,8 @@ def main(argv: list[str] | None = None) -> None:
           f"gzip {len(body_gz) / 1e6:.2f} MB (median of {args.n})")
     print(f"render once per snapshot {render:.3f} s; scrape {plain * 1000:.1f} ms plain, "
           f"{gzipped * 1000:.1f} ms gzip; render/scrape {render / plain:.0f}x")
+    if scraped:
+        print(scraped)
     if args.client:
         print(writers(snap, args.n))
 
