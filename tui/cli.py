@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from tui import __version__
@@ -20,6 +20,8 @@ from tui.sources.errors import InputError, SourceUnavailable
 
 if TYPE_CHECKING:
     from tui.analysis.history import DailyUsage, HistoryCheck
+    from tui.config import AllocationAccess
+    from tui.model import Allocation
     from tui.engine.result import FairshareResult
 
 EXIT_INPUT = 2
@@ -340,6 +342,23 @@ def _serve_allocations(args: argparse.Namespace) -> int:
     return 0
 
 
+def _allocation_readers(access: AllocationAccess) -> list[tuple[str, str, Callable[[], tuple[Allocation, ...]]]]:
+    """(origin, where, read) of the configured allocation service and embedded ledger, as the
+    allocations pane reads them."""
+    import asyncio
+
+    from tui.analysis.allocation_feeds import read_ledger, read_service
+
+    out: list[tuple[str, str, Callable[[], tuple[Allocation, ...]]]] = []
+    url, ledger = access.url, access.ledger
+    if url:
+        out.append(("service", url, lambda: asyncio.run(read_service(url, token=access.token, munge=access.munge,
+                                                                     timeout=access.timeout))))
+    if ledger:
+        out.append(("ledger", ledger, lambda: read_ledger(ledger)))
+    return out
+
+
 def _serve_metrics(args: argparse.Namespace) -> int:
     """``fairtop serve-metrics``: every cluster's source (the config's ``[[cluster]]`` tables, or
     the one source, ``--cluster`` naming its label or live Slurm's ``-M`` clusters); a bad source
@@ -347,7 +366,7 @@ def _serve_metrics(args: argparse.Namespace) -> int:
     import threading
 
     from tui import config
-    from tui.metrics.server import MetricsState, make_server, run_loader
+    from tui.metrics.server import MetricsState, make_server, run_allocation_feed, run_loader
 
     overrides = config.cli_overrides(args)
     settings = config.load(getattr(args, "config", None), overrides)
@@ -369,6 +388,9 @@ def _serve_metrics(args: argparse.Namespace) -> int:
     for name, source in sources.items():
         threading.Thread(target=run_loader, args=(source, state, stop), kwargs={"cluster": name},
                          name=f"metrics-{name or source.name}", daemon=True).start()
+    for origin, where, read in _allocation_readers(config.allocation_access(settings)):
+        threading.Thread(target=run_allocation_feed, args=(origin, where, read, state, stop, settings.refresh_rate),
+                         name=f"metrics-{origin}", daemon=True).start()
     what = ", ".join(f"{name or 'its cluster'}: {s.describe()}" for name, s in sources.items())
     print(f"fairtop: metrics on http://{host}:{server.server_address[1]}/metrics ({what})", flush=True)
     try:

@@ -89,7 +89,7 @@ def test_allocation_by_hand() -> None:
     snap = Snapshot(cluster="c", source="hand", taken_at=now, allocations=(alloc,),
                     capabilities=frozenset({"allocations"}))
     got = parse(snapshot_body(snap)[0])
-    labels = {"cluster": "c", "allocation": "A-1", "project": "chem"}
+    labels = {"cluster": "c", "origin": "snapshot", "allocation": "A-1", "project": "chem"}
     values = {name: v for name, series in got.items() for lab, v in series if lab == labels}
     assert values == {
         "fairtop_allocation_credits": 1000.0, "fairtop_allocation_debits": 250.0,

@@ -154,9 +154,9 @@ def test_port_in_use_is_one_line() -> None:
     assert done.stderr.strip() == f"fairtop serve-metrics: cannot listen on 127.0.0.1:{port}: Address already in use"
 
 
-def _serve(*args: str) -> tuple[subprocess.Popen[str], str]:
+def _serve(*args: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], str]:
     """``fairtop serve-metrics ARGS --listen 127.0.0.1:0`` running, and its /metrics URL."""
-    env = {**os.environ, "XDG_CONFIG_HOME": "/nonexistent-fairtop-test"}
+    env = {**os.environ, "XDG_CONFIG_HOME": "/nonexistent-fairtop-test", **(env or {})}
     proc = subprocess.Popen([sys.executable, "-m", "tui.cli", "serve-metrics", *args, "--listen", "127.0.0.1:0"],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
     assert proc.stdout is not None
@@ -203,3 +203,32 @@ def test_cluster_names_a_single_sources_label() -> None:
         proc.terminate()
         proc.wait(10)
     assert {lab["cluster"] for series in got.values() for lab, _ in series} == {"prod"}
+
+
+def test_the_ledgers_allocations(tmp_path: Path) -> None:
+    """The embedded ledger ($FAIRTOP_ALLOC_DB, as the allocations pane reads it): 100 SU
+    credited, a job pre-debited 10 SU and completed at 5, another holding 2: balance 93."""
+    from tui.allocations.ledger import open_ledger
+
+    db = str(tmp_path / "ledger.db")
+    ledger = open_ledger(db, migrate=True)
+    project = ledger.create_project("chem", 7001, "chem")
+    alloc = ledger.create_allocation(project["id"], "cpu", "startup", "2026-01-01", "2099-12-31")
+    ledger.credit(alloc["id"], 6000)
+    ledger.predebit("j1", 5001, 7001, "cpu", 600, today="2026-06-15")
+    ledger.complete("j1", "completed", 300)
+    ledger.predebit("j2", 5001, 7001, "cpu", 120, today="2026-06-15")
+    ledger.close()
+    proc, url = _serve("--from", str(NESTED), env={"FAIRTOP_ALLOC_DB": db})
+    try:
+        _wait(lambda: get(url)[0] == 200 and b"fairtop_allocation_balance{" in get(url)[2])
+        got = parse(get(url)[2].decode())
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    labels = {"origin": "ledger", "allocation": str(alloc["id"]), "project": "chem"}
+    values = {name: v for name, series in got.items() for lab, v in series if lab == labels}
+    assert {k: values[k] for k in ("fairtop_allocation_credits", "fairtop_allocation_debits",
+                                   "fairtop_allocation_pre_debits", "fairtop_allocation_balance")} == {
+        "fairtop_allocation_credits": 100.0, "fairtop_allocation_debits": 5.0,
+        "fairtop_allocation_pre_debits": 2.0, "fairtop_allocation_balance": 93.0}

@@ -10,7 +10,7 @@ report leaves blank is left out here too.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 
 from tui.analysis.allocations import allocation_status
@@ -18,9 +18,10 @@ from tui.analysis.report_inputs import report_inputs
 from tui.formats.openmetrics import Family, association_families, label_set, number, pbs_families
 from tui.formats.pbsfs import pbs_rows
 from tui.formats.sshare import report_blocks
-from tui.model import Snapshot
+from tui.model import Allocation, Snapshot
 
-__all__ = ["ALLOCATION_METRICS", "SNAPSHOT_METRICS", "age_tail", "merge", "snapshot_body", "snapshot_families"]
+__all__ = ["ALLOCATION_METRICS", "SNAPSHOT_METRICS", "age_tail", "allocation_families", "merge", "snapshot_body",
+           "snapshot_families"]
 
 #: AllocationStatus attribute -> (metric, help).
 ALLOCATION_METRICS = {
@@ -44,17 +45,19 @@ SNAPSHOT_METRICS = {
 }
 
 
-def _allocations(snap: Snapshot, cluster: str) -> list[Family]:
+def allocation_families(allocations: Iterable[Allocation], now: datetime, labels: Mapping[str, str]) -> list[Family]:
+    """Balance, burn rate and projected exhaustion of each allocation at ``now`` (as the
+    allocations pane computes them), labelled ``labels`` + allocation and project."""
     fams = {key: Family(name, text) for key, (name, text) in ALLOCATION_METRICS.items()}
-    for alloc in snap.allocations:
-        status = allocation_status(alloc, snap.taken_at)
-        labels = label_set({"cluster": cluster, "allocation": alloc.allocation_id, "project": alloc.project})
+    for alloc in allocations:
+        status = allocation_status(alloc, now)
+        one = label_set({**labels, "allocation": alloc.allocation_id, "project": alloc.project})
         for key, fam in fams.items():
             value = getattr(status, key)
             if isinstance(value, datetime):
                 value = value.timestamp()
             if value is not None:
-                fam.add(labels, number(float(value)))
+                fam.add(one, number(float(value)))
     return list(fams.values())
 
 
@@ -122,7 +125,7 @@ def snapshot_families(snap: Snapshot) -> tuple[list[Family], list[str]]:
     else:
         scheduler = "unknown"
     fams += _pending(snap, cluster)
-    fams += _allocations(snap, cluster)
+    fams += allocation_families(snap.allocations, _aware(snap.taken_at), {"cluster": cluster, "origin": "snapshot"})
     one = label_set({"cluster": cluster})
     for key, value in (("time", number(_aware(snap.taken_at).timestamp())), ("warnings", str(len(notes)))):
         fam = Family(*SNAPSHOT_METRICS[key])

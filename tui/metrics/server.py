@@ -15,16 +15,18 @@ from __future__ import annotations
 import gzip
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from datetime import datetime, timezone
 from typing import TextIO
 
 from tui.formats.openmetrics import CONTENT_TYPE, EOF, TEXT_CONTENT_TYPE, Family
-from tui.metrics.exposition import age_tail, merge, snapshot_families
-from tui.model import Snapshot
+from tui.metrics.exposition import age_tail, allocation_families, merge, snapshot_families
+from tui.model import Allocation, Snapshot
 from tui.sources.registry import Source
 
-__all__ = ["Rendered", "MetricsState", "make_server", "run_loader"]
+__all__ = ["Rendered", "MetricsState", "make_server", "run_allocation_feed", "run_loader"]
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,7 @@ class MetricsState:
     def __init__(self) -> None:
         self.rendered: Rendered | None = None
         self.reason = "no snapshot yet: the source is being read"
-        self._parts: dict[str, tuple[Snapshot, list[Family]]] = {}
+        self._parts: dict[str, tuple[Snapshot | None, list[Family]]] = {}
         self._lock = threading.Lock()
 
     def current(self, key: str) -> Snapshot | None:
@@ -54,14 +56,24 @@ class MetricsState:
     def publish(self, snap: Snapshot, key: str = "") -> list[str]:
         """Serve ``snap`` as source ``key``'s snapshot; returns its warnings."""
         fams, notes = snapshot_families(snap)
+        self._serve(key, fams, snap)
+        return notes
+
+    def publish_allocations(self, origin: str, allocations: tuple[Allocation, ...], at: datetime) -> None:
+        """Serve the allocations read from the ledger or the allocation service (``origin``) at ``at``.
+        They are the site's, not a cluster's: no cluster label."""
+        self._serve(origin, allocation_families(allocations, at, {"origin": origin}), None)
+
+    def _serve(self, key: str, fams: list[Family], snap: Snapshot | None) -> None:
         for fam in fams:  # one string per family: 155k sample strings at 20k associations weigh ~25 MB
             fam.samples = ["".join(fam.samples)] if fam.samples else []
         with self._lock:
             self._parts[key] = (snap, fams)
+            if all(s is None for s, _ in self._parts.values()):
+                return  # allocations alone: the snapshot is what /metrics waits for
             body = merge(f for _, f in self._parts.values()).encode()
-            self.rendered = Rendered(tuple(s for s, _ in self._parts.values()), body,
+            self.rendered = Rendered(tuple(s for s, _ in self._parts.values() if s is not None), body,
                                      gzip.compress(body, compresslevel=1, mtime=0))
-        return notes
 
     def scrape(self, openmetrics: bool, gz: bool) -> bytes | None:
         """The response body, or None (503: see :attr:`reason`)."""
@@ -110,6 +122,26 @@ def run_loader(source: Source, state: MetricsState, stop: threading.Event, err: 
         if not live and state.current(key) is not None:
             return
         stop.wait(max(source.refresh_s, 1.0))
+
+
+def run_allocation_feed(origin: str, where: str, read: Callable[[], tuple[Allocation, ...]], state: MetricsState,
+                        stop: threading.Event, period_s: float, err: TextIO | None = None) -> None:
+    """Read the allocations of the ledger or service (``origin`` at ``where``) every ``period_s``
+    (no slurmctld involved). A failed read is one line (each new reason once); the last
+    allocations read stay served, as the allocations pane shows them "stale since"."""
+    err = err or sys.stderr
+    last_error = ""
+    while not stop.is_set():
+        try:
+            state.publish_allocations(origin, read(), datetime.now(timezone.utc))
+            last_error = ""
+        except Exception as exc:  # noqa: BLE001 - any failed read: one line, keep the last
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+            if reason != last_error:
+                print(f"fairtop serve-metrics: cannot read the allocation {origin} {where}: {reason}", file=err,
+                      flush=True)
+            last_error = reason
+        stop.wait(max(period_s, 1.0))
 
 
 def _handler(state: MetricsState) -> type[BaseHTTPRequestHandler]:
