@@ -122,3 +122,24 @@ def test_age_and_unknown_version() -> None:
     snap = Snapshot(cluster="c", source="hand", taken_at=taken)
     assert age_tail(snap, taken + timedelta(seconds=90.5)).endswith('fairtop_snapshot_age_seconds{cluster="c"} 90.5\n')
     assert 'version="unknown"' in snapshot_body(snap)[0]
+
+
+def test_usage_the_source_lacks_is_left_out() -> None:
+    """A source without usage (slurmrestd 22.05): shares only, no usage, fairshare, LevelFS or
+    rank computed from a usage of 0; one association sshare did not list: its usage values only."""
+    from dataclasses import replace
+
+    snap = registry.make("folder", str(FIX / "slurm/nested_parent/fair_tree")).load()
+    caps = (snap.capabilities or frozenset()) - {"usage", "printed"}
+    blind = parse(snapshot_body(replace(snap, printed=None, capabilities=caps))[0])
+    assert len(blind["fairtop_association_norm_shares"]) == snap.tree.size  # type: ignore[union-attr]
+    assert not {"fairtop_association_raw_usage", "fairtop_association_fairshare", "fairtop_association_level_fs",
+                "fairtop_association_rank", "fairtop_association_effective_usage"} & set(blind)
+    row = next(i for i in range(5, snap.tree.size) if snap.tree.is_user[i])  # type: ignore[union-attr]
+    one = parse(snapshot_body(replace(snap, usage_unknown=(row,)))[0])
+    full = parse(snapshot_body(snap)[0])
+    key = (str(snap.tree.account[row]), str(snap.tree.user[row]))  # type: ignore[union-attr]
+    for name in ("fairtop_association_raw_usage", "fairtop_association_fairshare", "fairtop_association_norm_shares"):
+        here = [v for lab, v in one.get(name, []) if (lab["account"], lab["user"]) == key]
+        before = [v for lab, v in full[name] if (lab["account"], lab["user"]) == key]
+        assert here == ([] if name != "fairtop_association_norm_shares" else before) and before

@@ -8,7 +8,7 @@ report shows; ``inf`` becomes ``+Inf``; an empty cell is left out, never written
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -91,30 +91,39 @@ def _cell(text: str) -> str | None:
     return text
 
 
-def association_families(cluster: str, tree: AssocTree,
-                         blocks: Iterable[Mapping[str, Sequence[str]]]) -> list[Family]:
+#: Report columns computed from usage: left out where the source does not have the usage.
+USAGE_COLUMNS = frozenset({"raw_usage", "norm_usage", "effective_usage", "fairshare", "level_fs", "rank"})
+
+
+def association_families(cluster: str, tree: AssocTree, blocks: Iterable[Mapping[str, Sequence[str]]],
+                         usage_unknown: Collection[int] = ()) -> list[Family]:
     """Per-association gauges from :func:`tui.formats.sshare.report_blocks` of ``tree``.
 
     Labels: cluster, account, user ("" for an account), parent (the parent association's
     account, "" for root), depth (root 0). ``raw_shares`` "parent" is not a number: left out.
+    ``usage_unknown``: rows whose usage the source does not have: their :data:`USAGE_COLUMNS`
+    are left out, not written as the engine's values from a usage of 0.
     """
     fams = {col: Family(name, text) for col, (name, text) in ASSOCIATION_METRICS.items()}
+    unknown = set(usage_unknown)
     parent = tree.parent.tolist()
     depth = tree.depth().tolist()
     accounts = tree.account.tolist()
     c = _escape(cluster)
     i = 0
     for block in blocks:
-        columns = [(fams[col].samples, fams[col].name, block[col]) for col in ASSOCIATION_METRICS if col in block]
+        present = [col for col in ASSOCIATION_METRICS if col in block]
+        columns = [(fams[col].samples, fams[col].name, block[col]) for col in present]
+        shares_only = [column for column, col in zip(columns, present) if col not in USAGE_COLUMNS]
         for k, (account, user) in enumerate(zip(block["account"], block["user"])):
             p = parent[i]
             labels = (f'{{cluster="{c}",account="{_escape(account)}",user="{_escape(user)}",'
                       f'parent="{_escape(accounts[p]) if p >= 0 else ""}",depth="{depth[i]}"}} ')
-            i += 1
-            for samples, name, cells in columns:
+            for samples, name, cells in shares_only if i in unknown else columns:
                 value = cells[k]
                 if value and value != "parent":
                     samples.append(name + labels + (_cell(value) or "") + "\n")
+            i += 1
     return list(fams.values())
 
 

@@ -119,8 +119,10 @@ def snapshot_families(snap: Snapshot) -> tuple[list[Family], list[str]]:
     elif snap.tree is not None:
         got = report_inputs(snap)
         notes = got.notes
+        no_usage = snap.capabilities is not None and "usage" not in snap.capabilities
         fams += association_families(cluster, got.tree, report_blocks(got.tree, got.result, got.damping,
-                                                                      printed=got.printed))
+                                                                      printed=got.printed),
+                                     range(got.tree.size) if no_usage else snap.usage_unknown)
         scheduler = "slurm"
     else:
         scheduler = "unknown"
