@@ -104,11 +104,13 @@ def _job(account: str, state: str, priority: int | None) -> Job:
 
 
 def test_pending_jobs_per_account_and_unknown_without_jobs() -> None:
-    jobs = (_job("a", "PENDING", 10), _job("a", "PENDING", 30), _job("a", "RUNNING", 99), _job("b", "PENDING", None))
+    jobs = (_job("a", "PENDING", 10), _job("a", "PENDING", 30), _job("a", "RUNNING", 99), _job("b", "PENDING", None),
+            _job("", "PENDING", 50))  # squeue without an account: counted for the cluster only
     snap = Snapshot(cluster="c", source="hand", jobs=jobs, capabilities=frozenset({"jobs"}))
     got = parse(snapshot_body(snap)[0])
     assert {lab["account"]: v for lab, v in got["fairtop_account_pending_jobs"]} == {"a": 2, "b": 1}
     assert {lab["account"]: v for lab, v in got["fairtop_account_pending_priority_max"]} == {"a": 30}
+    assert got["fairtop_cluster_pending_jobs"] == [({"cluster": "c"}, 4)]
     without = parse(snapshot_body(Snapshot(cluster="c", source="hand", capabilities=frozenset()))[0])
     assert "fairtop_account_pending_jobs" not in without  # unknown, not 0
 

@@ -42,6 +42,8 @@ SNAPSHOT_METRICS = {
                  "engine-vs-printed disagreements included"),
     "pending": ("fairtop_account_pending_jobs", "pending jobs of the account's own associations"),
     "priority": ("fairtop_account_pending_priority_max", "the highest priority among the account's pending jobs"),
+    "cluster_pending": ("fairtop_cluster_pending_jobs", "pending jobs of the cluster, those without an account "
+                        "included"),
 }
 
 
@@ -68,8 +70,12 @@ def _pending(snap: Snapshot, cluster: str) -> list[Family]:
         return []
     count: dict[str, int] = defaultdict(int)
     top: dict[str, int] = {}
+    pending = 0
     for job in snap.jobs:
         if job.state == "PENDING":
+            pending += 1
+            if not job.account:  # squeue without accounts: the snapshot warns; no account to count it under
+                continue
             count[job.account] += 1
             if job.priority is not None:
                 top[job.account] = max(job.priority, top.get(job.account, job.priority))
@@ -86,7 +92,9 @@ def _pending(snap: Snapshot, cluster: str) -> list[Family]:
         jobs.add(labels, str(count[account]))
         if account in top:
             prio.add(labels, str(top[account]))
-    return [jobs, prio]
+    total = Family(*SNAPSHOT_METRICS["cluster_pending"])
+    total.add(label_set({"cluster": cluster}), str(pending))
+    return [jobs, prio, total]
 
 
 def snapshot_body(snap: Snapshot) -> tuple[str, list[str]]:
