@@ -64,8 +64,9 @@ def allocation_families(allocations: Iterable[Allocation], now: datetime, labels
 
 
 def _pending(snap: Snapshot, cluster: str) -> list[Family]:
-    """Pending jobs and their highest priority per account; nothing when the source has no jobs
-    (unknown, not 0). Every account of the tree gets its count, 0 included."""
+    """Pending jobs and their highest priority per account, and the cluster's pending jobs;
+    nothing when the source has no jobs (unknown, not 0). Every account of the tree gets its
+    count, 0 included."""
     if snap.capabilities is not None and "jobs" not in snap.capabilities:
         return []
     count: dict[str, int] = defaultdict(int)
@@ -83,10 +84,7 @@ def _pending(snap: Snapshot, cluster: str) -> list[Family]:
         for i in range(snap.tree.size):
             if not snap.tree.is_user[i] and i > 0:
                 count.setdefault(str(snap.tree.account[i]), 0)
-    name, text = SNAPSHOT_METRICS["pending"]
-    jobs = Family(name, text)
-    name, text = SNAPSHOT_METRICS["priority"]
-    prio = Family(name, text)
+    jobs, prio = Family(*SNAPSHOT_METRICS["pending"]), Family(*SNAPSHOT_METRICS["priority"])
     for account in sorted(count):
         labels = label_set({"cluster": cluster, "account": account})
         jobs.add(labels, str(count[account]))
