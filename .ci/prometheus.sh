@@ -2,7 +2,8 @@
 # CI (issue 20): Debian's prometheus package, for tests/metrics (promtool check metrics / rules,
 # and a real Prometheus on 127.0.0.1 scraping 'fairtop serve-metrics'). Nothing is started here:
 # the test starts its own Prometheus on a free port with a temporary config and storage.
-# Installing the package starts no service (no systemd in CI). Measured: reinstalling the
+# Installing the package starts no service here (no systemd, and the image's policy-rc.d refuses
+# init scripts); the tests never use a system Prometheus anyway. Measured: reinstalling the
 # package with its .deb cached took 5.1 s; a first install also downloads it (~25 MB) and
 # its few required dependencies (recommends are skipped). Without root: a loud notice; those tests skip (as root they fail).
 set -uo pipefail
