@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from tui import __version__
@@ -20,8 +20,6 @@ from tui.sources.errors import InputError, SourceUnavailable
 
 if TYPE_CHECKING:
     from tui.analysis.history import DailyUsage, HistoryCheck
-    from tui.config import AllocationAccess
-    from tui.model import Allocation
     from tui.engine.result import FairshareResult
 
 EXIT_INPUT = 2
@@ -342,31 +340,12 @@ def _serve_allocations(args: argparse.Namespace) -> int:
     return 0
 
 
-def _allocation_readers(access: AllocationAccess) -> list[tuple[str, str, Callable[[], tuple[Allocation, ...]]]]:
-    """(origin, where, read) of the configured allocation service and embedded ledger, as the
-    allocations pane reads them."""
-    import asyncio
-
-    from tui.analysis.allocation_feeds import read_ledger, read_service
-
-    out: list[tuple[str, str, Callable[[], tuple[Allocation, ...]]]] = []
-    url, ledger = access.url, access.ledger
-    if url:
-        out.append(("service", url, lambda: asyncio.run(read_service(url, token=access.token, munge=access.munge,
-                                                                     timeout=access.timeout))))
-    if ledger:
-        out.append(("ledger", ledger, lambda: read_ledger(ledger)))
-    return out
-
-
 def _serve_metrics(args: argparse.Namespace) -> int:
     """``fairtop serve-metrics``: every cluster's source (the config's ``[[cluster]]`` tables, or
     the one source, ``--cluster`` naming its label or live Slurm's ``-M`` clusters); a bad source
     or config fails here in one line; then serve."""
-    import threading
-
     from tui import config
-    from tui.metrics.server import MetricsState, make_server, run_allocation_feed, run_loader
+    from tui.metrics.server import MetricsState, allocation_readers, make_server, serve_metrics
 
     overrides = config.cli_overrides(args)
     settings = config.load(getattr(args, "config", None), overrides)
@@ -377,6 +356,7 @@ def _serve_metrics(args: argparse.Namespace) -> int:
         raise InputError("fairtop serve-metrics", str(exc)) from None
     for source in sources.values():
         source.check()
+    readers = allocation_readers(config.allocation_access(settings))
     host, port = args.listen
     state = MetricsState()
     try:
@@ -384,20 +364,11 @@ def _serve_metrics(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"fairtop serve-metrics: cannot listen on {host}:{port}: {exc.strerror or exc}", file=sys.stderr)
         return 1
-    stop = threading.Event()
-    for name, source in sources.items():
-        threading.Thread(target=run_loader, args=(source, state, stop), kwargs={"cluster": name},
-                         name=f"metrics-{name or source.name}", daemon=True).start()
-    for origin, where, read in _allocation_readers(config.allocation_access(settings)):
-        threading.Thread(target=run_allocation_feed, args=(origin, where, read, state, stop, settings.refresh_rate),
-                         name=f"metrics-{origin}", daemon=True).start()
-    what = ", ".join(f"{name or 'its cluster'}: {s.describe()}" for name, s in sources.items())
-    print(f"fairtop: metrics on http://{host}:{server.server_address[1]}/metrics ({what})", flush=True)
-    try:
-        server.serve_forever()
-    finally:
-        stop.set()
-        server.server_close()
+
+    def ready(what: str) -> None:
+        print(f"fairtop: metrics on http://{host}:{server.server_address[1]}/metrics ({what})", flush=True)
+
+    serve_metrics(server, state, sources, readers, settings.refresh_rate, ready)
     return 0
 
 

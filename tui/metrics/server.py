@@ -15,18 +15,23 @@ from __future__ import annotations
 import gzip
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from datetime import datetime, timezone
 from typing import TextIO
 
+from tui.config import AllocationAccess
 from tui.formats.openmetrics import CONTENT_TYPE, EOF, TEXT_CONTENT_TYPE, Family
 from tui.metrics.exposition import age_tail, allocation_families, merge, snapshot_families
 from tui.model import Allocation, Snapshot
 from tui.sources.registry import Source
 
-__all__ = ["Rendered", "MetricsState", "make_server", "run_allocation_feed", "run_loader"]
+__all__ = ["Rendered", "MetricsState", "allocation_readers", "make_server", "run_allocation_feed", "run_loader",
+           "serve_metrics"]
+
+Reader = tuple[str, str, Callable[[], tuple[Allocation, ...]]]
+"""(origin, where, read): the allocation service or the embedded ledger, and how to read it."""
 
 
 @dataclass(frozen=True)
@@ -180,3 +185,38 @@ def make_server(state: MetricsState, host: str, port: int) -> ThreadingHTTPServe
     server = ThreadingHTTPServer((host, port), _handler(state))
     server.daemon_threads = True
     return server
+
+
+def allocation_readers(access: AllocationAccess) -> list[Reader]:
+    """The configured allocation service and embedded ledger, read as the allocations pane reads them."""
+    import asyncio
+
+    from tui.analysis.allocation_feeds import read_ledger, read_service
+
+    out: list[Reader] = []
+    url, ledger = access.url, access.ledger
+    if url:
+        out.append(("service", url, lambda: asyncio.run(read_service(url, token=access.token, munge=access.munge,
+                                                                     timeout=access.timeout))))
+    if ledger:
+        out.append(("ledger", ledger, lambda: read_ledger(ledger)))
+    return out
+
+
+def serve_metrics(server: ThreadingHTTPServer, state: MetricsState, sources: Mapping[str, Source],
+                  readers: Sequence[Reader], refresh_s: float, ready: Callable[[str], None]) -> None:
+    """One loader per source (cluster name -> source; "": its own name) and per allocation
+    reader, then serve until interrupted; ``ready`` is told what is served once they started."""
+    stop = threading.Event()
+    for name, source in sources.items():
+        threading.Thread(target=run_loader, args=(source, state, stop), kwargs={"cluster": name},
+                         name=f"metrics-{name or source.name}", daemon=True).start()
+    for origin, where, read in readers:
+        threading.Thread(target=run_allocation_feed, args=(origin, where, read, state, stop, refresh_s),
+                         name=f"metrics-{origin}", daemon=True).start()
+    ready(", ".join(f"{name or 'its cluster'}: {s.describe()}" for name, s in sources.items()))
+    try:
+        server.serve_forever()
+    finally:
+        stop.set()
+        server.server_close()
