@@ -163,6 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", default="8000", metavar="P", help="port (default 8000; 0: any free port)")
     _app_options(serve, again=True)
     _allocation_parsers(sub)
+    _metrics_parser(sub)
     return parser
 
 
@@ -195,6 +196,24 @@ def _listen(text: str) -> tuple[str, int]:
     if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
         raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {text!r}")
     return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def _listen_option(parser: argparse.ArgumentParser, port: int) -> None:
+    parser.add_argument("--listen", type=_listen, default=("127.0.0.1", port), metavar="HOST:PORT",
+                        help=f"address to listen on (default 127.0.0.1:{port}; port 0 picks a free one)")
+
+
+def _metrics_parser(sub: argparse._SubParsersAction) -> None:
+    met = sub.add_parser("serve-metrics", help="serve the fairshare tree and allocations to Prometheus (OpenMetrics)",
+                         description="GET /metrics: every association (or PBS entity), allocation, pending jobs "
+                                     "per account, the scheduler's release and the snapshot's age, from the source "
+                                     "options' snapshot, or of every [[cluster]] of the config (a published folder "
+                                     "is re-read every refresh_rate; a scrape never reads the source). 503 with the "
+                                     "reason until a snapshot is read. --cluster NAME: the cluster label of a single "
+                                     "source (default: its own: ClusterName, a PBS folder's name); with --slurm, "
+                                     "the clusters asked with -M (a,b).")
+    _listen_option(met, 9842)
+    _app_options(met, again=True)
 
 
 def _allocation_parsers(sub: argparse._SubParsersAction) -> None:
@@ -233,8 +252,7 @@ def _allocation_parsers(sub: argparse._SubParsersAction) -> None:
     srv = sub.add_parser("serve-allocations", help="run the allocation ledger service (HTTP)",
                          description="Serve the allocation ledger over HTTP (FastAPI + uvicorn).")
     srv.add_argument("--db", metavar="PATH|URL", required=True, help="an SQLite file or postgresql://...")
-    srv.add_argument("--listen", type=_listen, default=("127.0.0.1", 8642), metavar="HOST:PORT",
-                     help="address to listen on (default 127.0.0.1:8642; port 0 picks a free one)")
+    _listen_option(srv, 8642)
     srv.add_argument("--auth", choices=("munge", "token"), default="munge",
                      help="munge: X-Munge-Cred checked by the local munged, roles from --superuser/--admin "
                           "(default); token: bearer tokens from --tokens FILE")
@@ -319,6 +337,38 @@ def _serve_allocations(args: argparse.Namespace) -> int:
         print(f"fairtop: allocation service on http://{host}:{bound} ({dialect}, auth {args.auth})", flush=True)
 
     serve(opts, host, port, workers=args.workers, ready=ready)
+    return 0
+
+
+def _serve_metrics(args: argparse.Namespace) -> int:
+    """``fairtop serve-metrics``: every cluster's source (the config's ``[[cluster]]`` tables, or
+    the one source, ``--cluster`` naming its label or live Slurm's ``-M`` clusters); a bad source
+    or config fails here in one line; then serve."""
+    from tui import config
+    from tui.metrics.server import MetricsState, allocation_readers, make_server, serve_metrics
+
+    overrides = config.cli_overrides(args)
+    settings = config.load(getattr(args, "config", None), overrides)
+    try:
+        sources = config.make_sources(settings, settings.user or "", getattr(args, "cluster", None),
+                                      source_flag="source" in overrides)
+    except ValueError as exc:
+        raise InputError("fairtop serve-metrics", str(exc)) from None
+    for source in sources.values():
+        source.check()
+    readers = allocation_readers(config.allocation_access(settings))
+    host, port = args.listen
+    state = MetricsState()
+    try:
+        server = make_server(state, host, port)
+    except OSError as exc:
+        print(f"fairtop serve-metrics: cannot listen on {host}:{port}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+
+    def ready(what: str) -> None:
+        print(f"fairtop: metrics on http://{host}:{server.server_address[1]}/metrics ({what})", flush=True)
+
+    serve_metrics(server, state, sources, readers, settings.refresh_rate, ready)
     return 0
 
 
@@ -437,30 +487,11 @@ def _report_snapshot(snap: Snapshot, args: argparse.Namespace, cluster: str | No
 
 def _report_inputs(snap: Snapshot, args: argparse.Namespace,
                    ) -> tuple[AssocTree, FairshareResult, str, float, Mapping[str, Sequence[str]] | None, list[str]]:
-    """What a Slurm snapshot's report shows: the tree (on the order sshare's printed values
-    reveal), the engine's result, the algorithm and dampening, the printed columns (None when the
-    report asks another algorithm or dampening than the capture's) and the warnings."""
-    from tui.engine import compute
+    """What a Slurm snapshot's report shows (:func:`tui.analysis.report_inputs.report_inputs`)."""
+    from tui.analysis.report_inputs import report_inputs
 
-    assert snap.tree is not None
-    damping = args.damping if args.damping is not None else snap.settings.dampening
-    algorithm = args.algorithm or snap.settings.algorithm
-    notes = list(snap.warnings)
-    if snap.printed is not None and (algorithm, damping) == (snap.settings.algorithm, snap.settings.dampening):
-        # The scheduler's own numbers, as printed; the engine's run on the order they reveal.
-        from tui.analysis.standing import build_standing
-
-        standing = build_standing(snap)
-        rec = standing.reconciliation
-        if rec is not None and rec.disagreements:
-            notes += [f"engine differs from sshare: {d.label} {d.column} engine {d.ours}, shown as printed {d.printed}"
-                      for d in rec.disagreements]
-        notes += [fix.sentence() for fix in standing.order_fixes]
-        tree, result = standing.snapshot.tree, standing.fairshare
-        assert tree is not None and result is not None
-        return tree, result, algorithm, damping, snap.printed, notes
-    return snap.tree, compute(snap.tree, algorithm, damping), algorithm, damping, None, notes
-
+    got = report_inputs(snap, args.algorithm, args.damping)
+    return got.tree, got.result, got.algorithm, got.damping, got.printed, got.notes
 
 
 def _cluster_snapshots(args: argparse.Namespace) -> dict[str, Snapshot]:
@@ -828,6 +859,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _serve_allocations(args)
         if args.command == "allocations":
             return _allocations(args)
+        if args.command == "serve-metrics":
+            return _serve_metrics(args)
         if args.command == "capture":
             return _capture(args)
         from tui.app.main import run_app

@@ -1,0 +1,1 @@
+"""``fairtop serve-metrics``: the snapshot as OpenMetrics for Prometheus (exposition, server)."""
