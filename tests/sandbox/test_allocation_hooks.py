@@ -127,7 +127,7 @@ def hooked(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     server = Server(str(ledger_path), ["--auth", "token", "--tokens", str(tokens)]).start()
     fairtop = f"env PYTHONPATH={ROOT} {sys.executable} -m tui.cli"  # the hooks run as root
     hook_env = (f"export FAIRTOP_ALLOC_URL={server.url} FAIRTOP_ALLOC_TOKEN={SUPER_TOKEN} FAIRTOP_ALLOC_AUTH=token "
-                f"SLURM_CONF={env['SLURM_CONF']} HOME=/root\n")
+                f"SLURM_CONF={env['SLURM_CONF']} HOME=/root PATH={env['PATH']}\n")  # this release's scontrol
     for step in ("prolog", "epilog"):
         script = tmp / f"fairtop-{step}.sh"
         script.write_text(f"#!/bin/sh\n{hook_env}exec {fairtop} allocations hook {step} >> {tmp}/{step}.log 2>&1\n")

@@ -1,0 +1,60 @@
+# shellcheck shell=bash
+# CI (issue 17): Slurm releases beside the default 22.05 sandbox, sourced by .ci/run after it.
+# For each release in $FAIRTOP_CI_SLURM (default "26.05.3"; add 24.11.7 to test it too: about 5 more
+# minutes on a fresh machine, see README "Slurm releases"): build it from ../shared/src with the
+# sandbox's build.sh (cached in /opt/slurm-VERSION by the tarball's sha256: ~4-5 min once on 2 cores,
+# then instant), start its sandbox on its own directory and ports, write the sandbox.env that
+# tests/sandbox/_sandbox.py::release_env reads, and export FAIRTOP_SANDBOX_<MAJORMINOR>
+# (FAIRTOP_SANDBOX_2605). As root, a release that does not build or start fails CI (releases_failed
+# is set; .ci/run exits non-zero), it is never skipped quietly. Stopped (down.sh --purge) on exit.
+releases_failed=()
+releases_up=()
+
+release_ports() {  # release_ports 26.05.3 -> "SANDBOX_DIR=... SANDBOX_*_PORT=..." (fixed per release)
+  case "$1" in
+    26.05.*) echo "SANDBOX_DIR=/tmp/slurm-sandbox-2605 SANDBOX_CTLD_PORT=7717 SANDBOX_SLURMD_PORT=7718 SANDBOX_DBD_PORT=7719 SANDBOX_DB_PORT=13406" ;;
+    24.11.*) echo "SANDBOX_DIR=/tmp/slurm-sandbox-2411 SANDBOX_CTLD_PORT=7727 SANDBOX_SLURMD_PORT=7728 SANDBOX_DBD_PORT=7729 SANDBOX_DB_PORT=13416" ;;
+    *) return 1 ;;
+  esac
+}
+
+release_up() {  # release_up VERSION: build, start, export; 0 when up
+  local version=$1 t0=$SECONDS prefix vars var dir
+  vars=$(release_ports "$version") || { echo "CI: no ports for Slurm $version"; return 1; }
+  prefix=$("$SANDBOX/build.sh" "$version" 2>/tmp/fairtop-ci-build-"$version".log | tail -1) \
+    || { tail -20 /tmp/fairtop-ci-build-"$version".log; return 1; }
+  echo "slurm $version built or cached in $((SECONDS - t0)) s ($prefix)"
+  # shellcheck disable=SC2086
+  if ! env $vars SANDBOX_SLURM="$prefix" "$SANDBOX/up.sh" >/tmp/fairtop-ci-sandbox-"$version".log 2>&1; then
+    tail -20 /tmp/fairtop-ci-sandbox-"$version".log
+    return 1
+  fi
+  dir=$(printf '%s\n' $vars | sed -n 's/^SANDBOX_DIR=//p')
+  { printf '%s\n' $vars; echo "SANDBOX_SLURM=$prefix"; } > "$dir/sandbox.env"
+  var=FAIRTOP_SANDBOX_$(echo "$version" | cut -d. -f1-2 | tr -d .)
+  export "$var=$dir"
+  releases_up+=("$version")
+  echo "slurm $version sandbox up in $((SECONDS - t0)) s ($var=$dir)"
+}
+
+releases_down() {
+  local version vars
+  for version in "${releases_up[@]}"; do
+    vars=$(release_ports "$version")
+    # shellcheck disable=SC2086
+    env $vars SANDBOX_SLURM="/opt/slurm-$version" "$SANDBOX/down.sh" --purge >/dev/null 2>&1 || true
+  done
+}
+
+if [ "$(id -u)" != 0 ]; then
+  loud "NOT ROOT: the Slurm ${FAIRTOP_CI_SLURM:-26.05.3} sandbox tests will be SKIPPED"
+elif [ ! -x "$SANDBOX/build.sh" ]; then
+  loud "NO $SANDBOX/build.sh: Slurm ${FAIRTOP_CI_SLURM:-26.05.3} cannot be tested"
+  releases_failed+=("${FAIRTOP_CI_SLURM:-26.05.3}")
+else
+  for version in ${FAIRTOP_CI_SLURM:-26.05.3}; do
+    release_up "$version" || { loud "SLURM $version DID NOT BUILD OR START: CI FAILS"; releases_failed+=("$version"); }
+  done
+  prev_exit_trap=$(trap -p EXIT | sed "s/^trap -- '//; s/' EXIT\$//")
+  trap "releases_down; ${prev_exit_trap:-true}" EXIT
+fi
