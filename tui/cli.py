@@ -241,13 +241,21 @@ def _allocation_parsers(sub: argparse._SubParsersAction) -> None:
                              description="Compute each pending job's site factor from its allocation (seed 004); "
                              "--apply runs scontrol update job=ID SiteFactor=N.")
     sfc.add_argument("--apply", action="store_true", help="set the factors in Slurm (scontrol update)")
-    for p in (hook, sfc):
+    pub = alc_sub.add_parser("publish-balances", help="write every allocation's balance to FILE for cli_filter.lua",
+                             description="Write every allocation's free balance to FILE (atomically) every "
+                             "--every seconds, for the cli_filter to read itself: a submission then starts no "
+                             "fairtop (set BALANCES in cli_filter.lua, or $FAIRTOP_BALANCES).")
+    pub.add_argument("file", metavar="FILE", help="where to write (a path every submitting host can read)")
+    pub.add_argument("--every", type=float, default=10.0, metavar="S", help="seconds between writes (default 10)")
+    pub.add_argument("--once", action="store_true", help="write once and exit")
+    for p in (hook, sfc, pub):
         p.add_argument("--url", help="the allocation service (default: $FAIRTOP_ALLOC_URL, else allocation_url)")
         p.add_argument("--auth", choices=("token", "munge"),
                        help="a bearer token ($FAIRTOP_ALLOC_TOKEN or allocation_token_file) or MUNGE "
                        "(default: $FAIRTOP_ALLOC_AUTH, else allocation_auth)")
         p.add_argument("--config", metavar="FILE", help="config file (default: see 'fairtop info')")
-    sfc.add_argument("--db", metavar="PATH|URL", help="the embedded ledger (default: $FAIRTOP_ALLOC_DB, else ledger)")
+    for p in (sfc, pub):
+        p.add_argument("--db", metavar="PATH|URL", help="the embedded ledger (default: $FAIRTOP_ALLOC_DB, else ledger)")
 
     srv = sub.add_parser("serve-allocations", help="run the allocation ledger service (HTTP)",
                          description="Serve the allocation ledger over HTTP (FastAPI + uvicorn).")
@@ -307,6 +315,8 @@ def _allocations(args: argparse.Namespace) -> int:
                                munge=access.munge, timeout=access.timeout)
     if args.allocations_command == "hook":
         return commands.hook(args.step, conn)
+    if args.allocations_command == "publish-balances":
+        return commands.publish_balances(conn, args.file, args.every, once=args.once)
     sys.stdout.write(commands.site_factor(conn, config.site_factor_params(settings), args.apply))
     return 0
 

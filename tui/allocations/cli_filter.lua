@@ -1,13 +1,23 @@
 -- fairtop's cli_filter (CliFilterPlugins=cli_filter/lua; install as cli_filter.lua next to
--- slurm.conf). Before sbatch/salloc/srun sends a job, `fairtop allocations hook submit` checks that
--- the job's request (CPUs or GPUs x time limit) fits what is left of its project's allocation and
--- otherwise refuses it, printing why on the submitter's terminal. The options go to fairtop in a
--- private temporary file (key=value lines), never on a command line: only the constant FAIRTOP
--- and a name Lua made up reach the shell. The pre-debit at job start (PrologSlurmctld) remains
--- the binding check; this one is the early, readable refusal. Job steps are let through here.
+-- slurm.conf). Before sbatch/salloc sends a job, it checks that the job's request (CPUs or GPUs x
+-- time limit) fits what is left of its project's allocation and otherwise refuses it, printing why
+-- on the submitter's terminal. The pre-debit at job start (PrologSlurmctld) remains the binding
+-- check; this one is the early, readable refusal.
+--
+-- Where the balances come from, fastest first:
+-- 1. The file `fairtop allocations publish-balances` writes (BALANCES below, or $FAIRTOP_BALANCES):
+--    read here, no process started. Older than STALE_S seconds: no opinion (the start decides).
+-- 2. Otherwise `fairtop allocations hook submit` asks the service. The options go to fairtop in a
+--    private temporary file (key=value lines), never on a command line: only the constant FAIRTOP
+--    and a name Lua made up reach the shell.
+-- Job steps (srun inside a job) are let through at once.
 local FAIRTOP = "fairtop"
+local BALANCES = nil   -- e.g. "/shared/fairtop/balances" (nil: none; every check starts fairtop)
+local STALE_S = 60
 
 local KEYS = {"account", "time", "ntasks", "cpus-per-task", "nodes", "gpus", "gres", "partition", "qos"}
+-- Slurm's NO_VAL and INFINITE time limits, in minutes: no limit a job can be charged by
+local NO_LIMIT = 4294967294
 
 function slurm_cli_setup_defaults(options, early_pass)
   return slurm.SUCCESS
@@ -20,10 +30,143 @@ local function is_step(options)
   return options.type == "srun" and (options.jobid ~= nil or os.getenv("SLURM_JOB_ID") ~= nil)
 end
 
+local function count(v)  -- a positive whole number option, else nil
+  local n = v ~= nil and tonumber(tostring(v):match("^%d+$")) or nil
+  if n ~= nil and n > 0 then return n end
+  return nil
+end
+
+-- Slurm's time_str2mins: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S; seconds round up. nil: no limit;
+-- false: not a time this filter reads (fairtop then decides).
+local function minutes(v)
+  if v == nil then return nil end
+  local text = tostring(v)
+  local upper = text:upper()
+  if text == "" or text == "nil" or text == "(null)" or upper == "UNLIMITED" or upper == "INFINITE"
+     or text == "-1" then
+    return nil
+  end
+  local d, h, m, s = 0, 0, 0, 0
+  local days, rest = text:match("^(%d+)%-(.+)$")
+  local parts = {}
+  for p in (rest or text):gmatch("[^:]+") do parts[#parts + 1] = p end
+  for _, p in ipairs(parts) do
+    if not p:match("^%d+$") then return false end
+  end
+  if days then
+    d = tonumber(days)
+    if #parts == 1 then h = tonumber(parts[1])
+    elseif #parts == 2 then h, m = tonumber(parts[1]), tonumber(parts[2])
+    elseif #parts == 3 then h, m, s = tonumber(parts[1]), tonumber(parts[2]), tonumber(parts[3])
+    else return false end
+  else
+    if #parts == 1 then m = tonumber(parts[1])
+    elseif #parts == 2 then m, s = tonumber(parts[1]), tonumber(parts[2])
+    elseif #parts == 3 then h, m, s = tonumber(parts[1]), tonumber(parts[2]), tonumber(parts[3])
+    else return false end
+  end
+  local total = math.ceil((((d * 24 + h) * 60 + m) * 60 + s) / 60)
+  if total >= NO_LIMIT then return nil end
+  return total
+end
+
+local function my_gid()
+  local f = io.open("/proc/self/status", "r")
+  if f == nil then return nil end
+  local text = f:read("*a")
+  f:close()
+  return tonumber(text:match("\nGid:%s*(%d+)"))
+end
+
+local function commas(n)  -- 1234567 -> "1,234,567"
+  local s = string.format("%d", n)
+  local sign, digits = s:match("^(-?)(%d+)$")
+  local out = digits:reverse():gsub("(%d%d%d)", "%1,"):reverse():gsub("^,", "")
+  return sign .. out
+end
+
+-- The published file's allocations, and its age in seconds; nil when there is none to read.
+local function published()
+  local path = os.getenv("FAIRTOP_BALANCES") or BALANCES
+  if path == nil or path == "" then return nil end
+  local f = io.open(path, "r")
+  if f == nil then return nil end
+  local written = tonumber((f:read("*l") or ""):match("^# fairtop balances 1 (%d+)$"))
+  if written == nil then f:close() return nil end
+  local allocs = {}
+  for line in f:lines() do
+    local a = {}
+    for cell in line:gmatch("[^\t]+") do a[#a + 1] = cell end
+    if #a == 8 then
+      allocs[#allocs + 1] = {account = a[1], gid = tonumber(a[2]), resource = a[3], start = a[4],
+                             ["end"] = a[5], balance = tonumber(a[6]), id = a[7], project = a[8]}
+    end
+  end
+  f:close()
+  return allocs, os.time() - written
+end
+
+-- true: fits (or no opinion: the start decides); false: refused (said why); nil: cannot decide here.
+local function check_published(options)
+  local limit = minutes(options.time)
+  if not limit then return nil end  -- none given: its partition's default, which fairtop looks up
+  local allocs, age = published()
+  if allocs == nil then return nil end
+  if age > STALE_S then
+    io.stderr:write(string.format("fairtop: balance not checked: the published balances are %d s old "
+                                  .. "(the job's start will check)\n", age))
+    return true
+  end
+  local nodes = count(options.nodes) or 1
+  local cpus = (count(options.ntasks) or nodes) * (count(options["cpus-per-task"]) or 1)
+  local gpus = count(options.gpus) or 0
+  for part in tostring(options.gres or ""):gmatch("[^,]+") do
+    local bits = {}
+    for b in part:gmatch("[^:]+") do bits[#bits + 1] = b end
+    if bits[1] == "gpu" and #bits > 1 and bits[#bits]:match("^%d+$") then
+      gpus = math.max(gpus, tonumber(bits[#bits]))
+    end
+  end
+  local resource, units = "cpu", cpus
+  if gpus > 0 then resource, units = "gpu", gpus end
+  local need = units * limit
+  local account, gid, today = options.account, my_gid(), os.date("%Y-%m-%d")
+  local chosen = nil
+  for pass = 1, 2 do  -- the job's account first, else the submitter's group
+    for _, a in ipairs(allocs) do
+      if chosen == nil and a.resource == resource and a.start <= today and today <= a["end"]
+         and ((pass == 1 and account ~= nil and a.account == tostring(account)) or (pass == 2 and a.gid == gid)) then
+        chosen = a
+      end
+    end
+  end
+  if chosen == nil then
+    io.stderr:write(string.format("fairtop: job refused: no active %s allocation for account %s: ask your "
+                                  .. "project's PI or the allocation office\n", resource, account or "?"))
+    return false
+  end
+  if need > chosen.balance then
+    local su = string.format("%.1f", chosen.balance / 60)
+    local whole, tenth = su:match("^(-?%d+)%.(%d)$")
+    io.stderr:write(string.format("fairtop: job refused: allocation %s of %s (%s) has %s %s-minutes left "
+                                  .. "(%s.%s SU); this job may use up to %s (%d x %d min). Ask for less time or "
+                                  .. "fewer CPUs, or ask for a credit\n", chosen.id, chosen.project, resource,
+                                  commas(chosen.balance), resource, commas(tonumber(whole)), tenth,
+                                  commas(need), units, limit))
+    return false
+  end
+  io.stderr:write(string.format("fairtop: job fits: %s of %s %s-minutes left\n", commas(need),
+                                commas(chosen.balance), resource))
+  return true
+end
+
 function slurm_cli_pre_submit(options, pack_offset)
   if is_step(options) then
     return slurm.SUCCESS
   end
+  local verdict = check_published(options)
+  if verdict == true then return slurm.SUCCESS end
+  if verdict == false then return slurm.ERROR end
   local path = os.tmpname()
   local f = io.open(path, "w")
   if f == nil then

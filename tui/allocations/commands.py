@@ -1,4 +1,4 @@
-"""``fairtop allocations hook submit|prolog|epilog`` and ``fairtop allocations site-factor``.
+"""``fairtop allocations hook submit|prolog|epilog``, ``publish-balances`` and ``site-factor``.
 
 Where the ledger is comes in as a :class:`Connection` (the CLI builds it from flags, the
 environment and the config). Slurm's hooks give the job through the environment it sets
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -21,7 +22,7 @@ from tui.allocations.records import AllocationRecord, build
 from tui.engine.site_factor import SiteFactorParams
 from tui.sources.commands import run
 
-__all__ = ["Connection", "hook", "site_factor"]
+__all__ = ["Connection", "hook", "publish_balances", "site_factor"]
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,25 @@ def hook(step: str, conn: Connection, env: Mapping[str, str] = os.environ, stdin
         print(f"fairtop: {step}: {exc}", file=sys.stderr)
         return 1
     print(note, file=sys.stderr if step == "submit" else sys.stdout)
+    return 0
+
+
+def publish_balances(conn: Connection, path: str, every_s: float, once: bool = False) -> int:
+    """``fairtop allocations publish-balances``: the balances file for cli_filter.lua, every
+    ``every_s`` seconds (once with ``once``); exit 1 when a single write could not be made."""
+    from tui.allocations.balance_file import format_balances, publish_every, write_balances
+
+    if every_s <= 0:
+        print(f"fairtop: --every must be > 0, got {every_s:g}", file=sys.stderr)
+        return 2
+    if once:
+        try:
+            write_balances(path, format_balances(conn.records(), time.time()))
+        except (AllocationError, ApiUnavailable, OSError) as exc:
+            print(f"fairtop: balances not published: {exc}", file=sys.stderr)
+            return 1
+        return 0
+    publish_every(path, conn.records, every_s, log=lambda line: print(line, file=sys.stderr, flush=True))
     return 0
 
 
