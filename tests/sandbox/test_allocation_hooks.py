@@ -272,3 +272,26 @@ def test_job_steps_are_never_refused_and_start_no_check(hooked):
     # the inner sbatch (2 CPUs x 60 min) is a new job: checked, and refused
     assert "fairtop: job refused: allocation " in text and "(2 x 60 min)" in text, text
     assert text.count("cli_filter plugin terminated") == 1 and "sbatch: error" in text, text
+
+
+def test_the_filter_decides_from_published_balances_without_fairtop(hooked):
+    """With `fairtop allocations publish-balances` writing the balances, the real cli_filter decides
+    in Lua: the same refusal and the same note, while the Python check could not have reached any
+    service (its URL points nowhere: it would say 'balance not checked')."""
+    h = hooked
+    where = Path(tempfile.mkdtemp(prefix="fairtop-balances-"))
+    where.chmod(0o755)
+    env = {**h["env"], "FAIRTOP_ALLOC_URL": h["server"].url, "FAIRTOP_ALLOC_TOKEN": SUPER_TOKEN,
+           "FAIRTOP_ALLOC_AUTH": "token", "PYTHONPATH": str(ROOT)}
+    _run([sys.executable, "-m", "tui.cli", "allocations", "publish-balances", str(where / "balances"), "--once"], env)
+    balance = _get(h, f"/alloc/{h['alloc']}")["balance"]
+    user_env = {**h["user_env"], "FAIRTOP_ALLOC_URL": "http://127.0.0.1:9", "FAIRTOP_BALANCES": str(where / "balances")}
+    refused = _sbatch(user_env, "-n", "1", "-c", "2", "-t", str(balance), "--wrap", "true")
+    assert refused.returncode != 0
+    assert (f"fairtop: job refused: allocation {h['alloc']} of {ACCOUNT} (cpu) has {balance} cpu-minutes left" in
+            refused.stderr and f"this job may use up to {2 * balance} (2 x {balance} min)" in refused.stderr), \
+        refused.stderr
+    fits = _sbatch(user_env, "-n", "1", "-t", "1", "--wrap", "true", partition="parked")  # parked: never runs
+    assert fits.returncode == 0 and f"fairtop: job fits: 1 of {balance} cpu-minutes left" in fits.stderr, fits.stderr
+    assert "balance not checked" not in refused.stderr + fits.stderr
+    _run(["scancel", fits.stdout.strip().split(";")[0]], h["env"], check=False)
