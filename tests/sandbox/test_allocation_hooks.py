@@ -9,6 +9,7 @@ PrologSlurmctld); up.sh afterwards renders the original again and restarts. Skip
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import pwd
@@ -16,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -96,14 +98,11 @@ def _wait_gone(job: str, env: dict[str, str], timeout: float = 60) -> None:
     raise AssertionError(f"job {job} still in the queue after {timeout} s")
 
 
-@pytest.fixture(scope="module", params=[pytest.param(r, marks=on_release(r)) for r in ("22.05", "26.05")])
-def hooked(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
-    """The sandbox of each release with fairtop's hooks installed and a ledger service; restored
-    afterwards."""
-    if os.geteuid() != 0:
-        pytest.skip("needs root (restarts slurmctld, adds a Unix user)")
-    scripts, env = sandbox_scripts(), release_env(request.param)
-    tmp = tmp_path_factory.mktemp("hooks")
+@contextlib.contextmanager
+def install_hooks(env: dict[str, str], tmp: Path) -> Iterator[dict]:
+    """A sandbox (``env``) with fairtop's hooks installed and a ledger service in ``tmp``; restored
+    afterwards (bench/submit_hook.py uses it too)."""
+    scripts = sandbox_scripts()
     os.chmod(tmp, 0o755)
     _run([str(scripts / "up.sh")], env, timeout=300)
     spec = tmp / "spec.txt"
@@ -155,6 +154,16 @@ def hooked(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
         _run(["scancel", "-u", USER], env, check=False)
         # up.sh renders the generated slurm.conf again; ours had hooks, so it restarts slurmctld
         _run([str(scripts / "up.sh")], env, timeout=300)
+
+
+@pytest.fixture(scope="module", params=[pytest.param(r, marks=on_release(r)) for r in ("22.05", "26.05")])
+def hooked(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    """The sandbox of each release with fairtop's hooks installed and a ledger service; restored
+    afterwards."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root (restarts slurmctld, adds a Unix user)")
+    with install_hooks(release_env(request.param), tmp_path_factory.mktemp("hooks")) as h:
+        yield h
 
 
 def _sbatch(env: dict[str, str], *args: str, partition: str = "debug") -> subprocess.CompletedProcess:
