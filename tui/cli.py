@@ -321,9 +321,22 @@ def _allocations(args: argparse.Namespace) -> int:
     return 0
 
 
+#: What ``fairtop[allocations]`` brings: without one of them the service cannot start.
+ALLOCATIONS_EXTRA = frozenset({"fastapi", "uvicorn", "starlette", "pydantic", "pydantic_core", "anyio",
+                               "psycopg", "httptools", "uvloop"})
+
+
 def _serve_allocations(args: argparse.Namespace) -> int:
     from tui.allocations.ledger import open_ledger
-    from tui.allocations.service import ServeOptions, serve
+
+    try:
+        from tui.allocations.service import ServeOptions, serve
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] not in ALLOCATIONS_EXTRA:
+            raise
+        print(f"fairtop: serve-allocations needs {exc.name}: install fairtop[allocations] "
+              "(pip install 'fairtop[allocations]')", file=sys.stderr)
+        return 2
 
     opts = ServeOptions(db=args.db, auth=args.auth, tokens=args.tokens, superusers=tuple(args.superuser),
                         admins=tuple(args.admin), munge_socket=args.munge_socket, pool=args.pool)
@@ -334,7 +347,8 @@ def _serve_allocations(args: argparse.Namespace) -> int:
             from None
     if args.workers < 1:
         raise InputError("fairtop serve-allocations", f"--workers must be >= 1, got {args.workers}")
-    if args.migrate or args.migrate_only:
+    new_file = not args.db.startswith(("postgresql://", "postgres://")) and not Path(args.db).exists()
+    if args.migrate or args.migrate_only or new_file:  # a new ledger file starts at the current schema
         ledger = open_ledger(args.db, migrate=True)
         version = ledger.schema_version()
         ledger.close()

@@ -45,7 +45,6 @@ def _lua(options: dict[str, str], balances: Path | None, env: dict[str, str] | N
     an echo, so a fall back to Python shows on stdout."""
     table = ", ".join(f'["{k}"] = "{v}"' for k, v in options.items())
     script = (f'slurm = {{SUCCESS = 0, ERROR = -1}}\ndofile("{FILTER}")\n'
-              'FAIRTOP = nil\n'
               f'os.exit(slurm_cli_pre_submit({{{table}}}, 0) == 0 and 0 or 1)\n')
     text = FILTER.read_text().replace('local FAIRTOP = "fairtop"', 'local FAIRTOP = "echo fairtop-started"')
     patched = Path(os.environ.get("PYTEST_TMP", "/tmp")) / f"cli_filter_{os.getpid()}.lua"
@@ -111,14 +110,16 @@ def test_the_words_are_the_ones_users_read(balances: Path) -> None:
     assert _lua({"type": "sbatch", **CASES[3]}, balances)[1] == (
         "fairtop: job refused: allocation 2 of bio (cpu) has 1,234,567 cpu-minutes left (20,576.1 SU); this job "
         "may use up to 1,843,200 (256 x 7200 min). Ask for less time or fewer CPUs, or ask for a credit")
-    assert _lua({"type": "sbatch", **CASES[2]}, balances)[1] == "fairtop: job fits: 460,800 of 1,234,567 cpu-minutes left"
+    fits = _lua({"type": "sbatch", **CASES[2]}, balances)[1]
+    assert fits == "fairtop: job fits: 460,800 of 1,234,567 cpu-minutes left"
 
 
 def test_steps_pass_untouched_and_what_it_cannot_read_goes_to_fairtop(balances: Path, tmp_path: Path) -> None:
     # srun inside a job: passed at once, no message, no fairtop (even asking for too much)
     assert _lua({"type": "srun", "account": "chem", "ntasks": "99", "time": "2982616-04:14:00"}, balances,
                 {"SLURM_JOB_ID": "42"}) == (0, "", "")
-    assert _lua({"type": "srun", "jobid": "42", "account": "chem", "ntasks": "99", "time": "9"}, balances) == (0, "", "")
+    by_jobid = {"type": "srun", "jobid": "42", "account": "chem", "ntasks": "99", "time": "9"}
+    assert _lua(by_jobid, balances) == (0, "", "")
     # a new allocation by srun is checked like sbatch
     assert _lua({"type": "srun", "account": "chem", "ntasks": "99", "time": "9"}, balances)[0] == 1
     # no time limit of its own (none, or NO_VAL): the partition's default, which fairtop looks up

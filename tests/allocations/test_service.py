@@ -8,13 +8,14 @@ import os
 import subprocess
 import sys
 from datetime import date
+from pathlib import Path
 
 import httpx
 import pytest
 
 from tui.allocations.client import AllocationClient, ApiError, ApiUnavailable, to_model
 
-from .services import ADMIN, ROOT, STANDARD, SUPER, free_port
+from .services import ADMIN, ROOT, STANDARD, SUPER, Server, free_port
 
 ALICE, BOB = list(STANDARD)  # alice: gid 7001; bob: gids 7002, 7003
 YEAR = date.today().year
@@ -270,3 +271,32 @@ def test_balance_command(service, db) -> None:
     run = subprocess.run([sys.executable, "-m", "tui.cli", "balance"], cwd=ROOT, capture_output=True, text=True,
                          timeout=60, env={k: v for k, v in os.environ.items() if not k.startswith("FAIRTOP_ALLOC")})
     assert run.returncode == 2 and "--db" in run.stderr
+
+
+def test_first_contact_without_the_extra_is_one_line(tmp_path: Path, tokens_file: Path) -> None:
+    """``serve-allocations`` where fastapi is not installed (hidden here): one line naming the
+    extra, exit 2, no traceback."""
+    code = ("import sys; sys.modules['fastapi'] = None\n"
+            "from tui.cli import main\n"
+            f"sys.exit(main(['serve-allocations', '--db', {str(tmp_path / 'l.db')!r}, '--auth', 'token', "
+            f"'--tokens', {str(tokens_file)!r}]))\n")
+    run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2, run.stderr
+    assert run.stderr == ("fairtop: serve-allocations needs fastapi: install fairtop[allocations] "
+                          "(pip install 'fairtop[allocations]')\n")
+
+
+def test_a_new_ledger_file_starts_at_the_current_schema_an_old_one_needs_migrate(tmp_path: Path,
+                                                                               tokens_file: Path) -> None:
+    from tui.allocations.ledger import Ledger, _SqliteStore, schema_sections
+
+    fresh = Server(str(tmp_path / "new.db"), ["--auth", "token", "--tokens", str(tokens_file)]).start(migrate=False)
+    try:
+        health = httpx.get(fresh.url + "/health", timeout=10).json()
+        assert (health["schema"], health["store"]) == (len(schema_sections()), "sqlite")
+    finally:
+        fresh.stop()
+    old_path = str(tmp_path / "old.db")
+    Ledger(_SqliteStore(old_path)).migrate(target=2)  # the file as an older fairtop left it
+    with pytest.raises(RuntimeError, match="--migrate"):
+        Server(old_path, ["--auth", "token", "--tokens", str(tokens_file)]).start(migrate=False)
