@@ -232,3 +232,43 @@ def test_the_ledgers_allocations(tmp_path: Path) -> None:
                                    "fairtop_allocation_pre_debits", "fairtop_allocation_balance")} == {
         "fairtop_allocation_credits": 100.0, "fairtop_allocation_debits": 5.0,
         "fairtop_allocation_pre_debits": 2.0, "fairtop_allocation_balance": 93.0}
+
+
+def test_a_scraper_that_hangs_up_leaves_no_traceback() -> None:
+    """A client that closes the connection before the body is read (``curl | head``): the server
+    writes nothing to stderr about it and answers the next scrape."""
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import ROOT
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "tui.cli", "--demo", "slurm", "serve-metrics", "--listen",
+                             f"127.0.0.1:{port}"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert "metrics on" in (proc.stdout.readline() if proc.stdout else "")
+        for _ in range(50):  # the demo's snapshot is read in the background
+            with socket.create_connection(("127.0.0.1", port)) as c:
+                c.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+                head = c.recv(64)
+            if head.startswith(b"HTTP/1.0 200") or head.startswith(b"HTTP/1.1 200"):
+                break
+            time.sleep(0.1)
+        for _ in range(5):  # hang up right after the status line, with a reset
+            c = socket.create_connection(("127.0.0.1", port))
+            c.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+            c.recv(16)
+            c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+            c.close()
+        time.sleep(0.5)
+        with socket.create_connection(("127.0.0.1", port)) as c:
+            c.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            assert c.recv(64).split(b"\r\n")[0].endswith(b"200 OK")
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=10)
+    assert "Traceback" not in err, err

@@ -172,7 +172,10 @@ def _handler(state: MetricsState) -> type[BaseHTTPRequestHandler]:
                 self.send_header("Content-Encoding", "gzip")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
-            self.wfile.write(body)
+            try:
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):  # the scraper hung up: nothing to tell it
+                self.close_connection = True
 
         def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - http.server's signature
             """No line per scrape (Prometheus scrapes every 15 s)."""
@@ -180,11 +183,19 @@ def _handler(state: MetricsState) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        """A scraper that hung up (reset, broken pipe) is not an error worth a traceback."""
+        if isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            return
+        super().handle_error(request, client_address)  # type: ignore[arg-type]
+
+
 def make_server(state: MetricsState, host: str, port: int) -> ThreadingHTTPServer:
     """The server bound to ``host:port`` (0: a free port); OSError when it cannot bind."""
-    server = ThreadingHTTPServer((host, port), _handler(state))
-    server.daemon_threads = True
-    return server
+    return _Server((host, port), _handler(state))
 
 
 def allocation_readers(access: AllocationAccess) -> list[Reader]:
