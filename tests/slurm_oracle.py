@@ -8,6 +8,7 @@ from tui.engine import compute
 from tui.analysis.reconcile import COLUMNS, reconcile
 from tui.sources.saved import load_folder
 from tui.model import AssocTree
+from tui.slurm_releases import SlurmRelease, release
 from tui.sources.sshare import SshareTable, parse_sshare
 
 Mismatches = tuple[list[tuple[str, str, str, str]], int]
@@ -21,12 +22,15 @@ def mismatches(folder: Path) -> Mismatches:
     """
     snap = load_folder(folder)
     printed = parse_sshare((folder / "sshare_a_l_P.psv").read_bytes(), str(folder))
-    return cell_mismatches(snap.tree, printed, snap.settings.algorithm, snap.settings.dampening)
+    return cell_mismatches(snap.tree, printed, snap.settings.algorithm, snap.settings.dampening,
+                           release(snap.scheduler_version))
 
 
-def cell_mismatches(tree: AssocTree, printed: SshareTable, algorithm: str, damping: float = 1) -> Mismatches:
+def cell_mismatches(tree: AssocTree, printed: SshareTable, algorithm: str, damping: float = 1,
+                    slurm: SlurmRelease | None = None) -> Mismatches:
     """``(label, column, ours, sshare's)`` for every differing computed cell of ``printed``, and how
-    many cells were compared (:func:`tui.analysis.reconcile.reconcile` on the engine's result)."""
+    many cells were compared (:func:`tui.analysis.reconcile.reconcile` on the engine's result,
+    printed as the ``slurm`` release prints: blanks included)."""
     columns = {c: printed.column(c) for c in COLUMNS if c in printed.header}
-    rec = reconcile(tree, compute(tree, algorithm, damping), columns, damping)
+    rec = reconcile(tree, compute(tree, algorithm, damping), columns, damping, release=slurm)
     return [(d.label, d.column, d.ours, d.printed) for d in rec.disagreements], rec.checked

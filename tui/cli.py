@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from tui import __version__
 from tui.allocations.errors import AllocationError
 from tui.model import Algorithm, AssocTree, PbsTree, Snapshot
+from tui.slurm_releases import SlurmRelease, release
 from tui.sources import registry
 from tui.sources.errors import InputError, SourceUnavailable
 
@@ -404,12 +405,13 @@ def _warn(warnings: Sequence[str]) -> None:
 
 
 def _report_blocks(tree: AssocTree, result: FairshareResult, damping: float, cluster: str | None,
-                   printed: Mapping[str, Sequence[str]] | None = None) -> Iterator[dict[str, list[str]]]:
+                   printed: Mapping[str, Sequence[str]] | None = None,
+                   release: SlurmRelease | None = None) -> Iterator[dict[str, list[str]]]:
     """The report's columns in blocks (:func:`tui.formats.sshare.report_blocks`; the columns in
     ``printed`` as sshare printed them), with a ``cluster`` column first when one is named."""
     from tui.formats.sshare import report_blocks
 
-    for block in report_blocks(tree, result, damping, printed=printed):
+    for block in report_blocks(tree, result, damping, printed=printed, release=release):
         if cluster is None:
             yield block
         else:
@@ -431,7 +433,7 @@ def _write_blocks(fmt: str, blocks: Iterable[dict[str, list[str]]], with_cluster
 
 def _slurm_report(tree: AssocTree, fmt: str, algorithm: str, damping: float, title: str,
                   cluster: str | None = None, printed: Mapping[str, Sequence[str]] | None = None,
-                  result: FairshareResult | None = None) -> str:
+                  result: FairshareResult | None = None, release: SlurmRelease | None = None) -> str:
     """The engine's recomputation of ``tree`` (or ``result``) as a table (under ``title``), the
     columns in ``printed`` (sshare's text) as printed; json and csv are written to stdout as they
     are made (a 200k-association report is not held at once), and "" returned. With ``cluster``,
@@ -441,21 +443,23 @@ def _slurm_report(tree: AssocTree, fmt: str, algorithm: str, damping: float, tit
 
     result = result if result is not None else compute(tree, algorithm, damping)
     if fmt in ("json", "csv"):
-        _write_blocks(fmt, _report_blocks(tree, result, damping, cluster, printed), cluster is not None)
+        _write_blocks(fmt, _report_blocks(tree, result, damping, cluster, printed, release), cluster is not None)
         return ""
     if cluster is not None:
         from tui.formats.tabular import cluster_column
 
-        return cluster_column(cluster, _slurm_report(tree, fmt, algorithm, damping, title, None, printed, result),
+        return cluster_column(cluster, _slurm_report(tree, fmt, algorithm, damping, title, None, printed, result,
+                                                     release),
                               max(7, len(cluster)))
     head = f"# {title}: {algorithm.replace('_', ' ')}"
     if algorithm == "classic":
         head += f", FairShareDampeningFactor {damping:g}"
     elif tree.sibling_order is not None:
-        head += "; ties between sibling accounts follow sacctmgr LFT order"
+        head += ("; ties between siblings follow slurmdbd's lineage order" if release is not None
+                 and release.lineage_order else "; ties between sibling accounts follow sacctmgr LFT order")
     else:
         head += "; ties between sibling accounts follow the printed (sshare) order"
-    return head + "\n" + format_table(tree, result, damping, printed)
+    return head + "\n" + format_table(tree, result, damping, printed, release)
 
 
 def _pbs_report(tree: PbsTree, fmt: str, cluster: str | None = None) -> str:
@@ -506,7 +510,8 @@ def _report_snapshot(snap: Snapshot, args: argparse.Namespace, cluster: str | No
         return _pbs_report(snap.pbs, args.format, cluster)
     tree, result, algorithm, damping, printed, notes = _report_inputs(snap, args)
     _warn(notes)
-    return _slurm_report(tree, args.format, algorithm, damping, snap.source, cluster, printed, result)
+    return _slurm_report(tree, args.format, algorithm, damping, snap.source, cluster, printed, result,
+                         release(snap.scheduler_version))
 
 
 def _report_inputs(snap: Snapshot, args: argparse.Namespace,
@@ -614,7 +619,7 @@ def _join_reports(args: argparse.Namespace, snaps: dict[str, Snapshot]) -> str:
         def blocks(name: str, snap: Snapshot) -> Iterator[dict[str, list[str]]]:
             tree, result, _, damping, printed, notes = _report_inputs(snap, args)
             _warn(notes)
-            return _report_blocks(tree, result, damping, name or snap.cluster, printed)
+            return _report_blocks(tree, result, damping, name or snap.cluster, printed, release(snap.scheduler_version))
 
         _write_blocks(args.format, chain.from_iterable(blocks(n, s) for n, s in snaps.items()), True)
         return ""

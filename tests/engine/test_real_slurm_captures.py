@@ -1,4 +1,5 @@
-"""The engine against real Slurm 22.05: every capture in tests/fixtures/slurm/ (see its README)."""
+"""The engine against real Slurm 22.05 and 26.05: every capture in tests/fixtures/slurm/ and
+tests/fixtures/slurm-26.05/ (see their READMEs), each printed as its release prints."""
 
 from __future__ import annotations
 
@@ -9,24 +10,28 @@ from tests.slurm_oracle import mismatches
 from tui.analysis.standing import build_standing
 from tui.sources.saved import load_folder
 
-CAPTURES = sorted(p.parent for p in (FIXTURES / "slurm").glob("*/*/sshare_a_l_P.psv"))
+CAPTURES = sorted(p.parent for p in FIXTURES.glob("slurm*/*/*/sshare_a_l_P.psv")
+                  if p.parents[2].name == "slurm" or p.parents[2].name.startswith("slurm-"))
+RELEASES = sorted({p.parent.parent.name for p in CAPTURES})  # slurm (22.05), slurm-26.05, ...
 NEAR_TIE = "near_tie"
 """Fair Tree only: ties slurmctld decided in long double from usage the inputs print rounded."""
 
 
-def test_at_least_three_trees_each_under_both_algorithms_and_dampened_classic_captures():
-    scenarios = {p.parent.name for p in CAPTURES if p.parent.name != NEAR_TIE}
+@pytest.mark.parametrize("where", RELEASES)
+def test_at_least_three_trees_each_under_both_algorithms_and_dampened_classic_captures(where):
+    captures = [p for p in CAPTURES if p.parent.parent.name == where]
+    scenarios = {p.parent.name for p in captures if p.parent.name != NEAR_TIE}
     assert len(scenarios) >= 3
     damped = set()
     for scenario in scenarios:
-        settings = [load_folder(p).settings for p in CAPTURES if p.parent.name == scenario]
+        settings = [load_folder(p).settings for p in captures if p.parent.name == scenario]
         assert {s.algorithm for s in settings} == {"fair_tree", "classic"}
         if any(s.algorithm == "classic" and s.dampening != 1 for s in settings):
             damped.add(scenario)
     assert len(damped) >= 3
 
 
-@pytest.mark.parametrize("folder", CAPTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize("folder", CAPTURES, ids=lambda p: f"{p.parent.parent.name}/{p.parent.name}/{p.name}")
 def test_every_printed_value_equals_real_sshare(folder):
     """The engine alone, on the printed inputs (no order taken from the printed values)."""
     bad, checked = mismatches(folder)
@@ -41,7 +46,7 @@ def test_every_printed_value_equals_real_sshare(folder):
         assert bad == []
 
 
-@pytest.mark.parametrize("folder", CAPTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize("folder", CAPTURES, ids=lambda p: f"{p.parent.parent.name}/{p.parent.name}/{p.name}")
 def test_no_capture_leaves_an_engine_disagreement_after_the_printed_orders(folder):
     """What fairtop shows: the engine on the orders (and ties) sshare's printed values reveal.
     Any cell left would be an engine defect (the tree marks it, report names it)."""
@@ -57,3 +62,11 @@ def test_no_capture_leaves_an_engine_disagreement_after_the_printed_orders(folde
             ("div02g3/u02300", "0.272727", "0.272728")]
     else:
         assert standing.order_fixes == () and rec.within_precision == ()
+
+
+def test_the_releases_are_what_the_captures_say():
+    """Each fixture folder's captures come from the release it is named for (scontrol's SLURM_VERSION)."""
+    for folder in CAPTURES:
+        want = {"slurm": "22.05"}.get(folder.parent.parent.name, folder.parent.parent.name.removeprefix("slurm-"))
+        assert (load_folder(folder).scheduler_version or "").startswith(want + "."), folder
+    assert "slurm-26.05" in RELEASES

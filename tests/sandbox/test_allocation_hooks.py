@@ -156,7 +156,7 @@ def install_hooks(env: dict[str, str], tmp: Path) -> Iterator[dict]:
         _run([str(scripts / "up.sh")], env, timeout=300)
 
 
-@pytest.fixture(scope="module", params=[pytest.param(r, marks=on_release(r)) for r in ("22.05", "26.05")])
+@pytest.fixture(scope="module", params=[pytest.param(r, marks=on_release(r)) for r in ("22.05", "24.11", "26.05")])
 def hooked(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
     """The sandbox of each release with fairtop's hooks installed and a ledger service; restored
     afterwards."""

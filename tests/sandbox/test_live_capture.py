@@ -1,4 +1,5 @@
-"""Integration: regenerate a capture from the real Slurm 22.05 sandbox and check the engine on it.
+"""Integration: regenerate a capture from the real Slurm 22.05 and 26.05 sandboxes and check the
+engine on it (each printed as its release prints).
 
 CI (``.ci/run``, as root) starts the sandbox and sets ``FAIRTOP_SANDBOX``; elsewhere this is
 skipped with the reason shown by ``pytest -ra``.
@@ -13,6 +14,7 @@ import pytest
 
 from tests.conftest import FIXTURES, ROOT
 from tests.slurm_oracle import mismatches
+from tests.sandbox._sandbox import on_release, release_env
 from tui.sources.saved import load_folder
 
 pytestmark = [
@@ -22,9 +24,10 @@ pytestmark = [
 ]
 
 
-def test_live_capture_matches_the_engine(tmp_path):
+@pytest.mark.parametrize("release", [pytest.param(r, marks=on_release(r)) for r in ("22.05", "24.11", "26.05")])
+def test_live_capture_matches_the_engine(tmp_path, release):
     script = ROOT / "tests" / "sandbox" / "run_live_capture.sh"
-    env = dict(os.environ)
+    env = release_env(release)
     if os.environ["FAIRTOP_SANDBOX"] not in ("", "1"):
         env["SANDBOX_SCRIPTS"] = os.environ["FAIRTOP_SANDBOX"]
     done = subprocess.run([str(script), str(FIXTURES / "slurm" / "live"), str(tmp_path)],
@@ -33,6 +36,7 @@ def test_live_capture_matches_the_engine(tmp_path):
     for variant, algorithm in (("fair_tree", "fair_tree"), ("classic", "classic")):
         folder = tmp_path / variant
         assert load_folder(folder).settings.algorithm == algorithm
+        assert (load_folder(folder).scheduler_version or "").startswith(release + ".")
         bad, checked = mismatches(folder)
         assert checked >= 4 * 12  # 12+ associations, 4+ computed columns each
         assert bad == []

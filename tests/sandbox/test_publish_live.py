@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-from tests.sandbox._sandbox import SKIP, first_env
+from tests.sandbox._sandbox import SKIP, on_release, release_env
 from tui.sources.saved import FILES, printed_columns
 from tui.sources.sshare import parse_sshare
 
@@ -50,8 +50,9 @@ def _python(*args: str) -> list[str]:
     return [sys.executable, *args]
 
 
-def test_two_followers_read_every_snapshot_one_publisher_writes(tmp_path: Path) -> None:
-    env = first_env()
+@pytest.mark.parametrize("release", [pytest.param(r, marks=on_release(r)) for r in ("22.05", "24.11", "26.05")])
+def test_two_followers_read_every_snapshot_one_publisher_writes(tmp_path: Path, release: str) -> None:
+    env = release_env(release)
     env["PYTHONPATH"] = str(ROOT)
     root = tmp_path / "pub"
     followers = [subprocess.Popen(_python("-c", FOLLOWER, str(root / "current"), "2"), env=env, cwd=ROOT,
@@ -76,3 +77,8 @@ def test_two_followers_read_every_snapshot_one_publisher_writes(tmp_path: Path) 
             table = parse_sshare((Path(s["folder"]) / FILES["sshare"]).read_bytes(), "sshare")
             assert s["printed"] == {k: list(v) for k, v in printed_columns(table).items()}
         assert seen[0]["taken_at"] < seen[1]["taken_at"]
+    for folder in published:  # sacctmgr asked for the fields this release has (no LFT from 23.11)
+        commands = (Path(folder) / "commands.txt").read_text().splitlines()
+        assoc = [line for line in commands if f"\t{FILES['assoc']}\t" in line]
+        assert len(assoc) == 1 and assoc[0].startswith("0\t"), assoc
+        assert ("LFT" in assoc[0]) == (release == "22.05")  # 23.11 dropped it

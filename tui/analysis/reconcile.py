@@ -18,6 +18,7 @@ from tui.engine.result import FairshareResult
 from tui.engine.tree import Structure
 from tui.formats.sshare import sshare_cells, wire
 from tui.model import AssocTree, path_to
+from tui.slurm_releases import SlurmRelease
 
 #: How far a raw usage may be moved to follow the printed order: sshare truncates RawUsage to a
 #: whole number, so the true value lies within one billing-second of what any source gives.
@@ -87,13 +88,13 @@ def _usage_bound(tree: AssocTree, result: FairshareResult, column: str, row: int
 
 def reconcile(tree: AssocTree, result: FairshareResult, printed: Mapping[str, Sequence[str]],
               dampening: float = 1, skip: Collection[int] = (),
-              precision: float = USAGE_PRECISION) -> Reconciliation:
+              precision: float = USAGE_PRECISION, release: SlurmRelease | None = None) -> Reconciliation:
     """Compare the engine's sshare cells for ``tree`` with ``printed`` (header -> column cells,
     aligned with the tree's rows). Columns absent from ``printed`` are not compared, nor the rows
     in ``skip`` (rows the scheduler printed nothing for: :attr:`Snapshot.usage_unknown`). A cell
     computed from raw usage that differs only as far as ``precision`` (billing-seconds of every
     usage) allows is put in ``within_precision``, not counted as a disagreement."""
-    ours = sshare_cells(tree, result, dampening)
+    ours = sshare_cells(tree, result, dampening, release=release)  # blank where that release prints none
     bad: list[Disagreement] = []
     near: list[Disagreement] = []
     checked = 0

@@ -15,6 +15,7 @@ from tui.engine import compute
 from tui.engine import pbs as pbs_engine
 from tui.engine.pbs import PbsFairshare
 from tui.engine.result import FairshareResult
+from tui.slurm_releases import release
 from tui.model import Snapshot
 
 
@@ -70,13 +71,14 @@ def build_standing(snapshot: Snapshot, me: str = "", check_printed: bool = True)
     fixes: tuple[OrderFix, ...]
     rec, fixes = None, ()
     if snapshot.printed is not None and check_printed:
-        rec = reconcile(tree, result, snapshot.printed, settings.dampening, snapshot.usage_unknown)
+        printer = release(snapshot.scheduler_version)  # blank where that release prints nothing
+        rec = reconcile(tree, result, snapshot.printed, settings.dampening, snapshot.usage_unknown, release=printer)
         if settings.algorithm == "fair_tree" and any(d.column == "FairShare" for d in rec.disagreements):
             fixed, fixes = order_from_printed(tree, snapshot.printed, result=result)
             if fixes:
                 fixed_result = compute(fixed, settings.algorithm, settings.dampening)
                 fixed_rec = reconcile(fixed, fixed_result, snapshot.printed, settings.dampening,
-                                      snapshot.usage_unknown)
+                                      snapshot.usage_unknown, release=printer)
                 if len(fixed_rec.disagreements) < len(rec.disagreements):
                     snapshot, tree, result, rec = replace(snapshot, tree=fixed), fixed, fixed_result, fixed_rec
                 else:

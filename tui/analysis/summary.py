@@ -17,6 +17,7 @@ from tui.analysis.allocations import allocations_for
 from tui.analysis.rank_path import rank_path
 from tui.analysis.standing import Standing
 from tui.formats.sshare import sshare_cells
+from tui.slurm_releases import release
 
 __all__ = ["UserSummary", "compact_number", "user_summary"]
 
@@ -115,7 +116,8 @@ def user_summary(standing: Standing) -> UserSummary | None:
         printed = standing.snapshot.printed
         cells = printed.get("FairShare") if printed else None
         text = cells[row] if cells is not None and len(cells) == tree.size else \
-            sshare_cells(tree, res, standing.snapshot.settings.dampening, rows=[row])["FairShare"][row]
+            sshare_cells(tree, res, standing.snapshot.settings.dampening, rows=[row],
+                         release=release(standing.snapshot.scheduler_version))["FairShare"][row]
         parts.append(f"FairShare {text}")
         users = tree.user_count
         path = rank_path(standing, row)

@@ -19,6 +19,7 @@ from functools import cached_property
 import numpy as np
 
 from tui.model import NO_VAL, USE_PARENT, depth_of
+from tui.slurm_releases import release
 from tui.formats.pbsfs import TABLE_COLUMNS, pbs_cells, pbs_rows
 from tui.formats.sshare import printed_fairshare, sshare_cells, wire
 from tui.analysis.breakdown import PARENT_LEVEL_FS
@@ -171,8 +172,10 @@ class TreeTable:
         # rows formatting every cell in Python is most of the first frame's cost).
         printed = {h: c for h, c in (standing.snapshot.printed or {}).items() if len(c) == n}
         need = [h for h in ("NormShares", "EffectvUsage", "FairShare", "LevelFS") if h not in printed]
+        printer = release(standing.snapshot.scheduler_version)  # blank where that release prints none
         cells = {k: np.asarray(v, dtype=object)
-                 for k, v in sshare_cells(tree, res, standing.snapshot.settings.dampening, columns=need).items()}
+                 for k, v in sshare_cells(tree, res, standing.snapshot.settings.dampening, columns=need,
+                                          release=printer).items()}
         cells.update((h, np.asarray(printed[h], dtype=object)) for h in printed if h not in cells)
         raw = tree.shares_raw
         out: dict[str, np.ndarray] = {
@@ -204,7 +207,7 @@ class TreeTable:
             "norm_shares": wire(res.norm_shares),
             "raw_usage": tree.usage_raw.astype(float),
             "eff_usage": wire(res.effective_usage),
-            "fairshare": printed_fairshare(tree, res, standing.snapshot.settings.dampening),
+            "fairshare": printed_fairshare(tree, res, standing.snapshot.settings.dampening, printer),
             "level_fs": np.where(out["level_fs"] == "", np.nan, level),
             "rank": np.where(tree.is_user, res.rank, np.nan) if res.rank is not None else np.full(n, np.nan),
         }

@@ -16,6 +16,7 @@ import numpy as np
 from tui.engine.classic import fairshare_factor
 from tui.engine.result import FairshareResult
 from tui.model import NO_VAL, USE_PARENT, AssocTree
+from tui.slurm_releases import SlurmRelease
 
 FLOAT_MULT = 1e6
 
@@ -25,14 +26,19 @@ def wire(values: np.ndarray) -> np.ndarray:
     return (np.asarray(values, dtype=np.float64) * FLOAT_MULT) / FLOAT_MULT
 
 
-def printed_fairshare(tree: AssocTree, result: FairshareResult, dampening: float = 1) -> np.ndarray:
+def printed_fairshare(tree: AssocTree, result: FairshareResult, dampening: float = 1,
+                      release: SlurmRelease | None = None) -> np.ndarray:
     """The FairShare column sshare prints (NaN = empty).
 
-    Fair Tree: the users' factor, empty for accounts. Classic: sshare recomputes
-    ``2**(-(E/S)/d)`` itself from the received EffectvUsage and NormShares, for every row.
+    Fair Tree: the users' factor, empty for accounts. Classic up to Slurm 25.05: sshare
+    recomputes ``2**(-(E/S)/d)`` itself from the received EffectvUsage and NormShares, for every
+    row. Classic from 25.11 (``release``): slurmctld's own factor for users, empty for accounts
+    (:mod:`tui.slurm_releases`).
     """
     if result.algorithm == "fair_tree":
         return wire(result.fairshare)
+    if release is not None and release.controller_classic_fairshare:
+        return np.where(tree.is_user, wire(result.fairshare), np.nan)
     return fairshare_factor(wire(result.effective_usage), wire(result.norm_shares), dampening)
 
 
@@ -76,14 +82,14 @@ def _texts(values: np.ndarray, text: Callable[[Any], str], few: bool) -> list[st
     return list(map(once.__getitem__, inverse.tolist()))
 
 
-def _printed_values(tree: AssocTree, result: FairshareResult,
-                    dampening: float) -> dict[str, tuple[np.ndarray, np.ndarray | None]]:
+def _printed_values(tree: AssocTree, result: FairshareResult, dampening: float,
+                    release: SlurmRelease | None = None) -> dict[str, tuple[np.ndarray, np.ndarray | None]]:
     """sshare header -> (the doubles sshare prints with ``%f``, rows it leaves empty or None)."""
     out: dict[str, tuple[np.ndarray, np.ndarray | None]] = {
         "NormShares": (wire(result.norm_shares), None),
         "NormUsage": (wire(result.norm_usage), None),
         "EffectvUsage": (wire(result.effective_usage), None),
-        "FairShare": (printed_fairshare(tree, result, dampening), None),
+        "FairShare": (printed_fairshare(tree, result, dampening, release), None),
     }
     if result.level_fs is not None:
         blank = tree.shares_raw == USE_PARENT
@@ -94,14 +100,15 @@ def _printed_values(tree: AssocTree, result: FairshareResult,
 
 def sshare_cells(tree: AssocTree, result: FairshareResult, dampening: float = 1,
                  rows: Sequence[int] | None = None, columns: Collection[str] | None = None,
-                 ) -> dict[str, list[str]]:
-    """Every computed column exactly as ``sshare -a -l -P`` would print it, keyed by header name.
+                 release: SlurmRelease | None = None) -> dict[str, list[str]]:
+    """Every computed column exactly as ``sshare -a -l -P`` of ``release`` would print it, keyed
+    by header name (``release`` None: as 22.05 prints).
 
     With ``rows``, only those rows are formatted (the others are ""): the breakdown needs the
     cells of one path, not 100k rows. With ``columns``, only those headers are formatted (the
     tree skips what the source printed).
     """
-    printed = _printed_values(tree, result, dampening)
+    printed = _printed_values(tree, result, dampening, release)
     if columns is not None:
         printed = {name: v for name, v in printed.items() if name in columns}
     if rows is None:
@@ -133,7 +140,7 @@ def _usage_cells(usage: np.ndarray) -> list[str]:
 
 def report_blocks(tree: AssocTree, result: FairshareResult, dampening: float = 1,
                   size: int = 20_000, printed: Mapping[str, Sequence[str]] | None = None,
-                  ) -> Iterator[dict[str, list[str]]]:
+                  release: SlurmRelease | None = None) -> Iterator[dict[str, list[str]]]:
     """Every :data:`REPORT_COLUMNS` column as text, ``size`` associations at a time, in input order.
 
     The computed columns are exactly what ``sshare -a -l -P`` prints (:func:`sshare_cells`):
@@ -145,7 +152,7 @@ def report_blocks(tree: AssocTree, result: FairshareResult, dampening: float = 1
     ``printed`` (sshare's columns as text, row-aligned) replaces the engine's cells of every
     column it has: what the scheduler printed is reported as printed.
     """
-    values_of = _printed_values(tree, result, dampening)
+    values_of = _printed_values(tree, result, dampening, release)
     empty = (np.zeros(tree.size), np.ones(tree.size, dtype=bool))
     raw = tree.shares_raw
 
@@ -182,11 +189,11 @@ def report_blocks(tree: AssocTree, result: FairshareResult, dampening: float = 1
 
 
 def format_table(tree: AssocTree, result: FairshareResult, dampening: float = 1,
-                 printed: Mapping[str, Sequence[str]] | None = None) -> str:
+                 printed: Mapping[str, Sequence[str]] | None = None, release: SlurmRelease | None = None) -> str:
     """A fixed-width table in sshare's layout (indented Account column), plus Rank for Fair Tree.
 
     ``printed`` (sshare's columns as text) replaces the engine's cells of every column it has."""
-    cells = sshare_cells(tree, result, dampening)
+    cells = sshare_cells(tree, result, dampening, release=release)
     depth = tree.depth()
     names = [(" " * int(depth[i])) + str(tree.account[i]) for i in range(tree.size)]
     raw = ["parent" if s == USE_PARENT else ("" if s == NO_VAL else str(s)) for s in tree.shares_raw.tolist()]

@@ -44,6 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from tui.model import Algorithm, AssocTree, Budget, Job, Partition, PrioritySettings, Snapshot
+from tui.slurm_releases import release
 from tui.sources import slurm_text
 from tui.sources.errors import InputError
 from tui.sources.sshare import SshareTable, parse_sshare
@@ -181,6 +182,29 @@ def sibling_order(table: SshareTable, records: list[slurm_text.AssocRecord],
     return order, warnings
 
 
+def lineage_order(table: SshareTable) -> np.ndarray:
+    """Slurm 23.11+'s children_list key for every row of ``table``: slurmdbd's ``lineage``
+    (``/root/acct/0-user/[partition/]``, as_mysql_assoc.c ``_set_lineage``), by whose ``strcmp``
+    slurmctld sorts its association list (``slurmdb_sort_hierarchical_assoc_list``) and so every
+    children list. Among siblings: users (``0-NAME/``) before accounts, each in byte order of its
+    name. The rank of each row's lineage is its key."""
+    tree = table.tree
+    lineage: list[bytes] = [b""] * tree.size
+    for i in range(tree.size):
+        parent = int(tree.parent[i])
+        base = lineage[parent] if parent >= 0 and i else b"/"
+        if tree.is_user[i]:
+            part = table.partitions[i]
+            lineage[i] = base + b"0-" + str(tree.user[i]).encode() + b"/" + (part.encode() + b"/" if part else b"")
+        elif i:
+            lineage[i] = base + str(tree.account[i]).encode() + b"/"
+        else:
+            lineage[i] = b"/"
+    order = np.empty(tree.size, dtype=np.int64)
+    order[sorted(range(tree.size), key=lineage.__getitem__)] = np.arange(tree.size)
+    return order
+
+
 def precise_usage(table: SshareTable, records: list[slurm_text.AssocMgrRecord],
                   source: str = "assoc_mgr") -> tuple[np.ndarray | None, list[str]]:
     """Raw usage of every row of ``table`` at assoc_mgr's precision, if both describe one moment.
@@ -257,12 +281,16 @@ def snapshot_from_files(files: Outputs, table: SshareTable, source: str, default
     warnings: list[str] = []
     tree = table.tree
     settings = PrioritySettings(algorithm=algorithm_from_header(table))
-    cluster = ""
+    cluster, version = "", None
     got = files.get("config", warnings)
     if got is not None:
         config = slurm_text.parse_config(*got)
         settings, cluster = config.settings, config.cluster
+        version = config.values.get("SLURM_VERSION") or None
         warnings.extend(config.warnings)
+        note = release(version).note()  # a release newer than fairtop knows: say what it will try
+        if note:
+            warnings.append(note)
     usage, order = tree.usage_raw, None
     got = files.get("assoc_mgr", warnings)
     mgr: list[slurm_text.AssocMgrRecord] = []
@@ -271,10 +299,13 @@ def snapshot_from_files(files: Outputs, table: SshareTable, source: str, default
         precise, why = precise_usage(table, mgr, FILES["assoc_mgr"])
         warnings.extend(why)
         usage = precise if precise is not None else usage
-    got = files.get("assoc", warnings)
-    if got is not None:
-        order, why = sibling_order(table, slurm_text.parse_sacctmgr_assoc(*got), FILES["assoc"])
-        warnings.extend(why)
+    if release(version).lineage_order:  # 23.11+: no LFT; siblings in lineage order, from the names
+        order = lineage_order(table)
+    else:
+        got = files.get("assoc", warnings)
+        if got is not None:
+            order, why = sibling_order(table, slurm_text.parse_sacctmgr_assoc(*got), FILES["assoc"])
+            warnings.extend(why)
     if order is None and mgr and all(r.lft is not None for r in mgr):
         as_assoc = [slurm_text.AssocRecord(r.account, r.user, r.partition, "", int(r.lft or 0), "")
                     for r in mgr]
@@ -286,7 +317,8 @@ def snapshot_from_files(files: Outputs, table: SshareTable, source: str, default
     when = _captured_at(files, warnings) or taken_at
     return Snapshot(cluster=cluster or default_cluster, source=source, taken_at=when, tree=tree,
                     settings=settings, partitions=_partitions(files, warnings), jobs=jobs,
-                    budgets=budgets, printed=printed_columns(table), warnings=tuple(warnings))
+                    budgets=budgets, printed=printed_columns(table), warnings=tuple(warnings),
+                    scheduler_version=version)
 
 
 #: sshare's columns that fairtop shows as printed (RawShares is an input and shown as parsed).

@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from tui.model import Snapshot
+from tui.slurm_releases import release
 from tui.sources import sacct, saved, slurm_text
 from tui.sources.cluster_split import split_clusters, strip_cluster_header
 from tui.sources.commands import DEFAULT_TIMEOUT, Output, _cmdline, _failure, run
@@ -31,24 +32,28 @@ __all__ = ["DEFAULT_TIMEOUT", "ASSOC_FIELDS", "Cadence", "LiveSlurm", "Output", 
            "live_snapshot", "live_snapshots", "last_decay_cycle", "snapshot_at_cycle", "capture",
            "command_label"]
 
-#: sacctmgr fields capture.sh asks for (LFT gives the children_list order).
+#: sacctmgr fields capture.sh asks for (LFT gives the children_list order before 23.11).
 ASSOC_FIELDS = ("Cluster,Account,User,Partition,ParentName,ParentID,ID,LFT,RGT,Share,Priority,GrpTRESMins,"
                 "GrpTRESRunMins,GrpTRES,GrpJobs,GrpJobsAccrue,GrpSubmit,GrpWall,MaxTRESMins,MaxTRES,"
                 "MaxTRESPerNode,MaxJobs,MaxJobsAccrue,MaxSubmit,MaxWall,QOS,DefaultQOS")
+#: The same from Slurm 23.11, which has no LFT and RGT ("Unknown field 'lft'"): siblings are in
+#: lineage order there, which the names give (:func:`tui.sources.saved.lineage_order`).
+ASSOC_FIELDS_NO_LFT = ASSOC_FIELDS.replace("LFT,RGT,", "")
 
 
-def commands(cluster: str = "", on: str = "") -> dict[str, list[str]]:
+def commands(cluster: str = "", on: str = "", lft: bool = True) -> dict[str, list[str]]:
     """File name -> argument list of every command fairtop reads (file names as capture.sh's).
 
     ``cluster`` limits sacctmgr to one cluster (an argument, not shell text). ``on`` asks another
     cluster of the same slurmdbd: ``-M NAME`` on sshare, scontrol, sprio and squeue (each takes
-    it; sprio takes one cluster only), ``cluster=NAME`` for sacctmgr.
+    it; sprio takes one cluster only), ``cluster=NAME`` for sacctmgr. ``lft``: the release still
+    has sacctmgr's LFT field (before 23.11, :mod:`tui.slurm_releases`).
     """
     cluster = on or cluster
     assoc = ["sacctmgr", "-P", "show", "assoc"]
     if cluster:
         assoc += ["where", f"cluster={cluster}"]
-    assoc.append(f"format={ASSOC_FIELDS}")
+    assoc.append(f"format={ASSOC_FIELDS if lft else ASSOC_FIELDS_NO_LFT}")
     m = ["-M", on] if on else []
     f = saved.FILES
     return {
@@ -91,13 +96,15 @@ def collect(timeout: float = DEFAULT_TIMEOUT, on: str = "") -> tuple[dict[str, O
     sshare = _unheaded(run(commands(on=on)[f["sshare"]], timeout))  # required: raises
     outputs = {f["sshare"]: sshare}
     outputs[f["config"]] = _soft(commands(on=on)[f["config"]], timeout)
-    cluster = on
+    cluster, lft = on, True
     if outputs[f["config"]].returncode == 0:
         try:
-            cluster = slurm_text.parse_config(outputs[f["config"]].stdout, "scontrol show config").cluster
+            conf = slurm_text.parse_config(outputs[f["config"]].stdout, "scontrol show config")
         except InputError:
             pass  # reported when the snapshot is built
-    rest = {k: v for k, v in commands(cluster, on).items() if k not in outputs}
+        else:
+            cluster, lft = conf.cluster, release(conf.values.get("SLURM_VERSION")).sacctmgr_lft
+    rest = {k: v for k, v in commands(cluster, on, lft).items() if k not in outputs}
     with ThreadPoolExecutor(max_workers=len(rest)) as pool:
         futures = {name: pool.submit(_soft, args, timeout) for name, args in rest.items()}
         for name, fut in futures.items():
@@ -246,6 +253,7 @@ class LiveSlurm:
         self.issued: list[tuple[float, str]] = []
         """(time, file name) of every command run, for the cadence benchmark and ``info``."""
         self.cluster = on
+        self.lft = True  # sacctmgr has LFT (before 23.11); set from the config's SLURM_VERSION
         self.usage_taken_at = ""
         """When the kept sshare output was asked (``captured_at.txt`` format)."""
         self._force = True
@@ -308,7 +316,7 @@ class LiveSlurm:
         force, self._force = self._force, False
         f = saved.FILES
         started = datetime.now(timezone.utc)
-        mine = commands(self.cluster, self.on)
+        mine = commands(self.cluster, self.on, self.lft)
         if given_sshare is not None:
             self.outputs[f["sshare"]] = given_sshare[0]
             self.asked_at[f["sshare"]] = now
@@ -327,7 +335,7 @@ class LiveSlurm:
         if f["config"] in got:
             self.outputs[f["config"]] = got[f["config"]]
             self._read_config()
-        due = {k: v for k, v in commands(self.cluster, self.on).items()
+        due = {k: v for k, v in commands(self.cluster, self.on, self.lft).items()
                if k not in (f["sshare"], f["config"]) and (self.only is None or k in self.only)
                and (force or self._due(k, now))}
         missing = tuple(name for name in due if name not in self.outputs)
@@ -359,6 +367,7 @@ class LiveSlurm:
         except InputError:
             return  # reported when the snapshot is built
         self.cluster = self.on or conf.cluster
+        self.lft = release(conf.values.get("SLURM_VERSION")).sacctmgr_lft
         if conf.settings.calc_period_s > 0:
             self.cadence = Cadence(self.cadence.jobs_s, float(conf.settings.calc_period_s), self.cadence.slow_s)
 
