@@ -3,9 +3,9 @@
 # For each release in $FAIRTOP_CI_SLURM (default "26.05.3"; add 24.11.7 to test it too: about 5 more
 # minutes on a fresh machine, see README "Slurm releases"): build it from ../shared/src with the
 # sandbox's build.sh (cached in /opt/slurm-VERSION by the tarball's sha256: ~4-5 min once on 2 cores,
-# then instant), start its sandbox on its own directory and ports, write the sandbox.env that
-# tests/sandbox/_sandbox.py::release_env reads, and export FAIRTOP_SANDBOX_<MAJORMINOR>
-# (FAIRTOP_SANDBOX_2605). As root, a release that does not build or start fails CI (releases_failed
+# then instant), start its sandbox on its own directory and ports, write the environment file
+# that tests/sandbox/_sandbox.py::release_env reads, and export FAIRTOP_SANDBOX_<MAJORMINOR>
+# (FAIRTOP_SANDBOX_2605) naming it. As root, a release that does not build or start fails CI (releases_failed
 # is set; .ci/run exits non-zero), it is never skipped quietly. Stopped (down.sh --purge) on exit.
 releases_failed=()
 releases_up=()
@@ -19,7 +19,7 @@ release_ports() {  # release_ports 26.05.3 -> "SANDBOX_DIR=... SANDBOX_*_PORT=..
 }
 
 release_up() {  # release_up VERSION: build, start, export; 0 when up
-  local version=$1 t0=$SECONDS prefix vars var dir
+  local version=$1 t0=$SECONDS prefix vars var envfile
   vars=$(release_ports "$version") || { echo "CI: no ports for Slurm $version"; return 1; }
   prefix=$("$SANDBOX/build.sh" "$version" 2>/tmp/fairtop-ci-build-"$version".log | tail -1) \
     || { tail -20 /tmp/fairtop-ci-build-"$version".log; return 1; }
@@ -29,12 +29,13 @@ release_up() {  # release_up VERSION: build, start, export; 0 when up
     tail -20 /tmp/fairtop-ci-sandbox-"$version".log
     return 1
   fi
-  dir=$(printf '%s\n' $vars | sed -n 's/^SANDBOX_DIR=//p')
-  { printf '%s\n' $vars; echo "SANDBOX_SLURM=$prefix"; } > "$dir/sandbox.env"
+  # the environment file beside (not in) SANDBOX_DIR: a test that re-creates the sandbox purges that
+  envfile=/tmp/fairtop-ci-slurm-$version.env
+  { printf '%s\n' $vars; echo "SANDBOX_SLURM=$prefix"; } > "$envfile"
   var=FAIRTOP_SANDBOX_$(echo "$version" | cut -d. -f1-2 | tr -d .)
-  export "$var=$dir"
+  export "$var=$envfile"
   releases_up+=("$version")
-  echo "slurm $version sandbox up in $((SECONDS - t0)) s ($var=$dir)"
+  echo "slurm $version sandbox up in $((SECONDS - t0)) s ($var=$envfile)"
 }
 
 releases_down() {

@@ -6,9 +6,10 @@ folder); the tests use that sandbox as it was started (``SANDBOX_*`` of the envi
 ``/tmp/fairtop-join``, cluster ``second``, ports 6917/6918).
 
 Newer releases run beside it: CI starts a 26.05 (and 24.11) sandbox and exports
-``FAIRTOP_SANDBOX_2605`` (``FAIRTOP_SANDBOX_2411``) naming its SANDBOX_DIR, in which it writes
-``sandbox.env`` (``KEY=VALUE`` lines: every SANDBOX_* it was started with). :func:`release_env`
-gives a test that sandbox's environment; :func:`on_release` skips a test where none is up.
+``FAIRTOP_SANDBOX_2605`` (``FAIRTOP_SANDBOX_2411``) naming a file of ``KEY=VALUE`` lines: every
+SANDBOX_* it was started with, SANDBOX_DIR among them (outside that folder: a test that re-creates
+the sandbox purges it). :func:`release_env` gives a test that sandbox's environment;
+:func:`on_release` skips a test where none is up.
 """
 
 from __future__ import annotations
@@ -58,18 +59,16 @@ def on_release(release: str) -> pytest.MarkDecorator:
 
 
 def release_env(release: str) -> dict[str, str]:
-    """The environment of the sandbox running Slurm ``release``: its SANDBOX_* values (from its
-    ``sandbox.env``), SLURM_CONF, and its binaries first on PATH."""
+    """The environment of the sandbox running Slurm ``release``: its SANDBOX_* values (from the
+    file its variable names), SLURM_CONF, and its binaries first on PATH."""
     if release == "22.05":
         return first_env()
-    folder = Path(os.environ[RELEASES[release]])
     env = {k: v for k, v in os.environ.items() if not k.startswith("SANDBOX_")}
-    for line in (folder / "sandbox.env").read_text().splitlines():
+    for line in Path(os.environ[RELEASES[release]]).read_text().splitlines():
         key, sep, value = line.partition("=")
         if sep and key.startswith("SANDBOX_"):
             env[key.strip()] = value.strip()
-    env["SANDBOX_DIR"] = str(folder)
-    env["SLURM_CONF"] = f"{folder}/etc/slurm.conf"
+    env["SLURM_CONF"] = f"{env['SANDBOX_DIR']}/etc/slurm.conf"
     if env.get("SANDBOX_SLURM"):
         env["PATH"] = f"{env['SANDBOX_SLURM']}/bin:{env['SANDBOX_SLURM']}/sbin:{env.get('PATH', '')}"
     return env

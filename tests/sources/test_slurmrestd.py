@@ -16,9 +16,11 @@ import httpx
 import numpy as np
 import pytest
 
+from tui.analysis.standing import build_standing
 from tui.model import NO_VAL, USE_PARENT, Snapshot
 from tui.sources import slurmrestd as rest
 from tui.sources.errors import InputError, SourceUnavailable
+from tui.sources.saved import load_folder
 from tui.sources.sshare import parse_sshare
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -121,18 +123,18 @@ def test_real_openapi_versions() -> None:
 
 
 def test_newest_understood_version_wins() -> None:
-    paths = {p: {} for p in ("/slurmdb/v0.0.38/associations", "/slurmdb/v0.0.40/associations/",
-                             "/slurmdb/v0.0.41/associations/", "/slurm/v0.0.39/partitions/",
-                             "/slurm/v0.0.40/shares", "/slurm/v0.0.42/partitions/")}
+    paths = {p: {} for p in ("/slurmdb/v0.0.38/associations", "/slurmdb/v0.0.45/associations/",
+                             "/slurmdb/v0.0.46/associations/", "/slurm/v0.0.39/partitions/",
+                             "/slurm/v0.0.40/shares", "/slurm/v0.0.46/partitions/")}
     versions = rest.pick_versions({"paths": paths})
-    assert versions.associations == "/slurmdb/v0.0.40/associations/"
+    assert versions.associations == "/slurmdb/v0.0.45/associations/"  # v0.0.46: not known yet
     assert versions.partitions == "/slurm/v0.0.39/partitions/"
     assert versions.shares == "/slurm/v0.0.40/shares"
 
 
 def test_unknown_versions_only() -> None:
-    paths = {"/slurmdb/v0.0.41/associations": {}, "/slurm/v0.0.41/partitions": {}, "/openapi/v3": {}}
-    with pytest.raises(SourceUnavailable, match=r"offers: slurm/v0\.0\.41, slurmdb/v0\.0\.41"):
+    paths = {"/slurmdb/v0.0.46/associations": {}, "/slurm/v0.0.46/partitions": {}, "/openapi/v3": {}}
+    with pytest.raises(SourceUnavailable, match=r"offers: slurm/v0\.0\.46, slurmdb/v0\.0\.46"):
         _snap({"/openapi/v3": {"paths": paths}})
 
 
@@ -474,3 +476,70 @@ def test_partition_limits_from_the_real_v0038_answer() -> None:
     doc["partitions"][0] = {**doc["partitions"][0], "max_time_limit": 90, "maximum_nodes_per_job": 2}
     first = partitions_from_json(doc)[0]
     assert (first.max_time_s, first.max_nodes) == (5400, 2)
+
+
+# -- Slurm 26.05 (v0.0.42-v0.0.45, /shares) ---------------------------------------------------
+
+CAPTURES_2605 = sorted(p.parent.parent for p in (FIXTURES / "slurm-26.05").glob("*/*/rest/slurm_v0.0.42_shares.json*"))
+#: The paths a 26.05.3 slurmrestd offers for what fairtop reads (v0.0.42 recorded by capture.sh).
+PATHS_2605 = {f"/{plugin}/v0.0.{n}/{endpoint}": {} for n in (42, 43, 44, 45)
+              for plugin, endpoint in (("slurmdb", "associations"), ("slurm", "partitions"), ("slurm", "shares"),
+                                       ("slurm", "jobs"))}
+
+
+@pytest.mark.parametrize("folder", CAPTURES_2605, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_26_05_rest_gives_the_tree_usage_and_fairshare_sshare_printed(folder: Path) -> None:
+    """The REST source on 26.05's recorded JSON: the newest version it knows (v0.0.45 offered,
+    v0.0.42 answered here as recorded), the whole tree, and every cell sshare printed, as printed:
+    the server's own values in sshare's format, with sshare's blanks; the algorithm read from
+    /shares; the engine agrees with every cell."""
+    log: list[str] = []
+    routes: dict[str, Any] = {"/openapi/v3": {"paths": PATHS_2605}}
+    for plugin, endpoint in (("slurmdb", "associations"), ("slurm", "partitions"), ("slurm", "shares"),
+                             ("slurm", "jobs")):
+        routes[f"/{plugin}/v0.0.45/{endpoint}"] = _read(folder, f"{plugin}_v0.0.42_{endpoint}.json")
+    snap = rest.live_snapshot(socket="/nonexistent", transport=_server(routes, log), sleep=lambda s: None)
+    assert "/slurmdb/v0.0.45/associations" in log and "/slurm/v0.0.45/shares" in log
+    sshare_text = (folder / "sshare_a_l_P.psv").read_bytes()
+    _same_tree(snap, sshare_text)
+    table = parse_sshare(sshare_text)
+    assert snap.scheduler_version == "26.05.3"
+    assert snap.settings.algorithm == load_folder(folder).settings.algorithm
+    assert snap.printed is not None
+    compared = 0
+    for column, cells in snap.printed.items():
+        assert list(cells) == table.column(column), column
+        compared += len(cells)
+    assert set(snap.printed) == {c for c in ("NormShares", "RawUsage", "EffectvUsage", "FairShare", "LevelFS")
+                                 if c in table.header}
+    assert compared >= 4 * snap.tree.size
+    standing = build_standing(snap)
+    assert standing.reconciliation is not None and standing.reconciliation.disagreements == ()
+
+
+@pytest.mark.sandbox
+@pytest.mark.skipif(not (os.environ.get("FAIRTOP_SANDBOX") and os.environ.get("FAIRTOP_SANDBOX_2605")),
+                    reason="needs the running Slurm 26.05 sandbox (CI starts one as root: FAIRTOP_SANDBOX_2605)")
+def test_live_26_05_socket_gives_the_tree_with_sshares_usage_and_fairshare() -> None:
+    """The live 26.05 slurmrestd (its own user, rest_auth/local; root may use the socket) against the
+    same cluster's sshare, taken right after a priority cycle so both read one cycle's values."""
+    from tests.sandbox._sandbox import after_a_cycle, release_env
+
+    env = release_env("26.05")
+    socket = f"{env['SANDBOX_DIR']}/run/restd/slurmrestd.sock"
+    for _ in range(3):  # a cycle may fall between the two reads: then once more
+        after_a_cycle(env, within=30)
+        snap = rest.live_snapshot(socket=socket, timeout=httpx.Timeout(30.0, connect=3.0))
+        sshare = subprocess.run(["sshare", "-a", "-l", "-P"], env=env, capture_output=True, timeout=30,
+                                check=True).stdout
+        table = parse_sshare(sshare)
+        assert snap.printed is not None
+        if snap.printed["RawUsage"] == tuple(table.column("RawUsage")):
+            break
+    _same_tree(snap, sshare)
+    assert snap.scheduler_version is not None and snap.scheduler_version.startswith("26.05.")
+    assert "(slurmdb v0.0.45, slurm v0.0.45)" in snap.source
+    for column, cells in snap.printed.items():
+        assert list(cells) == table.column(column), column
+    standing = build_standing(snap)
+    assert standing.reconciliation is not None and standing.reconciliation.disagreements == ()

@@ -62,8 +62,9 @@ import httpx
 import numpy as np
 
 from tui.sources.slurm_units import parse_tres_billing_weights
-from tui.model import (MAX_SHARES, NO_VAL, UNLIMITED, USE_PARENT, AssocTree, Job, ModelError, Partition,
-                       PrioritySettings, Snapshot)
+from tui.model import (MAX_SHARES, NO_VAL, UNLIMITED, USE_PARENT, AssocTree, Job, ModelError,
+                       Partition, PrioritySettings, Snapshot)
+from tui.slurm_releases import SlurmRelease, release
 from tui.sources.errors import InputError, SourceUnavailable
 from tui.sources.slurm_text import parse_tres_counts
 
@@ -89,7 +90,8 @@ __all__ = [
 ]
 
 #: Plugin versions whose association/partition/shares shapes fairtop reads (newest wins).
-SUPPORTED_VERSIONS = ("v0.0.36", "v0.0.37", "v0.0.38", "v0.0.39", "v0.0.40")
+SUPPORTED_VERSIONS = ("v0.0.36", "v0.0.37", "v0.0.38", "v0.0.39", "v0.0.40", "v0.0.41", "v0.0.42", "v0.0.43",
+                      "v0.0.44", "v0.0.45")
 #: A whole site's associations can be tens of MB of JSON from slurmdbd: a generous read timeout,
 #: a short connect one (a dead socket should fail fast).
 DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=3.0)
@@ -580,6 +582,12 @@ def usage_from_shares(doc: Mapping[str, Any], tree: AssocTree, partitions: list[
         value = _number(e.get("usage"))
         if value is None or value < 0:
             raise InputError(source, f"shares entry {name!r}: usage {e.get('usage')!r} is not a number >= 0")
+        # v0.0.40+ also send the billing TRES usage with 6 decimals; it is the same usage where the
+        # integer (sshare's truncated RawUsage) agrees with it: take the finer one
+        billing = next((_number(t.get("value")) for t in (_dig(e, "tres", "usage") or [])
+                        if isinstance(t, Mapping) and t.get("name") == "billing"), None)
+        if billing is not None and int(billing) == int(value):
+            value = billing
         by_key[(parent, name, part) if is_user else (name, "", part)] = value
     parts = partitions or [""] * tree.size
     usage = np.zeros(tree.size, dtype=np.longdouble)
@@ -593,6 +601,79 @@ def usage_from_shares(doc: Mapping[str, Any], tree: AssocTree, partitions: list[
     warnings = [f"{source}: no usage for {len(missing)} associations ({', '.join(missing[:5])}"
                 f"{', ...' if len(missing) > 5 else ''}); counted as 0"] if missing else []
     return usage, warnings
+
+
+def _cell(value: Any) -> str:
+    """A /shares number as sshare prints it (``%f``; ``inf``); "" for an unset one."""
+    if isinstance(value, Mapping):
+        if value.get("infinite") is True:
+            return "inf"
+        if value.get("set") is False:
+            return ""
+    number = _number(value)
+    return "" if number is None else f"{number:f}"
+
+
+def _dampening(rows: list[Mapping[str, Any]], tree: AssocTree) -> int | None:
+    """FairShareDampeningFactor from classic /shares values: slurmctld's factor is
+    ``2**(-(E/S)/d)``, so each user with usage gives ``d = -(E/S) / log2(F)``; Slurm's d is a
+    whole number. None when no user has usage (d then changes nothing shown)."""
+    seen: list[int] = []
+    for i, r in enumerate(rows):
+        if not tree.is_user[i]:
+            continue
+        e, n, f = (_number(_dig(r, *k)) for k in (("effective_usage",), ("shares_normalized",),
+                                                  ("fairshare", "factor")))
+        if e and n and f and 0 < f < 1:
+            seen.append(round(-(e / n) / math.log2(f)))
+    return max(set(seen), key=seen.count) if seen else None
+
+
+def printed_from_shares(doc: Mapping[str, Any], tree: AssocTree, partitions: list[str] | None,
+                        release: SlurmRelease, source: str = "slurmrestd shares",
+                        ) -> tuple[dict[str, tuple[str, ...]] | None, PrioritySettings | None]:
+    """sshare's printed columns from ``slurm/vX/shares`` (v0.0.40+), row-aligned with ``tree``:
+    the server's own doubles in sshare's ``%f``, with the blanks ``release``'s sshare leaves
+    (FairShare of accounts under Fair Tree, and from 25.11 under classic; LevelFS of the root
+    and ``parent`` rows, none under classic), and the settings the values reveal: under classic
+    slurmctld never sets a LevelFS (0 on every row, set), under Fair Tree it does; classic's
+    dampening from its factors (:func:`_dampening`). None when an entry is missing."""
+    entries = doc.get("shares")
+    if isinstance(entries, Mapping):
+        entries = entries.get("shares")
+    if not isinstance(entries, list):
+        return None, None
+    by_key: dict[tuple[str, str, str], Mapping[str, Any]] = {}
+    for e in entries:
+        if not isinstance(e, Mapping):
+            return None, None
+        kind = e.get("type")
+        is_user = ("USER" in kind) if isinstance(kind, list) else kind == "USER"
+        name, parent, part = (str(e.get(k) or "") for k in ("name", "parent", "partition"))
+        by_key[(parent, name, part) if is_user else (name, "", part)] = e
+    parts = partitions or [""] * tree.size
+    found = [by_key.get((str(tree.account[i]), str(tree.user[i]), parts[i])) for i in range(tree.size)]
+    rows = [r for r in found if r is not None]
+    if len(rows) != tree.size:
+        return None, None
+    levels = [_dig(r, "fairshare", "level") for r in rows]
+    classic = all(isinstance(v, Mapping) and v.get("set") is True and _number(v) == 0 for v in levels)
+    settings = PrioritySettings(algorithm="classic", dampening=_dampening(rows, tree) or 1) if classic \
+        else PrioritySettings(algorithm="fair_tree")
+    out: dict[str, list[str]] = {h: [] for h in ("NormShares", "RawUsage", "EffectvUsage", "FairShare")}
+    if not classic:
+        out["LevelFS"] = []
+    users_only = not classic or release.controller_classic_fairshare
+    for i, r in enumerate(rows):
+        out["NormShares"].append(_cell(r.get("shares_normalized")))
+        usage = _number(r.get("usage"))
+        out["RawUsage"].append("" if usage is None else str(int(usage)))
+        out["EffectvUsage"].append(_cell(r.get("effective_usage")))
+        out["FairShare"].append(_cell(_dig(r, "fairshare", "factor")) if tree.is_user[i] or not users_only else "")
+        if not classic:
+            blank = i == 0 or tree.shares_raw[i] == USE_PARENT
+            out["LevelFS"].append("" if blank else _cell(_dig(r, "fairshare", "level")))
+    return {h: tuple(v) for h, v in out.items()}, settings
 
 
 def partitions_from_json(doc: Mapping[str, Any], source: str = "slurmrestd partitions") -> list[Partition]:
@@ -708,6 +789,17 @@ def _limit(value: Any, unit: int) -> int | None:
     return UNLIMITED if value < 0 or value >= 0xFFFFFFFE else int(value) * unit
 
 
+def _release_of(doc: Any) -> str | None:
+    """The Slurm release a response's ``meta`` names (v0.0.38: ``meta.Slurm.release``; v0.0.40+:
+    ``meta.slurm.release``)."""
+    meta = doc.get("meta") if isinstance(doc, Mapping) else None
+    for key in ("slurm", "Slurm"):
+        found = _dig(meta, key, "release")
+        if isinstance(found, str) and found:
+            return found
+    return None
+
+
 def _openapi(client: RestClient) -> dict[str, Any]:
     # /openapi/v3 first: newer slurmrestd deprecates plain /openapi; 22.05 serves both identically
     try:
@@ -798,6 +890,9 @@ def read(socket: str | None = None, url: str | None = None, *, token: str | None
         tree, cluster_name = built.tree, built.cluster
         warnings += built.warnings
         usage_known = built.usage_known
+        version = _release_of(doc)
+        printed: dict[str, tuple[str, ...]] | None = None
+        settings = PrioritySettings()
         if not built.usage_known:
             if versions.shares is not None:
                 try:
@@ -805,6 +900,9 @@ def read(socket: str | None = None, url: str | None = None, *, token: str | None
                     usage, more = usage_from_shares(shares, tree, built.partitions,
                                                     source=f"slurmrestd {versions.shares}")
                     warnings += more
+                    printed, read_settings = printed_from_shares(shares, tree, built.partitions, release(version))
+                    if read_settings is not None:
+                        settings = read_settings
                     tree = AssocTree(tree.parent, tree.is_user, tree.account, tree.user, tree.shares_raw,
                                      usage, tree.sibling_order)
                     usage_known = True
@@ -828,17 +926,21 @@ def read(socket: str | None = None, url: str | None = None, *, token: str | None
         jobs, job_warnings = _read_jobs(client, versions, tree)
         warnings += job_warnings
     warnings.append("priority settings unknown (defaults assumed): slurmrestd does not expose slurm.conf's "
-                    "PriorityFlags, weights or decay")
+                    "PriorityFlags, weights or decay" + (
+                        f"; {settings.algorithm.replace('_', ' ')} (dampening {settings.dampening}) read from "
+                        "/shares' values" if printed is not None else ""))
     snap = Snapshot(
         cluster=cluster_name,
         source=f"slurmrestd {client.where} (slurmdb {versions.slurmdb}"
                + (f", slurm {versions.slurm})" if versions.slurm else ")"),
         taken_at=datetime.now(timezone.utc),
         tree=tree,
-        settings=PrioritySettings(),
+        settings=settings,
         partitions=tuple(partitions),
         jobs=tuple(jobs),
         warnings=tuple(warnings),
+        printed=printed,
+        scheduler_version=version,
     )
     return RestRead(snap, built.partitions, usage_known, versions, tuple(job_warnings))
 
