@@ -664,12 +664,19 @@ def printed_from_shares(doc: Mapping[str, Any], tree: AssocTree, partitions: lis
     if not classic:
         out["LevelFS"] = []
     users_only = not classic or release.controller_classic_fairshare
+    # Before 25.11 slurmctld computes no classic factor (/shares sends 0): sshare computed it from
+    # E, S and FairShareDampeningFactor, which the REST API does not carry. Not shown as given.
+    no_factor = classic and not release.controller_classic_fairshare
+    if no_factor:
+        del out["FairShare"]
+        settings = PrioritySettings(algorithm="classic")
     for i, r in enumerate(rows):
         out["NormShares"].append(_cell(r.get("shares_normalized")))
         usage = _number(r.get("usage"))
         out["RawUsage"].append("" if usage is None else str(int(usage)))
         out["EffectvUsage"].append(_cell(r.get("effective_usage")))
-        out["FairShare"].append(_cell(_dig(r, "fairshare", "factor")) if tree.is_user[i] or not users_only else "")
+        if not no_factor:
+            out["FairShare"].append(_cell(_dig(r, "fairshare", "factor")) if tree.is_user[i] or not users_only else "")
         if not classic:
             blank = i == 0 or tree.shares_raw[i] == USE_PARENT
             out["LevelFS"].append("" if blank else _cell(_dig(r, "fairshare", "level")))
@@ -903,6 +910,11 @@ def read(socket: str | None = None, url: str | None = None, *, token: str | None
                     printed, read_settings = printed_from_shares(shares, tree, built.partitions, release(version))
                     if read_settings is not None:
                         settings = read_settings
+                    if printed is not None and "FairShare" not in printed:
+                        warnings.append(f"FairShare of slurmrestd {versions.shares} unknown: Slurm {version or '?'} "
+                                        "computes no classic factor in slurmctld (sshare computes it itself, with "
+                                        "FairShareDampeningFactor, which the API does not give): the engine's shown, "
+                                        "dampening 1 assumed")
                     tree = AssocTree(tree.parent, tree.is_user, tree.account, tree.user, tree.shares_raw,
                                      usage, tree.sibling_order)
                     usage_known = True
