@@ -923,7 +923,7 @@ def read(socket: str | None = None, url: str | None = None, *, token: str | None
             else:
                 warnings.append(f"usage unknown (shown as 0): slurmrestd {versions.slurmdb} associations carry no "
                                 "raw usage and the server offers no slurm/vX/shares endpoint")
-        if tree.sibling_order is None:
+        if tree.sibling_order is None and not release(version).lineage_order:  # 23.11+: the names' order
             warnings.append("slurmrestd gives no association lft: Fair Tree ties between sibling accounts "
                             "follow the sshare (name) order")
         partitions: list[Partition] = []
