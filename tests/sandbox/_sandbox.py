@@ -81,17 +81,24 @@ def cluster_name(env: dict[str, str]) -> str:
     return m.group(1)
 
 
-def join_env() -> dict[str, str]:
-    """A second cluster joined to the CI sandbox's munged and slurmdbd (own slurmctld, slurmd, dir)."""
-    first = first_env()
+def join_env(first: dict[str, str] | None = None) -> dict[str, str]:
+    """A second cluster joined to a sandbox's munged and slurmdbd (own slurmctld, slurmd, dir):
+    the CI sandbox's, or ``first`` (a newer release's, :func:`release_env`: its own folder and
+    ports, 10 above the FAIRTOP_JOIN_* ones)."""
+    newer = first is not None and bool(first.get("SANDBOX_SLURM"))
+    first = first_env() if first is None else first
     env = {k: v for k, v in first.items() if not k.startswith("SANDBOX_")}
-    folder = os.environ.get("FAIRTOP_JOIN_DIR", "/tmp/fairtop-join")
+    shift = 10 if newer else 0
+    folder = os.environ.get("FAIRTOP_JOIN_DIR", "/tmp/fairtop-join") + ("-" + first["SANDBOX_SLURM"].rsplit("-", 1)[-1]
+                                                                          if newer else "")
     env.update(SANDBOX_JOIN=first.get("SANDBOX_DIR", "/tmp/slurm-sandbox"), SANDBOX_DIR=folder,
                SANDBOX_CLUSTER=os.environ.get("FAIRTOP_JOIN_CLUSTER", "second"),
                SANDBOX_NODE=os.environ.get("FAIRTOP_JOIN_CLUSTER", "second") + "-node",
-               SANDBOX_CTLD_PORT=os.environ.get("FAIRTOP_JOIN_CTLD_PORT", "6917"),
-               SANDBOX_SLURMD_PORT=os.environ.get("FAIRTOP_JOIN_SLURMD_PORT", "6918"),
+               SANDBOX_CTLD_PORT=str(int(os.environ.get("FAIRTOP_JOIN_CTLD_PORT", "6917")) + shift),
+               SANDBOX_SLURMD_PORT=str(int(os.environ.get("FAIRTOP_JOIN_SLURMD_PORT", "6918")) + shift),
                SANDBOX_RESTD="0", SLURM_CONF=f"{folder}/etc/slurm.conf")
+    if newer:
+        env["SANDBOX_SLURM"] = first["SANDBOX_SLURM"]
     for key in ("SANDBOX_DBD_PORT", "SANDBOX_DB_PORT"):  # the joined cluster reads them from the first
         if key in first:
             env[key] = first[key]

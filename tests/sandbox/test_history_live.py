@@ -15,16 +15,18 @@ from pathlib import Path
 
 import pytest
 
-from tests.sandbox._sandbox import SKIP, after_a_cycle, charged, cluster_name, first_env, sh, unique, wait_all
+from tests.sandbox._sandbox import (SKIP, after_a_cycle, charged, cluster_name, on_release, release_env, sh, unique,
+                                    wait_all)
 from tui.cli import main
 
 pytestmark = [pytest.mark.sandbox, SKIP]
 
 
-@pytest.fixture(scope="module")
-def hour() -> Iterator[tuple[dict[str, str], str]]:
-    """The CI sandbox at PriorityDecayHalfLife=1:00:00, with a fresh account that ran two jobs."""
-    env = first_env()
+@pytest.fixture(scope="module", params=[pytest.param(r, marks=on_release(r)) for r in ("22.05", "24.11", "26.05")])
+def hour(request: pytest.FixtureRequest) -> Iterator[tuple[dict[str, str], str]]:
+    """Each release's CI sandbox at PriorityDecayHalfLife=1:00:00, with a fresh account that ran
+    two jobs."""
+    env = release_env(request.param)
     short = {**env, "SANDBOX_DECAY": "1:00:00"}
     acct = unique("hist")
     try:
@@ -55,6 +57,7 @@ def history(capsys: pytest.CaptureFixture[str], acct: str) -> dict[str, object]:
 def test_rebuilt_raw_usage_matches_sshare_then_explains_a_reset(hour, capsys, monkeypatch) -> None:  # noqa: ANN001
     env, acct = hour
     monkeypatch.setenv("SLURM_CONF", env["SLURM_CONF"])
+    monkeypatch.setenv("PATH", env["PATH"])  # this release's sacct, sshare and scontrol
     doc = history(capsys, acct)
     check = doc["check"]
     assert check["half_life_s"] == 3600 and check["last_cycle_assumed"] is False, check["notes"]

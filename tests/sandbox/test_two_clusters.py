@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.app.conftest import SIZE, ready
-from tests.sandbox._sandbox import SKIP, charged, cluster_name, first_env, join_env, sh, unique, wait_all
+from tests.sandbox._sandbox import SKIP, charged, cluster_name, join_env, on_release, release_env, sh, unique, wait_all
 from tui.analysis.standing import build_standing
 from tui.sources.cluster_split import split_clusters
 from tui.sources.slurm_cli import live_snapshots
@@ -24,9 +24,10 @@ from tui.sources.sshare import parse_sshare
 pytestmark = [pytest.mark.sandbox, SKIP]
 
 
-@pytest.fixture(scope="module")
-def two() -> Iterator[dict[str, object]]:
-    first, second = first_env(), join_env()
+@pytest.fixture(scope="module", params=[pytest.param(r, marks=on_release(r)) for r in ("22.05", "24.11", "26.05")])
+def two(request: pytest.FixtureRequest) -> Iterator[dict[str, object]]:
+    first = release_env(request.param)
+    second = join_env(None if request.param == "22.05" else first)
     a = cluster_name(first)
     b = second["SANDBOX_CLUSTER"]
     acct_a, acct_b = unique("mca"), unique("mcb")
@@ -63,6 +64,7 @@ def sshare_M(env: dict[str, str], a: str, b: str) -> bytes:
 def test_one_sshare_M_snapshot_per_cluster_equals_what_sshare_printed(two, monkeypatch) -> None:  # noqa: ANN001
     env, a, b = two["first"], two["a"], two["b"]
     monkeypatch.setenv("SLURM_CONF", env["SLURM_CONF"])
+    monkeypatch.setenv("PATH", env["PATH"])  # this release's sshare
     for _ in range(3):  # the printed values move once a minute: compare within one cycle
         before = sshare_M(env, a, b)
         snaps = live_snapshots([a, b])
@@ -96,6 +98,7 @@ async def test_app_shows_and_switches_both_clusters(two, tmp_path, monkeypatch) 
 
     env, a, b = two["first"], two["a"], two["b"]
     monkeypatch.setenv("SLURM_CONF", env["SLURM_CONF"])
+    monkeypatch.setenv("PATH", env["PATH"])
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     conf = tmp_path / "clusters.toml"
     conf.write_text(f'[[cluster]]\nname = "{a}"\nsource = "slurm"\n\n[[cluster]]\nname = "{b}"\nsource = "slurm"\n')
