@@ -126,3 +126,22 @@ def test_a_refused_token_is_one_line_that_does_not_show_it(jwt_sandbox) -> None:
     # slurmdbd refuses it (slurmrestd answers 502 for the associations): one line, no token in it
     assert done.returncode != 0 and done.stderr.count("\n") == 1, done.stderr
     assert "slurmrestd" in done.stderr and bad not in done.stderr and token.split(".")[2] not in done.stderr
+
+
+def test_the_token_from_a_file(jwt_sandbox, tmp_path) -> None:
+    """``$FAIRTOP_SLURM_JWT_FILE`` names a file holding ``scontrol token``'s line; the token is in no
+    argument and in nothing fairtop prints."""
+    env, token = jwt_sandbox
+    path = tmp_path / "jwt"
+    path.write_text(f"SLURM_JWT={token}\n")
+    path.chmod(0o600)
+    run_env = {k: v for k, v in env.items() if k != "SLURM_JWT"}
+    run_env.update(FAIRTOP_SLURM_JWT_FILE=str(path), PYTHONPATH=str(ROOT), USER=USER, LOGNAME=USER)
+    done = subprocess.run([sys.executable, "-m", "tui.cli", "--slurmrestd", f"http://127.0.0.1:{PORT}", "report",
+                           "--format", "csv"], env=run_env, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert f"{ACCOUNT},{USER}," in done.stdout and token not in done.stdout + done.stderr
+    run_env["FAIRTOP_SLURM_JWT_FILE"] = str(tmp_path / "missing")
+    done = subprocess.run([sys.executable, "-m", "tui.cli", "--slurmrestd", f"http://127.0.0.1:{PORT}", "report"],
+                          env=run_env, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode != 0 and done.stderr.count("\n") == 1 and "missing" in done.stderr, done.stderr

@@ -184,9 +184,10 @@ class RestClient:
             assert url is not None
             self.where = url
             base = url.rstrip("/")
-            token = token if token is not None else os.environ.get("SLURM_JWT", "")
+            token = token if token is not None else (os.environ.get("SLURM_JWT") or _token_file())
             if not token:
-                raise ApiUnavailable(f"slurmrestd {url}: no JWT (set SLURM_JWT, e.g. from 'scontrol token')")
+                raise ApiUnavailable(f"slurmrestd {url}: no JWT (set SLURM_JWT, e.g. from 'scontrol token', or "
+                                     f"{TOKEN_FILE_VAR} to a file holding one)")
             user = getpass.getuser() if user is None else user
             headers["X-SLURM-USER-TOKEN"] = token
             if user:
@@ -263,6 +264,24 @@ class RestClient:
             if not isinstance(doc, dict):
                 raise InputError(f"slurmrestd {path}", f"expected a JSON object, got {type(doc).__name__}")
             return doc
+
+
+#: A file holding the JWT (what ``scontrol token`` prints, with or without ``SLURM_JWT=``), for
+#: a site that keeps tokens out of the environment; read only when ``$SLURM_JWT`` is unset.
+TOKEN_FILE_VAR = "FAIRTOP_SLURM_JWT_FILE"
+
+
+def _token_file() -> str:
+    """The JWT of the file ``$FAIRTOP_SLURM_JWT_FILE`` names ("" when none is named); an error
+    names the file, never its content."""
+    path = os.environ.get(TOKEN_FILE_VAR, "")
+    if not path:
+        return ""
+    try:
+        text = open(path, encoding="utf-8").read().strip()
+    except OSError as exc:
+        raise ApiUnavailable(f"{TOKEN_FILE_VAR}={path}: {exc.strerror or exc}") from None
+    return text.removeprefix("SLURM_JWT=").strip()
 
 
 def _maybe_json(response: httpx.Response) -> Any:
