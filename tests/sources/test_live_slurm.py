@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.sandbox._sandbox import on_release, release_env
 from tui.cli import main
 from tui.model import Snapshot
 from tui.sources import saved, slurm_cli
@@ -33,10 +34,23 @@ def _same_cluster(a: Snapshot, b: Snapshot, usage: bool) -> None:
         (j.job_id, j.user, j.account, j.partition, j.state) for j in b.jobs]
 
 
+RELEASES = [pytest.param(r, marks=on_release(r)) for r in ("22.05", "24.11", "26.05")]
+
+
+def _on(release: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Talk to that release's sandbox: its slurm.conf, its commands first on PATH."""
+    env = release_env(release)
+    monkeypatch.setenv("SLURM_CONF", env["SLURM_CONF"])
+    monkeypatch.setenv("PATH", env["PATH"])
+
+
 @pytest.mark.sandbox
 @sandbox
-def test_live_equals_capture(tmp_path: Path) -> None:
-    os.environ.setdefault("SLURM_CONF", "/tmp/slurm-sandbox/etc/slurm.conf")
+@pytest.mark.parametrize("release", RELEASES)
+def test_live_equals_capture(tmp_path: Path, release: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every command of the release answers (no non-zero exit, no warning), and the live source
+    equals what `fairtop capture` saved."""
+    _on(release, monkeypatch)
     for _ in range(3):  # usage decays once a minute: retry when a cycle fell between the reads
         before = slurm_cli.live_snapshot(timeout=30)
         line = slurm_cli.capture(tmp_path / "cap", timeout=30)
@@ -44,6 +58,7 @@ def test_live_equals_capture(tmp_path: Path) -> None:
         folder = saved.load_folder(tmp_path / "cap")
         assert line.startswith(f"captured into {tmp_path / 'cap'} (9 commands, 0 non-zero exits)")  # sacct included
         assert not before.warnings and not folder.warnings
+        assert (before.scheduler_version or "").startswith(release + ".")
         _same_cluster(before, folder, usage=False)
         if np.array_equal(before.tree.usage_raw, after.tree.usage_raw):
             _same_cluster(before, folder, usage=True)
@@ -54,8 +69,10 @@ def test_live_equals_capture(tmp_path: Path) -> None:
 
 @pytest.mark.sandbox
 @sandbox
-def test_cli_capture_then_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    os.environ.setdefault("SLURM_CONF", "/tmp/slurm-sandbox/etc/slurm.conf")
+@pytest.mark.parametrize("release", RELEASES)
+def test_cli_capture_then_report(tmp_path: Path, capsys: pytest.CaptureFixture[str], release: str,
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    _on(release, monkeypatch)
     assert main(["capture", str(tmp_path)]) == 0
     assert capsys.readouterr().out.count("\n") == 1
     assert main(["report", "--from", str(tmp_path), "--format", "csv"]) == 0
