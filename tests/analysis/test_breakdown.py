@@ -185,3 +185,20 @@ def test_root_row():
     assert ex.factor_formula == "the root has no factor of its own"
     assert ex.summary == ("root is the whole cluster: 0.0583 SU (billing-hours) of decayed usage (all past use, halved"
                           " every 7 days), shared among 12 user associations.")
+
+
+def test_a_value_26_05_leaves_blank_is_labelled_as_fairtops() -> None:
+    """Slurm 26.05 (classic) prints no FairShare for accounts: the breakdown still explains the
+    account's factor, labelled as fairtop's own; on 22.05, where sshare printed it, no label."""
+    from tests.conftest import FIXTURES
+    from tui.analysis.breakdown import explain_slurm
+    from tui.analysis.standing import build_standing
+    from tui.sources.saved import load_folder
+
+    for where, labelled in (("slurm-26.05", True), ("slurm", False)):
+        snap = load_folder(FIXTURES / where / "nested_parent" / "classic")
+        assert snap.tree is not None
+        row = next(i for i in range(snap.tree.size) if str(snap.tree.account[i]) == "aa" and not snap.tree.is_user[i])
+        text = explain_slurm(build_standing(snap), row).factor_formula
+        assert text.startswith("F = 2^(−E / S / d) = 2^(−0.1")
+        assert ("fairtop's own: Slurm 26.05.3's sshare prints no FairShare for accounts" in text) == labelled

@@ -19,6 +19,7 @@ import numpy as np
 
 from tui.engine.result import FairshareResult
 from tui.model import NO_VAL, USE_PARENT, AssocTree, path_to
+from tui.slurm_releases import release
 from tui.formats.sshare import sshare_cells
 from tui.analysis.rank_path import fair_tree_siblings, rank_path
 from tui.analysis.standing import Standing
@@ -397,6 +398,10 @@ def explain_slurm(standing: Standing, row: int) -> Explanation:
         halving = halving_usage_classic(eff, shares, float(tree.usage_raw[0]), damp) if row else math.nan
         factor_formula = (f"F = 2^(−E / S / d) = 2^(−{cells['EffectvUsage'][row]} / {cells['NormShares'][row]}"
                           f" / {damp}) = {factor_text}")
+        printer = release(standing.snapshot.scheduler_version)
+        if not is_user and printer.controller_classic_fairshare:  # the engine explains what sshare leaves blank
+            factor_formula += (f" (fairtop's own: Slurm {printer.version}'s sshare prints no FairShare for "
+                               "accounts; slurmctld uses only the users')")
         if shares <= 0:
             factor_formula = "F = 0: no shares on the path"
             summary = f"{label} has no shares (itself or an account above it): its fairshare is 0 whatever it uses."
