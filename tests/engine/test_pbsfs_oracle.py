@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import random
 import shutil
+import sys
 import subprocess
 from pathlib import Path
 
@@ -23,7 +24,7 @@ import pytest
 
 from tests.conftest import ROOT
 from tui.engine.pbs import compute, decay_usage
-from tui.formats.pbsfs import compare, entity, listing, tree_text
+from tui.formats.pbsfs import compare, entity, listing, percent_text, tree_text
 from tui.sources.pbs_folder import load_pbs_folder
 
 PBS_PREFIX = Path(os.environ.get("PBS_PREFIX", "/opt/openpbs"))
@@ -102,3 +103,46 @@ def test_pbsfs_equals_fairtop_on_a_random_tree(seed: int, tmp_path: Path) -> Non
     assert np.array_equal(decayed.usage[leaves], decay_usage(tree.usage, 0.5)[leaves])
     assert _pbsfs(home, "-p") == listing(decayed)
     assert compared >= 2 * len(tree.name)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_sched_config_settings_as_pbsfs_reads_them(seed: int, tmp_path: Path) -> None:
+    """``unknown_shares`` (the unknown group's shares, so every percentage), ``fairshare_usage_res``
+    (the units line) and ``fairshare_decay_factor`` (what ``-d`` multiplies by) in the folder's
+    sched_config: pbsfs and fairtop agree; and ``report --pbs-resource-group/--pbs-usage`` on the
+    binary usage file pbsfs wrote gives pbsfs's usage and percentages."""
+    import json
+
+    rng = random.Random(1000 + seed)
+    text, names = _random_tree(rng)
+    home = tmp_path / "home"
+    (home / "sched_priv").mkdir(parents=True)
+    (home / "sched_priv" / "resource_group").write_text(text)
+    unknown, factor = rng.choice([0, 10, 40]), rng.choice([0.25, 0.7, 0.9])
+    default = (PBS_PREFIX / "etc" / "pbs_sched_config").read_text() if PBS_PREFIX.exists() else ""
+    (home / "sched_priv" / "sched_config").write_text(
+        default.replace("fairshare_usage_res: cput", 'fairshare_usage_res: "ncpus*walltime"')
+        .replace("fairshare_decay_factor: 0.5", f"fairshare_decay_factor: {factor}")
+        + f"unknown_shares: {unknown}\n")
+    for name in names:
+        _pbsfs(home, "-s", name, str(rng.choice([3, 600, 86400, 10**7])))
+    tree = load_pbs_folder(_folder(home, tmp_path / "published")).pbs
+    assert tree is not None and tree.usage_res == "ncpus*walltime"
+    assert int(tree.shares[list(tree.name).index("unknown")]) == unknown
+    assert _pbsfs(home, "-p") == listing(tree)
+    # the report from the two files alone (no sched_config: the unknown group's shares given)
+    done = subprocess.run([sys.executable, "-m", "tui.cli", "report", "--pbs-resource-group",
+                           str(home / "sched_priv" / "resource_group"), "--pbs-usage",
+                           str(home / "sched_priv" / "usage"), "--pbs-unknown-shares", str(unknown),
+                           "--format", "json"], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    rows = {r["name"]: r for r in json.loads(done.stdout)}
+    fs = compute(tree)
+    for i, name in enumerate(tree.name):
+        assert rows[str(name)]["usage"] == float(tree.usage[i])
+        assert rows[str(name)]["percentage"] == float(percent_text(fs.tree_percentage[i]))  # as pbsfs -g prints
+    _pbsfs(home, "-d")
+    decayed = load_pbs_folder(_folder(home, tmp_path / "decayed")).pbs
+    assert decayed is not None
+    leaves = np.setdiff1d(np.arange(len(tree.name)), tree.parent[tree.parent >= 0])
+    assert np.array_equal(decayed.usage[leaves], decay_usage(tree.usage, factor)[leaves])
