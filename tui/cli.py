@@ -7,9 +7,10 @@ Bad input never shows a traceback: one line naming the file (and line), exit sta
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from pathlib import Path
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from tui import __version__
@@ -820,21 +821,22 @@ def _capture(args: argparse.Namespace) -> int:
     """``fairtop capture``: a cluster that does not answer is one line and exit 2, and leaves no
     folder behind (the commands run before the folder is made)."""
     try:
+        capture: Callable[[str | Path], str]
         if args.pbs:
             from tui.sources.pbs_folder import capture as capture_pbs
 
-            sys.stdout.write(capture_pbs(args.dir))
-            return 0
-        from tui.sources import slurm_cli
+            capture = capture_pbs
+        else:
+            from tui.sources import slurm_cli
 
-        on = getattr(args, "report_cluster", None) or ""  # --cluster NAME: sshare -M NAME, ...
+            on = getattr(args, "report_cluster", None) or ""  # --cluster NAME: sshare -M NAME, ...
+            capture = functools.partial(slurm_cli.capture, on=on)
         if args.every:
             from tui.sources.publish import publish_every
 
-            published = publish_every(args.dir, lambda d: slurm_cli.capture(d, on=on), args.every, args.keep,
-                                      args.count)
+            published = publish_every(args.dir, capture, args.every, args.keep, args.count)
             return 0 if published else EXIT_INPUT
-        sys.stdout.write(slurm_cli.capture(args.dir, on=on))
+        sys.stdout.write(capture(args.dir))
         return 0
     except SourceUnavailable as exc:
         print(f"fairtop capture: {' '.join(str(exc).split())}", file=sys.stderr)

@@ -310,6 +310,10 @@ class PbsTree:
     """``fairshare_usage_res``: the unit ``usage`` is in (display only)."""
     last_decay: int | None = None
     """Epoch seconds of the last decay, from the binary usage file header; None if unknown."""
+    decay_factor: float | None = None
+    """``fairshare_decay_factor`` from the saved ``sched_config``; None if not saved."""
+    decay_time_s: int | None = None
+    """``fairshare_decay_time`` in seconds from the saved ``sched_config``; None if not saved."""
 
 
 @dataclass(frozen=True, eq=False)

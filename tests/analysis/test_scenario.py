@@ -300,6 +300,27 @@ def test_pbs_scenario() -> None:
         run_scenario(parse_scenario({"horizon": "1-0", "jobs": [{"user": "zz"}]}), snap, NOW)
 
 
+def test_pbs_scenario_takes_the_decay_from_the_captured_sched_config() -> None:
+    """Unsaid in the scenario, the decay is the site's (sched_config, as captured), not 0.5 a day."""
+    import dataclasses
+
+    from tui.model import Snapshot
+    from tui.sources.pbs import read_pbs
+
+    tree = read_pbs(str(FIXTURES / "pbs" / "seed002_resource_group"), str(FIXTURES / "pbs" / "seed002_usage.txt"))
+    site = dataclasses.replace(tree, decay_factor=0.5, decay_time_s=6 * 3600)
+    job = {"user": "L5", "cpus": 2, "walltime": "1:00:00"}
+    sc = parse_scenario({"horizon": "1-0", "step": "1:00:00", "jobs": [job]})
+    [d] = run_scenario(sc, Snapshot(cluster="pbs", source="seed002", pbs=tree), NOW).series
+    assert d.raw_usage[24] == pytest.approx((100 + 2 * 3600) * 0.5, rel=1e-12)  # OpenPBS's defaults: once, x0.5
+    [s] = run_scenario(sc, Snapshot(cluster="pbs", source="seed002", pbs=site), NOW).series
+    assert s.raw_usage[24] == pytest.approx((100 + 2 * 3600) * 0.5 ** 4, rel=1e-12)  # every 6 h: four times
+    said = parse_scenario({"horizon": "1-0", "step": "1:00:00", "jobs": [job],
+                           "settings": {"pbs_decay_factor": 0.5, "pbs_decay_time": "1-0"}})
+    [o] = run_scenario(said, Snapshot(cluster="pbs", source="seed002", pbs=site), NOW).series
+    assert o.raw_usage[24] == d.raw_usage[24]  # the scenario's own settings win
+
+
 def test_pending_job_priority_and_when_it_passes_another() -> None:
     # Demo jobs: 61004321 (michellel) is behind 61000852 (ahmedl) now; ahmedl's age caps at
     # PriorityMaxAge first, so michellel's job passes it. With no campaign and every usage

@@ -90,6 +90,26 @@ def test_sched_config_values():
         pbs_folder.sched_config_values("unknown_shares: 3000000000\n", "c")
 
 
+def test_sched_decay_values_as_pbs_sched_reads_them(tmp_path):
+    # OpenPBS's default sched_config: 0.5 every 24:00:00
+    text = "fairshare_decay_time: 24:00:00\nfairshare_decay_factor: 0.5\n"
+    assert pbs_folder.sched_decay_values(text, "c") == (0.5, 86400)
+    assert pbs_folder.sched_decay_values("fairshare_decay_time: 90\n#fairshare_decay_factor: 0.9\n", "c") == (None, 90)
+    assert pbs_folder.sched_decay_values("fairshare_decay_time: 01:30\n", "c") == (None, 90)  # MM:SS
+    assert pbs_folder.sched_decay_values("", "c") == (None, None)
+    for bad, what in (("fairshare_decay_factor: 1\n", "fairshare_decay_factor '1'"),
+                      ("fairshare_decay_factor: half\n", "fairshare_decay_factor 'half'"),
+                      ("fairshare_decay_time: 0\n", "fairshare_decay_time '0'"),
+                      ("fairshare_decay_time: 1d\n", "fairshare_decay_time '1d'")):
+        with pytest.raises(InputError, match=f"c:1: {what}"):
+            pbs_folder.sched_decay_values(bad, "c")
+    folder = seed_folder(tmp_path / "f", sched_config="fairshare_decay_time: 00:00:20\nfairshare_decay_factor: 0.7\n")
+    tree = load_pbs_folder(folder).pbs
+    assert (tree.decay_factor, tree.decay_time_s) == (0.7, 20)
+    tree = load_pbs_folder(seed_folder(tmp_path / "g", sched_config="unknown_shares: 0\n")).pbs
+    assert (tree.decay_factor, tree.decay_time_s) == (None, None)  # unsaid: the planner's defaults apply
+
+
 def test_date_u_matches_the_date_command_format():
     assert date_u(datetime(2026, 11, 2, 20, 3, 4, tzinfo=timezone.utc)) == "Mon Nov  2 20:03:04 UTC 2026"
     assert date_u(datetime(2026, 11, 22, 9, 0, 0, tzinfo=timezone.utc)) == "Sun Nov 22 09:00:00 UTC 2026"
@@ -148,6 +168,44 @@ def test_capture_reads_pbs_home_from_pbs_conf(fake_server, tmp_path, monkeypatch
     assert pbs_home(tmp_path / "none.conf") == Path("/var/spool/pbs")
     monkeypatch.setenv("PBS_HOME", "/elsewhere")
     assert pbs_home(conf) == Path("/elsewhere")  # the environment wins, as for the PBS commands
+
+
+def test_capture_finds_pbs_home_through_pbs_conf_file(fake_server, tmp_path, monkeypatch):
+    """``PBS_CONF_FILE`` names the configuration as it does for every PBS command (a second server's
+    tools, or a test server beside the real one)."""
+    conf = tmp_path / "other.conf"
+    conf.write_text(f"PBS_HOME={fake_server}\n")
+    monkeypatch.delenv("PBS_HOME")
+    monkeypatch.setenv("PBS_CONF_FILE", str(conf))
+    assert pbs_home() == fake_server
+    assert capture(tmp_path / "cap").startswith(f"captured {fake_server / 'sched_priv'}")
+
+
+def test_capture_keeps_the_binary_usage_file_with_its_last_decay(fake_server, tmp_path):
+    """The scheduler's own usage file is saved beside pbsfs's listing and read first: exact doubles
+    and the time of the last decay, which the planner's PBS projection starts from."""
+    from tests.sources.test_pbs_parsers import P1_BINARY, v2
+
+    tree = read_pbs(FIX / "man_resource_group", FIX / "man_usage.txt")  # the same usage as P1_BINARY
+    assert P1_BINARY == v2([(b"pbsuser1", 100.0), (b"pbsuser", 100.0), (b"pbsuser3", 1000.0)])
+    (fake_server / "sched_priv" / "usage").write_bytes(v2([(b"pbsuser1", 100.0), (b"pbsuser", 100.0),
+                                                           (b"pbsuser3", 1000.0)], last_decay=1_790_000_000))
+    summary = capture(tmp_path / "cap")
+    assert "sched_config, usage, pbsfs.txt" in summary
+    assert (tmp_path / "cap" / "usage").read_bytes() == (fake_server / "sched_priv" / "usage").read_bytes()
+    loaded = load_pbs_folder(tmp_path / "cap").pbs
+    assert loaded.last_decay == 1_790_000_000
+    assert np.array_equal(loaded.usage, tree.usage)
+
+
+def test_cli_capture_pbs_every_publishes(fake_server, tmp_path, capsys):
+    """``capture --pbs --every`` publishes as the Slurm capture does (it used to capture once)."""
+    root = tmp_path / "pub"
+    assert main(["capture", "--pbs", "--every", "10s", "--count", "1", "--keep", "2", str(root)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 1 and out[0].startswith("current ")
+    published = Path(out[0].split(" ", 1)[1])
+    assert (root / "current").resolve() == published.resolve() and is_pbs_folder(published)
 
 
 def test_capture_without_pbsfs_is_source_unavailable(tmp_path, monkeypatch, fake_server):

@@ -1264,8 +1264,9 @@ def _run_pbs(sc: Scenario, snap: Snapshot, now: datetime, t: np.ndarray, runs: l
         rows_of.append(names[name])
     rate = [j.billing if j.billing is not None else j.totals().get("cpu", 0.0) for j in sc.jobs]
     o = sc.settings
-    f = o.pbs_decay_factor if o.pbs_decay_factor is not None else 0.5
-    period = o.pbs_decay_time_s if o.pbs_decay_time_s is not None else 86400
+    # the scenario's settings, else the captured sched_config's, else the scheduler's defaults
+    f = next(v for v in (o.pbs_decay_factor, tree.decay_factor, 0.5) if v is not None)
+    period = next(v for v in (o.pbs_decay_time_s, tree.decay_time_s, 86400) if v is not None)
     first = None
     if tree.last_decay:
         first = max(0.0, tree.last_decay + period - now.timestamp())

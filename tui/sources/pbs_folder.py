@@ -21,6 +21,7 @@ import os
 import re
 import shutil
 import subprocess
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -28,8 +29,8 @@ from tui.model import Snapshot
 from tui.sources.errors import InputError, SourceUnavailable
 from tui.sources.pbs import INT_MAX, read_pbs
 
-__all__ = ["FILES", "USAGE_FILES", "is_pbs_folder", "load_pbs_folder", "sched_config_values", "pbs_home",
-           "date_u", "capture"]
+__all__ = ["FILES", "USAGE_FILES", "is_pbs_folder", "load_pbs_folder", "sched_config_values", "sched_decay_values",
+           "pbs_home", "conf_file", "date_u", "capture"]
 
 #: Seconds ``pbsfs`` may take (it only reads local files).
 CAPTURE_TIMEOUT = 30.0
@@ -73,6 +74,48 @@ def sched_config_values(text: str, source: str) -> tuple[int, str | None]:
     return unknown, res
 
 
+def _decay_time(value: str) -> int | None:
+    """``fairshare_decay_time`` as PBS reads a time: seconds, ``MM:SS`` or ``HH:MM:SS``."""
+    if not re.fullmatch(r"[0-9]+(:[0-9]+){0,2}", value):
+        return None
+    seconds = 0
+    for part in value.split(":"):
+        seconds = seconds * 60 + int(part)
+    return seconds
+
+
+def sched_decay_values(text: str, source: str) -> tuple[float | None, int | None]:
+    """``fairshare_decay_factor`` and ``fairshare_decay_time`` (seconds) from ``sched_config``;
+    None for one that is absent (the scheduler then uses 0.5 and 24:00:00).
+
+    Raises
+    ------
+    InputError
+        A factor outside (0, 1) or a time that is not seconds, ``MM:SS`` or ``HH:MM:SS`` above 0
+        (pbs_sched refuses both).
+    """
+    factor: float | None = None
+    period: int | None = None
+    for n, line in enumerate(text.splitlines(), 1):
+        body = line.split("#", 1)[0].strip()
+        m = re.match(r"(fairshare_decay_factor|fairshare_decay_time)\s*:\s*(\S+)", body)
+        if not m:
+            continue
+        if m.group(1) == "fairshare_decay_factor":
+            try:
+                factor = float(m.group(2))
+            except ValueError:
+                factor = None
+            if factor is None or not 0 < factor < 1:
+                raise InputError(source, f"fairshare_decay_factor {m.group(2)!r} is not a number between 0 and 1", n)
+        else:
+            period = _decay_time(m.group(2))
+            if not period:
+                raise InputError(source, f"fairshare_decay_time {m.group(2)!r} is not a time above 0 "
+                                         "(seconds or HH:MM:SS)", n)
+    return factor, period
+
+
 def load_pbs_folder(path: str | Path) -> Snapshot:
     """Read a PBS folder.
 
@@ -92,12 +135,17 @@ def load_pbs_folder(path: str | Path) -> Snapshot:
     if usage is None:
         warnings.append(f"{folder}: no usage file ({', '.join(USAGE_FILES)}): every entity shows usage 1 (none)")
     unknown, res = 0, None
+    factor: float | None = None
+    period: int | None = None
     conf = folder / FILES["sched_config"]
     if conf.is_file():
-        unknown, res = sched_config_values(conf.read_text(encoding="utf-8", errors="replace"), str(conf))
+        text = conf.read_text(encoding="utf-8", errors="replace")
+        unknown, res = sched_config_values(text, str(conf))
+        factor, period = sched_decay_values(text, str(conf))
     else:
         warnings.append(f"{conf}: not saved; unknown_shares taken as 0 (the OpenPBS default)")
-    tree = read_pbs(rg, usage, unknown_shares=unknown, usage_res=res or "cput")
+    tree = replace(read_pbs(rg, usage, unknown_shares=unknown, usage_res=res or "cput"),
+                   decay_factor=factor, decay_time_s=period)
     taken = datetime.fromtimestamp(rg.stat().st_mtime, timezone.utc)
     stamp = folder / FILES["captured_at"]
     if stamp.is_file():
@@ -109,11 +157,14 @@ def load_pbs_folder(path: str | Path) -> Snapshot:
                     warnings=tuple(warnings))
 
 
-def pbs_home(conf: Path = PBS_CONF) -> Path:
-    """``$PBS_HOME``: the environment variable, else ``PBS_HOME=`` in ``/etc/pbs.conf``, else
-    :data:`DEFAULT_PBS_HOME` (the order the PBS commands use: the environment overrides the file)."""
+def pbs_home(conf: Path | None = None) -> Path:
+    """``$PBS_HOME``: the environment variable, else ``PBS_HOME=`` in the PBS configuration file
+    (``$PBS_CONF_FILE``, else ``/etc/pbs.conf``), else :data:`DEFAULT_PBS_HOME` (the order the PBS
+    commands use: the environment overrides the file)."""
     if os.environ.get("PBS_HOME"):
         return Path(os.environ["PBS_HOME"])
+    if conf is None:
+        conf = conf_file()
     try:
         text = conf.read_text(encoding="utf-8", errors="replace")
     except OSError:
@@ -123,6 +174,11 @@ def pbs_home(conf: Path = PBS_CONF) -> Path:
         if key.strip() == "PBS_HOME" and value.strip():
             return Path(value.strip().strip('"'))
     return Path(DEFAULT_PBS_HOME)
+
+
+def conf_file() -> Path:
+    """The PBS configuration file the PBS commands read: ``$PBS_CONF_FILE``, else ``/etc/pbs.conf``."""
+    return Path(os.environ["PBS_CONF_FILE"]) if os.environ.get("PBS_CONF_FILE") else PBS_CONF
 
 
 def date_u(t: datetime) -> str:
@@ -151,13 +207,21 @@ def _run_pbsfs(timeout: float) -> bytes:
     return proc.stdout
 
 
+def _read_or_none(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
 def capture(path: str | Path, timeout: float = CAPTURE_TIMEOUT) -> str:
     """Save a PBS server's fairshare files into ``path`` (``fairtop capture --pbs DIR``).
 
-    Copies ``$PBS_HOME/sched_priv/resource_group`` and ``sched_config`` (see :func:`pbs_home`),
-    writes ``pbsfs``'s output to ``pbsfs.txt`` (every node's usage as the scheduler holds it) and
-    the time to ``captured_at.txt`` in ``date -u``'s format, so ``fairtop --from DIR`` and
-    ``fairtop report --from DIR`` read it back (:func:`load_pbs_folder`).
+    Copies ``$PBS_HOME/sched_priv/resource_group``, ``sched_config`` and the scheduler's binary
+    ``usage`` file (see :func:`pbs_home`), writes ``pbsfs``'s output to ``pbsfs.txt`` (every
+    node's usage as the scheduler holds it) and the time to ``captured_at.txt`` in ``date -u``'s
+    format, so ``fairtop --from DIR`` and ``fairtop report --from DIR`` read it back
+    (:func:`load_pbs_folder`).
 
     Returns
     -------
@@ -177,9 +241,15 @@ def capture(path: str | Path, timeout: float = CAPTURE_TIMEOUT) -> str:
     rg = priv / FILES["resource_group"]
     if not rg.is_file():
         raise SourceUnavailable(f"{rg}: no such file (is this the PBS server? set PBS_HOME or "
-                                f"PBS_HOME= in {PBS_CONF})")
+                                f"PBS_HOME= in {conf_file()})")
     conf = priv / FILES["sched_config"]
-    listing = _run_pbsfs(timeout)
+    usage_file = priv / "usage"
+    for _ in range(3):  # the scheduler rewrites usage each cycle: keep a file and a listing of one moment
+        before = _read_or_none(usage_file)
+        listing = _run_pbsfs(timeout)
+        usage = _read_or_none(usage_file)
+        if usage == before:
+            break
     folder = Path(path)
     written = [FILES["resource_group"]]
     try:
@@ -190,6 +260,9 @@ def capture(path: str | Path, timeout: float = CAPTURE_TIMEOUT) -> str:
             written.append(FILES["sched_config"])
         elif (folder / FILES["sched_config"]).exists():
             (folder / FILES["sched_config"]).unlink()  # not an earlier capture's beside this one
+        if usage is not None:  # the exact doubles and the last decay's time, which pbsfs does not print
+            (folder / "usage").write_bytes(usage)
+            written.append("usage")
         (folder / "pbsfs.txt").write_bytes(listing)
         (folder / FILES["captured_at"]).write_text(date_u(started) + "\n")
     except OSError as exc:
