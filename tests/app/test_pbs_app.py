@@ -107,7 +107,8 @@ async def test_pbs_folder_tree_equals_both_reports_cell_for_cell(seed_dir, capsy
         leaves = {"L1", "L2", "L3", "L4", "L5", "L6", "L7", "L8", "unknown"}
         higher = sum(float(r[6]) > float(by_name["L5"][6]) for r in from_dir if r[0] in leaves)
         assert str(app.query_one("#me-summary").content) == (
-            f"L5 · fairshare_factor 0.098927 · {higher} of 9 entities have a higher factor")
+            f"L5 · fairshare_factor 0.098927 · {higher} of 9 entities have a higher factor"
+                " · pending jobs unknown (fairtop reads PBS's fairshare files, not qstat)")
 
 
 async def test_pbs_sort_keys_use_the_same_letters(seed_dir):

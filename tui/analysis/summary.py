@@ -90,7 +90,8 @@ def _pbs_summary(standing: Standing) -> UserSummary:
     leaves[0] = False
     higher = int(np.count_nonzero(fs.factor[leaves] > fs.factor[row]))
     return UserSummary((me, f"fairshare_factor {fs.factor[row]:.6f}",
-                        f"{higher:,} of {int(leaves.sum()):,} entities have a higher factor"), row)
+                        f"{higher:,} of {int(leaves.sum()):,} entities have a higher factor",
+                        "pending jobs unknown (fairtop reads PBS's fairshare files, not qstat)"), row)
 
 
 def user_summary(standing: Standing) -> UserSummary | None:
