@@ -20,10 +20,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tui.engine import classic, fair_tree  # noqa: E402
-from tui.engine.tree import structure  # noqa: E402
-from tui.engine import pbs  # noqa: E402
+from tui.engine import (  # noqa: E402
+    classic,
+    fair_tree,
+    pbs,  # noqa: E402
+)
 from tui.engine.reference import classic_reference, fair_tree_reference, pbs_reference  # noqa: E402
+from tui.engine.tree import structure  # noqa: E402
 from tui.model import NO_VAL, USE_PARENT, AssocTree, PbsTree  # noqa: E402
 
 REFERENCE_LIMIT = 100_000

@@ -23,9 +23,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from engine import random_tree, timed as best  # noqa: E402
+from engine import random_tree  # noqa: E402
+from engine import timed as best
 
-from tui.analysis.scenario import Scenario, ScenarioJob, SettingsOverride, run_scenario  # noqa: E402
+from tui.analysis.planner import Scenario, ScenarioJob, SettingsOverride, run_scenario
 from tui.engine.projection import project_fairshare, project_usage  # noqa: E402
 from tui.model import Snapshot  # noqa: E402
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui.engine import compute
 from tui.analysis.reconcile import COLUMNS, reconcile
-from tui.sources.saved import load_folder
+from tui.engine import compute
 from tui.model import AssocTree
 from tui.slurm_releases import SlurmRelease, release
+from tui.sources.saved import load_folder
 from tui.sources.sshare import SshareTable, parse_sshare
 
 Mismatches = tuple[list[tuple[str, str, str, str]], int]

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import re
+import tomllib
 from pathlib import Path
 
 import pytest
-import re
-import tomllib
 
 from tests.app.conftest import isolated_paths  # noqa: F401 - autouse fixture
 from tui import config

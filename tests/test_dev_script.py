@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import glob
 import os
-import shutil
 import re
+import shutil
 import subprocess
 from pathlib import Path
 

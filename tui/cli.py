@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
-from pathlib import Path
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tui import __version__
@@ -641,8 +641,13 @@ def _whatif(args: argparse.Namespace) -> str:
     """``whatif SCENARIO.toml``: load the scenario and the source, project, format."""
     from datetime import datetime
 
-    from tui.analysis.scenario import load_scenario, run_scenario
-    from tui.analysis.whatif_output import format_whatif_csv, format_whatif_json, format_whatif_table
+    from tui.analysis.planner import (
+        format_whatif_csv,
+        format_whatif_json,
+        format_whatif_table,
+        load_scenario,
+        run_scenario,
+    )
     from tui.model import PrioritySettings, Snapshot
 
     scenario = load_scenario(args.scenario)

@@ -26,11 +26,11 @@ import getpass
 import os
 import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from collections.abc import Mapping
 
 import tomli_w
 from platformdirs import user_config_path, user_state_path
@@ -40,7 +40,7 @@ from tui.sources import registry
 from tui.sources.errors import InputError
 
 if TYPE_CHECKING:  # the what-if modules pull in numpy: imported where used, not at start-up
-    from tui.analysis.scenario import Scenario
+    from tui.analysis.planner import Scenario
 
 SYSTEM_FILE = Path("/etc/fairtop/config.toml")
 """Site-wide config file (read if it exists)."""
@@ -463,14 +463,14 @@ def load_state(path: Path | None = None) -> State:
 
 def load_named_scenarios(path: Path | None = None) -> list[tuple[str, Scenario | InputError]]:
     """The what-if scenarios saved in the state file (a damaged one as its error)."""
-    from tui.analysis.scenario_store import stored_scenarios
+    from tui.analysis.planner import stored_scenarios
 
     return stored_scenarios(load_state(path).scenarios)
 
 
 def save_named_scenario(name: str, scenario: Scenario, path: Path | None = None) -> Path:
     """Save ``scenario`` under ``name`` in the state file (replacing one of that name)."""
-    from tui.analysis.scenario_store import store_scenario
+    from tui.analysis.planner import store_scenario
 
     state = load_state(path)
     state.scenarios = store_scenario(state.scenarios, name, scenario)
@@ -479,7 +479,7 @@ def save_named_scenario(name: str, scenario: Scenario, path: Path | None = None)
 
 def delete_named_scenario(name: str, path: Path | None = None) -> Path:
     """Remove the scenario called ``name`` from the state file."""
-    from tui.analysis.scenario_store import drop_scenario
+    from tui.analysis.planner import drop_scenario
 
     state = load_state(path)
     state.scenarios = drop_scenario(state.scenarios, name)

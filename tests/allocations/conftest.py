@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 import warnings
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 

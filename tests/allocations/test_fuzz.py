@@ -3,8 +3,8 @@ bodies, parameters and paths) against the real server: every answer is JSON and 
 
 from __future__ import annotations
 
-from datetime import date
 from collections.abc import Iterator
+from datetime import date
 
 import httpx
 import pytest

@@ -9,17 +9,17 @@ import pytest
 
 from tests.conftest import FIXTURES
 from tests.treebuild import tree_from_text
-from tui.engine import compute
 from tui.analysis.breakdown import (
     describe_duration,
     explain_slurm,
     halving_usage_classic,
     halving_usage_level_fs,
 )
+from tui.analysis.standing import build_standing
+from tui.engine import compute
+from tui.engine.projection import add_usage
 from tui.model import Job, PrioritySettings, Snapshot, path_to
 from tui.sources.sshare import parse_sshare
-from tui.analysis.standing import build_standing
-from tui.engine.projection import add_usage
 
 
 def view_of(tree, algorithm, dampening=1, jobs=(), half_life_s=7 * 86400):

@@ -11,11 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tui.analysis.job_form import parse_job_form
-from tui.analysis.node_check import check_fit
-from tui.analysis.plan_answers import admin_answer
-from tui.analysis.scenario import parse_scenario, run_scenario
-from tui.analysis.whatif_output import format_whatif_csv, format_whatif_table, whatif_dict
+from tui.analysis.planner import format_whatif_csv, format_whatif_table, parse_scenario, run_scenario
+from tui.analysis.planner.answers import admin_answer
+from tui.analysis.planner.job_form import parse_job_form
+from tui.analysis.planner.node_check import check_fit
+from tui.analysis.planner.output import whatif_dict
 from tui.model import (
     UNLIMITED,
     Allocation,

@@ -9,9 +9,19 @@ from datetime import datetime, timezone
 import numpy as np
 
 from tests.treebuild import tree_from_text
-from tui.analysis.plan_compare import Baselines, PlanProjection, metrics, project_plan, table_rows
-from tui.analysis.plan_form import JOB_FIELDS, fields_of_job, parse_plan, time_text
-from tui.analysis.scenario import AssocSeries, ScenarioJob
+from tui.analysis.planner import (
+    JOB_FIELDS,
+    Baselines,
+    PlanProjection,
+    ScenarioJob,
+    fields_of_job,
+    metrics,
+    parse_plan,
+    project_plan,
+    table_rows,
+)
+from tui.analysis.planner.form import time_text
+from tui.analysis.planner.result import AssocSeries
 from tui.model import Partition, PrioritySettings, Snapshot
 
 NOW = datetime(2026, 3, 1, tzinfo=timezone.utc)
@@ -118,7 +128,7 @@ def test_the_pane_gets_the_allocation_balance_and_the_planned_priority() -> None
     # pre-debited, so 912,900 SU free before the campaign; the campaign's four 12-hour copies are
     # pre-debited at their start (t = 0), so from the first step the balance is 912,900 less the
     # campaign's SU (the job runs its whole walltime: charged = held).
-    from tui.analysis.plan_form import JOB_FIELDS
+    from tui.analysis.planner import JOB_FIELDS
     from tui.sources.demo import demo_snapshot
 
     snap = demo_snapshot()

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 from tests.treebuild import tree_from_text
-from tui.model import PrioritySettings, Snapshot
-from tui.analysis.recovery import days_to_reach, recovery
+from tui.analysis.planner import recovery
+from tui.analysis.planner.recovery_days import days_to_reach
 from tui.analysis.standing import build_standing
+from tui.model import PrioritySettings, Snapshot
 
 FLAT = """
 @a 1 100
@@ -57,7 +58,7 @@ def test_bad_row_is_an_error():
 def test_day_reached_interpolates_and_dates_from_the_snapshot() -> None:
     from datetime import datetime, timezone
 
-    from tui.analysis.recovery import Recovery, day_reached
+    from tui.analysis.planner import Recovery, day_reached
 
     start = datetime(2025, 1, 15, tzinfo=timezone.utc)
     rec = Recovery(np.array([0.0, 2.0, 4.0]), np.array([9.0, 3.0, 1.0]), np.array([0.2, 0.4, 0.6]), 3.0, start)

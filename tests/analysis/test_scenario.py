@@ -3,25 +3,17 @@ round trips and errors, and a Slurm scenario on a real capture."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import math
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 import numpy as np
 import pytest
 
 from tests.conftest import FIXTURES
-from tui.analysis.scenario import (
-    Model,
-    Scenario,
-    ScenarioJob,
-    load_scenario,
-    parse_scenario,
-    recovery_time,
-    run_scenario,
-    save_scenario,
-)
+from tui.analysis.planner import Scenario, ScenarioJob, load_scenario, parse_scenario, run_scenario, save_scenario
+from tui.analysis.planner.run import recovery_time
+from tui.analysis.planner.scenario import Model
 from tui.engine.decay import decay_factor
 from tui.engine.projection import job_usage_over_cycles
 from tui.sources import registry

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
-import tomllib
-
-from tui.analysis.scenario import load_scenario, parse_scenario, save_scenario, scenario_to_dict
-from tui.analysis.scenario_store import drop_scenario, store_scenario, stored_scenarios
+from tui.analysis.planner import (
+    drop_scenario,
+    load_scenario,
+    parse_scenario,
+    save_scenario,
+    scenario_to_dict,
+    store_scenario,
+    stored_scenarios,
+)
 from tui.config import delete_named_scenario, load_named_scenarios, load_state, save_named_scenario
 from tui.sources.errors import InputError
 

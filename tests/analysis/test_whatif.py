@@ -6,15 +6,15 @@ import pytest
 
 from tests.conftest import FIXTURES
 from tests.treebuild import tree_from_text
+from tui.analysis.planner.immediate import whatif
+from tui.analysis.planner.job_form import JobRequest, parse_job_form
+from tui.analysis.standing import build_standing
 from tui.engine import compute
 from tui.engine.billing import job_cost
-from tui.sources.slurm_units import parse_tres_billing_weights
-from tui.model import Partition, PrioritySettings, Snapshot
-from tui.sources.sshare import parse_sshare
-from tui.analysis.standing import build_standing
-from tui.analysis.job_form import JobRequest, parse_job_form
-from tui.analysis.whatif import whatif
 from tui.engine.projection import add_usage
+from tui.model import Partition, PrioritySettings, Snapshot
+from tui.sources.slurm_units import parse_tres_billing_weights
+from tui.sources.sshare import parse_sshare
 
 DOC = Partition("doc", parse_tres_billing_weights("CPU=1.0,Mem=0.25G,GRES/gpu=2.0"))
 

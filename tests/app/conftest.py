@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path
 from typing import Any
-from collections.abc import Callable
 
 import pytest
 from textual.pilot import Pilot

@@ -16,8 +16,8 @@ from textual.widgets import DataTable
 from tests.allocations.services import SUPER, Server, write_tokens
 from tests.app.test_panes import NOW, PaneApp, settle, shown, suite_standing
 from tui.allocations.ledger import open_ledger
-from tui.app.panes.allocations import AllocationsPane, user_rows
 from tui.analysis.allocations import allocation_status
+from tui.app.panes.allocations import AllocationsPane, user_rows
 from tui.config import Settings
 from tui.model import Allocation
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from tests.app.conftest import small_demo
-from tui.app import tree_rows as tr
 from tui.analysis.standing import build_standing
+from tui.app import tree_rows as tr
 
 
 @pytest.fixture(scope="module")

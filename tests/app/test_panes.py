@@ -12,12 +12,12 @@ from textual.widgets import DataTable, Input, Static
 from tests.app.conftest import workers_done
 from tests.conftest import FIXTURES
 from tests.treebuild import tree_from_text
+from tui.analysis.standing import build_standing
 from tui.app.panes.allocations import AllocationsPane
 from tui.app.panes.breakdown import BreakdownPane
 from tui.app.panes.whatif import WhatIfPane
 from tui.model import Allocation, Partition, PrioritySettings, Snapshot
 from tui.sources.sshare import parse_sshare
-from tui.analysis.standing import build_standing
 
 NOW = datetime(2026, 3, 1, tzinfo=timezone.utc)
 

@@ -14,19 +14,19 @@ import pytest
 from tests.app.conftest import ready
 from tests.app.test_panes import shown
 from tests.conftest import FIXTURES
+from tui.analysis.pbs_breakdown import explain_pbs
+from tui.analysis.standing import build_standing
 from tui.app.app import FairtopApp
 from tui.app.panes.allocations import AllocationsPane
 from tui.app.panes.breakdown import BreakdownPane
 from tui.app.panes.whatif import WhatIfPane
-from tui.app.widgets.fairshare_tree import FairshareTree
 from tui.app.tree_rows import PBS_COLUMNS, TreeTable
-from tui.analysis.pbs_breakdown import explain_pbs
-from tui.analysis.standing import build_standing
+from tui.app.widgets.fairshare_tree import FairshareTree
 from tui.cli import main
 from tui.config import Settings, State
 from tui.model import Snapshot
-from tui.sources.pbs import read_pbs
 from tui.sources.demo_pbs import demo_pbs_snapshot
+from tui.sources.pbs import read_pbs
 from tui.sources.registry import DemoSource, FolderSource
 
 PBS = FIXTURES / "pbs"

@@ -10,8 +10,8 @@ from textual.pilot import Pilot
 from textual.widgets import Button, Input, Static, TabbedContent
 
 from tests.app.conftest import SIZE, ready
-from tests.app.test_panes import PaneApp, settle, set_fields, shown, two_user_standing
-from tui.analysis.scenario import load_scenario
+from tests.app.test_panes import PaneApp, set_fields, settle, shown, two_user_standing
+from tui.analysis.planner import load_scenario
 from tui.app.panes.whatif import JobEditor, WhatIfPane
 
 

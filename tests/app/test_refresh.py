@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any
 from collections.abc import Callable
+from typing import Any
 
 from textual.pilot import Pilot
 

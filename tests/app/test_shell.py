@@ -9,8 +9,7 @@ from rich.console import Console
 from textual.widget import Widget
 
 from tests.app.conftest import ME, SIZE, ready, small_demo
-from tui.app import themes
-from tui.app import commands
+from tui.app import commands, themes
 from tui.app.screens.help import HelpScreen
 from tui.app.widgets.fairshare_tree import FairshareTree
 from tui.sources.errors import SourceUnavailable

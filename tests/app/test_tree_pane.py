@@ -7,9 +7,9 @@ import re
 import numpy as np
 
 from tests.app.conftest import ME, SIZE, ready, small_demo
+from tui.analysis.standing import build_standing
 from tui.app.widgets.fairshare_tree import FairshareTree, bar_text
 from tui.formats.sshare import sshare_cells
-from tui.analysis.standing import build_standing
 
 
 def lines(tree: FairshareTree) -> list[str]:

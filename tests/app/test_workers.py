@@ -4,16 +4,16 @@ dropped), the what-if form debounced, and every worker's failure notified by the
 from __future__ import annotations
 
 import threading
-from typing import Any
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from textual.widgets import Input, Static
 
 from tests.app.conftest import SIZE, ready, small_demo, workers_done
 from tests.app.test_panes import PaneApp, row_of, settle, shown, suite_standing
-from tui.analysis.recovery import recovery as _real_recovery
-from tui.analysis.plan_compare import project_plan as _real_project_plan
+from tui.analysis.planner import project_plan as _real_project_plan
+from tui.analysis.planner import recovery as _real_recovery
 from tui.app.app import FairtopApp
 from tui.app.messages import ExplanationReady, PlanReady, RecoveryReady
 from tui.app.panes import breakdown as breakdown_pane

@@ -7,10 +7,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tui.model import Job, Partition
-
-from tui.formats.tres import format_tres_billing_weights
-from tui.sources.slurm_units import parse_tres_billing_weights
 from tui.engine.billing import (
     billable_tres,
     billing_mode,
@@ -18,6 +14,9 @@ from tui.engine.billing import (
     mem_weight_per_gb,
     normalize_tres_name,
 )
+from tui.formats.tres import format_tres_billing_weights
+from tui.model import Job, Partition
+from tui.sources.slurm_units import parse_tres_billing_weights
 
 GB = 1024  # MB per GB: Slurm's memory base unit is the MB
 DOC_WEIGHTS = "CPU=1.0,Mem=0.25G"

@@ -11,6 +11,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tui.engine.decay import (
+    decay_factor,
+    decay_per_second,
+    effective_half_life,
+    exact_decay_factor,
+    half_life_from_factor,
+    next_reset,
+)
 from tui.engine.projection import (
     cycle_accrual,
     decay_rate,
@@ -20,14 +28,6 @@ from tui.engine.projection import (
     usage_ode_breaks,
 )
 from tui.sources.slurm_units import parse_slurm_minutes, parse_slurm_time
-from tui.engine.decay import (
-    decay_factor,
-    decay_per_second,
-    effective_half_life,
-    exact_decay_factor,
-    half_life_from_factor,
-    next_reset,
-)
 
 WEEK = 7 * 86400
 DAY = 86400

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-
 import numpy as np
 import pytest
 
-from tui.formats import pbsfs
 from tui.engine.pbs import (
     compare_path,
     compute,
@@ -26,6 +24,7 @@ from tui.engine.pbs import (
     usage_per_perc,
 )
 from tui.engine.pbs_tree import GroupEntry, TreeShapeError, build_tree, file_records, load_usage
+from tui.formats import pbsfs
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "pbs"
 

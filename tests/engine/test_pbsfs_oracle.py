@@ -15,8 +15,8 @@ from __future__ import annotations
 import os
 import random
 import shutil
-import sys
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np

@@ -6,7 +6,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tui.formats.sprio import format_sprio_value, sprio_columns, sprio_normalized_columns
 from tui.engine.priority import (
     PRIORITY_MAX,
     PriorityFactors,
@@ -17,6 +16,7 @@ from tui.engine.priority import (
     normalized_factor,
     tres_factors,
 )
+from tui.formats.sprio import format_sprio_value, sprio_columns, sprio_normalized_columns
 from tui.model import PrioritySettings
 
 WEEK = 604800

@@ -8,7 +8,12 @@ import numpy as np
 import pytest
 
 from tui.engine.site_factor import (
-    credit_factor, power_rule, sigmoid, sigmoid_rule, site_factor, temporal_factor,
+    credit_factor,
+    power_rule,
+    sigmoid,
+    sigmoid_rule,
+    site_factor,
+    temporal_factor,
 )
 
 

@@ -15,8 +15,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.sandbox._sandbox import (SKIP, after_a_cycle, charged, cluster_name, on_release, release_env, sh, unique,
-                                    wait_all)
+from tests.sandbox._sandbox import (
+    SKIP,
+    after_a_cycle,
+    charged,
+    cluster_name,
+    on_release,
+    release_env,
+    sh,
+    unique,
+    wait_all,
+)
 from tui.cli import main
 
 pytestmark = [pytest.mark.sandbox, SKIP]

@@ -13,8 +13,8 @@ import subprocess
 import pytest
 
 from tests.conftest import FIXTURES, ROOT
-from tests.slurm_oracle import mismatches
 from tests.sandbox._sandbox import on_release, release_env
+from tests.slurm_oracle import mismatches
 from tui.sources.saved import load_folder
 
 pytestmark = [

@@ -13,9 +13,9 @@ import pytest
 from tui.engine import compute
 from tui.engine.billing import job_billing
 from tui.formats.tres import format_tres_billing_weights
-from tui.sources.slurm_units import parse_tres_billing_weights
 from tui.model import NO_VAL, USE_PARENT, Snapshot
 from tui.sources.demo import demo_snapshot
+from tui.sources.slurm_units import parse_tres_billing_weights
 
 NOW = datetime(2026, 11, 21, 12, 0, tzinfo=timezone.utc)
 TRES_NAME = re.compile(r"^(cpu|mem|node|energy|billing|gres/gpu(:[a-z0-9]+)?)$")

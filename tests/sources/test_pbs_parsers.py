@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tui.formats import pbsfs
 from tui.engine.pbs_tree import file_records
+from tui.formats import pbsfs
 from tui.formats.pbsfs import COLUMNS, format_pbs_csv, format_pbs_table, pbs_rows
 from tui.sources.errors import InputError
 from tui.sources.pbs import parse_resource_group, read_pbs, tree_from_inputs

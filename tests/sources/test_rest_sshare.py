@@ -19,16 +19,15 @@ import numpy as np
 import pytest
 
 from tui.analysis.breakdown import explain_slurm
-from tui.analysis.scenario import load_scenario, run_scenario
+from tui.analysis.planner import load_scenario, run_scenario
 from tui.analysis.standing import build_standing
 from tui.app.tree_rows import UNKNOWN, TreeTable
 from tui.config import expand_source
-from tui.sources import registry
+from tui.model import Snapshot
+from tui.sources import registry, saved
 from tui.sources import slurmrestd as rest
 from tui.sources.commands import Output
 from tui.sources.errors import InputError, SourceUnavailable
-from tui.model import Snapshot
-from tui.sources import saved
 from tui.sources.rest_sshare import USAGE_COMMANDS, RestSshare, combine
 from tui.sources.saved import printed_columns
 from tui.sources.slurm_cli import LiveSlurm

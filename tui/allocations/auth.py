@@ -19,9 +19,9 @@ import re
 import subprocess
 import time
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Iterable
 
 __all__ = ["Principal", "AuthError", "TokenAuth", "MungeAuth", "ROLES", "load_tokens"]
 

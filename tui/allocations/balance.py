@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict
 from datetime import date
 from typing import Any
-from collections.abc import Iterable, Mapping
 
 __all__ = ["from_ledger", "from_service", "format_balances"]
 

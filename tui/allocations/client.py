@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
-from collections.abc import Mapping, Sequence
 
 import httpx
 

@@ -33,12 +33,12 @@ import queue
 import re
 import sqlite3
 import threading
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from importlib import resources
 from typing import Any
-from collections.abc import Callable, Iterator, Sequence
 
 from tui.allocations.errors import AllocationError
 

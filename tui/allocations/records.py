@@ -4,9 +4,9 @@ integer resource-minutes; dates ``YYYY-MM-DD``."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
-from collections.abc import Mapping
 
 __all__ = ["ProjectRecord", "AllocationRecord", "JobRecord", "FailureRecord", "build"]
 

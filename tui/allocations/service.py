@@ -26,10 +26,10 @@ import functools
 import json
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import date
 from typing import Annotated, Any, Literal
-from collections.abc import Callable
 
 import anyio
 from fastapi import Depends, FastAPI, Header, Path, Query, Request
@@ -40,7 +40,6 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from tui.allocations.auth import AuthError, MungeAuth, Principal, TokenAuth, load_tokens
 from tui.allocations.group_commit import GroupCommit
-from tui.allocations.predebit_route import PredebitRoute, validation_error
 from tui.allocations.ledger import (
     MAX_MINUTES,
     Invalid,
@@ -50,6 +49,7 @@ from tui.allocations.ledger import (
     open_ledger,
     schema_sections,
 )
+from tui.allocations.predebit_route import PredebitRoute, validation_error
 from tui.allocations.records import (
     AllocationRecord,
     FailureRecord,

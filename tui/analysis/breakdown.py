@@ -17,12 +17,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tui.engine.result import FairshareResult
-from tui.model import NO_VAL, USE_PARENT, AssocTree, path_to
-from tui.slurm_releases import release
-from tui.formats.sshare import sshare_cells
 from tui.analysis.rank_path import fair_tree_siblings, rank_path
 from tui.analysis.standing import Standing
+from tui.engine.result import FairshareResult
+from tui.formats.sshare import sshare_cells
+from tui.model import NO_VAL, USE_PARENT, AssocTree, path_to
+from tui.slurm_releases import release
 
 __all__ = [
     "Explanation",

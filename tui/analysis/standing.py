@@ -15,8 +15,8 @@ from tui.engine import compute
 from tui.engine import pbs as pbs_engine
 from tui.engine.pbs import PbsFairshare
 from tui.engine.result import FairshareResult
-from tui.slurm_releases import release
 from tui.model import Snapshot
+from tui.slurm_releases import release
 
 
 @dataclass(frozen=True, eq=False)

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tui.app import commands
-from tui.app.widgets.prompt import PromptBar
 from tui.app.tree_rows import column_id, column_names
+from tui.app.widgets.prompt import PromptBar
 
 if TYPE_CHECKING:
     from tui.app.host import AppHost

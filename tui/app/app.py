@@ -10,25 +10,24 @@ from typing import TYPE_CHECKING
 
 from textual import on
 from textual.app import App, ComposeResult, InvalidThemeError
-from textual.timer import Timer
 from textual.containers import Horizontal
+from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 
-from tui.app import themes
-from tui.app import commands
+from tui.analysis.standing import Standing
+from tui.analysis.summary import UserSummary, user_summary
+from tui.app import commands, themes
 from tui.app.actions import TreeActions
 from tui.app.clusters import Cluster, ClusterActions
 from tui.app.loading import LoadActions
 from tui.app.messages import StandingLoaded
-from tui.app.tree_rows import TreeTable
 from tui.app.screens.help import HelpScreen
+from tui.app.tree_rows import TreeTable
 from tui.app.widgets.fairshare_tree import FairshareTree
 from tui.app.widgets.prompt import PromptBar
 from tui.config import Settings, State
 from tui.model import Snapshot
-from tui.analysis.standing import Standing
-from tui.analysis.summary import UserSummary, user_summary
 
 if TYPE_CHECKING:
     from tui.app.host import AppHost

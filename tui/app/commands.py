@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import difflib
 import shlex
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
 from typing import Literal
-from collections.abc import Iterator
 
 from textual.binding import Binding, BindingType
 from textual.command import DiscoveryHit, Hit, Hits, Provider

@@ -22,9 +22,9 @@ if TYPE_CHECKING:
     from tui.analysis.standing import Standing
     from tui.app.cluster_choice import Cluster
     from tui.app.tree_rows import TreeTable
-    from tui.config import Settings
     from tui.app.widgets.fairshare_tree import FairshareTree
     from tui.app.widgets.prompt import PromptBar
+    from tui.config import Settings
     from tui.model import Snapshot
 
 

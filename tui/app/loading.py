@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING
 from textual import work
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from tui.analysis.standing import build_standing
 from tui.app.messages import PaneWorkerFailed, StandingLoaded
 from tui.app.panes.base import error_text
 from tui.app.tree_rows import TreeTable
-from tui.analysis.standing import build_standing
 
 if TYPE_CHECKING:
     from tui.app.host import AppHost

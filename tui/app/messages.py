@@ -10,11 +10,10 @@ from textual.worker import Worker
 
 if TYPE_CHECKING:  # annotations only: importing the panes' analysis here would slow the first frame
     from tui.analysis.breakdown import Explanation
-    from tui.analysis.recovery import Recovery
+    from tui.analysis.planner import PlanProjection, Recovery
     from tui.analysis.standing import Standing
-    from tui.analysis.plan_compare import PlanProjection
-    from tui.sources.errors import InputError
     from tui.app.tree_rows import TreeTable
+    from tui.sources.errors import InputError
 
 
 @dataclass

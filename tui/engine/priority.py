@@ -24,7 +24,6 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from tui.engine._numeric import scalar_or_array
-
 from tui.model import PrioritySettings
 
 __all__ = [

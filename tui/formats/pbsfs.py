@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from tui.formats.tabular import format_csv
 from tui.engine.pbs import PbsFairshare, compare_path, compute
 from tui.engine.pbs_tree import depth_levels, path_rows, row_of
+from tui.formats.tabular import format_csv
 from tui.model import PbsTree
 
 

@@ -13,8 +13,8 @@ import csv
 import io
 import json
 import re
-from itertools import chain, repeat
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import chain, repeat
 from json.encoder import encode_basestring_ascii  # the C function (c_encode_basestring_ascii)
 from typing import Any, TextIO
 

@@ -47,10 +47,10 @@ from tui.engine.billing import (
     job_billing,
     mem_weight_per_gb,
 )
-from tui.sources.slurm_units import parse_tres_billing_weights
 from tui.engine.priority import PriorityFactors, PriorityWeights, age_factor, job_priority
 from tui.model import (
     NO_VAL,
+    UNLIMITED,
     USE_PARENT,
     Allocation,
     AssocTree,
@@ -59,8 +59,8 @@ from tui.model import (
     Partition,
     PrioritySettings,
     Snapshot,
-    UNLIMITED,
 )
+from tui.sources.slurm_units import parse_tres_billing_weights
 
 # --- Organisation ---------------------------------------------------------------------------
 

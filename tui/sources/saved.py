@@ -36,9 +36,9 @@ present but malformed is an :class:`~tui.sources.errors.InputError`.
 from __future__ import annotations
 
 from collections import defaultdict, deque
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime, timezone
-from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np

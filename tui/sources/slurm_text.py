@@ -19,15 +19,14 @@ command                                   parser
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from tui.sources.slurm_units import parse_slurm_time, parse_tres_billing_weights
-import dataclasses
-
 from tui.model import UNLIMITED, Job, NodeType, Partition, PrioritySettings
 from tui.sources.errors import InputError
+from tui.sources.slurm_units import parse_slurm_time, parse_tres_billing_weights
 from tui.sources.sshare import decode
 
 __all__ = [

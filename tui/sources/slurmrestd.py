@@ -61,12 +61,22 @@ from typing import Any
 import httpx
 import numpy as np
 
-from tui.sources.slurm_units import parse_tres_billing_weights
-from tui.model import (MAX_SHARES, NO_VAL, UNLIMITED, USE_PARENT, AssocTree, Job, ModelError,
-                       Partition, PrioritySettings, Snapshot)
+from tui.model import (
+    MAX_SHARES,
+    NO_VAL,
+    UNLIMITED,
+    USE_PARENT,
+    AssocTree,
+    Job,
+    ModelError,
+    Partition,
+    PrioritySettings,
+    Snapshot,
+)
 from tui.slurm_releases import SlurmRelease, release
 from tui.sources.errors import InputError, SourceUnavailable
 from tui.sources.slurm_text import parse_tres_counts
+from tui.sources.slurm_units import parse_tres_billing_weights
 
 __all__ = [
     "SUPPORTED_VERSIONS",

@@ -26,8 +26,14 @@ from textual.widgets import DataTable, Static
 
 from tui.allocations.site_factor_jobs import SiteFactor, allocation_site_factors
 from tui.analysis.allocation_feeds import Feed, read_ledger, read_service
-from tui.analysis.allocations import (AllocationStatus, allocation_status, allocations_for, balance_bar,
-                                      budget_line, budgets_for)
+from tui.analysis.allocations import (
+    AllocationStatus,
+    allocation_status,
+    allocations_for,
+    balance_bar,
+    budget_line,
+    budgets_for,
+)
 from tui.analysis.standing import Standing
 from tui.app import commands
 from tui.app.panes.base import ShownPane, error_text

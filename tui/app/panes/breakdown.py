@@ -9,19 +9,19 @@ from __future__ import annotations
 
 import numpy as np
 from textual import work
-from textual.worker import Worker, get_current_worker
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.markup import escape
 from textual.widgets import Static
+from textual.worker import Worker, get_current_worker
 from textual_plotext import PlotextPlot
 
-from tui.app.messages import ExplanationReady, RecoveryReady
-from tui.app.panes.base import PaneFrame
 from tui.analysis.breakdown import Explanation, Step, explain_slurm
 from tui.analysis.pbs_breakdown import PbsExplanation, PbsStep, explain_pbs
-from tui.analysis.recovery import Recovery, day_reached, recovery
+from tui.analysis.planner import Recovery, day_reached, recovery
 from tui.analysis.standing import Standing
+from tui.app.messages import ExplanationReady, RecoveryReady
+from tui.app.panes.base import PaneFrame
 
 #: Pending jobs listed (the root and big accounts can have thousands).
 MAX_JOBS = 20

@@ -2,8 +2,8 @@
 
 The editor holds the scenario's horizon, step and target fairshare and one :class:`JobEditor` per
 job line (add, duplicate, remove). Every change is validated on the UI thread by
-:func:`tui.analysis.plan_form.parse_plan` (cheap; each message beside its field); a valid scenario
-is projected twice (:func:`tui.analysis.plan_compare.project_plan`, as planned and without its
+:func:`tui.analysis.planner.form.parse_plan` (cheap; each message beside its field); a valid scenario
+is projected twice (:func:`tui.analysis.planner.compare.project_plan`, as planned and without its
 jobs) by an exclusive thread worker once the form has rested :data:`DEBOUNCE_S` seconds. The
 result comes back as a :class:`~tui.app.messages.PlanReady` and is dropped if the form changed
 meanwhile; it is drawn as dated plots (textual-plotext), a table and sentences, every change as
@@ -31,11 +31,25 @@ from textual.widgets import Button, Input, Label, Select, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 from textual_plotext import PlotextPlot
 
-from tui.analysis.plan_compare import (Baselines, PlanProjection, metrics, project_plan, sentences, table_rows,
-                                       unknown_usage_lines)
-from tui.analysis.plan_form import (JOB_FIELDS, NO_EXTRAS, PLAN_FIELDS, JobExtras, fields_of_job, parse_plan,
-                                    plan_fields_of)
-from tui.analysis.scenario import Scenario, load_scenario, save_scenario
+from tui.analysis.planner import (
+    JOB_FIELDS,
+    NO_EXTRAS,
+    PLAN_FIELDS,
+    Baselines,
+    JobExtras,
+    PlanProjection,
+    Scenario,
+    fields_of_job,
+    load_scenario,
+    metrics,
+    parse_plan,
+    plan_fields_of,
+    project_plan,
+    save_scenario,
+    sentences,
+    table_rows,
+    unknown_usage_lines,
+)
 from tui.analysis.standing import Standing
 from tui.app.messages import PlanReady
 from tui.app.panes.base import PaneFrame

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
+from rich.markup import escape
 from rich.table import Table
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
-
-from rich.markup import escape
 
 from tui.app.commands import COMMANDS, key_text, usage
 

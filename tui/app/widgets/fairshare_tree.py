@@ -20,8 +20,8 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widget import Widget
 
-from tui.app.commands import bindings
 from tui.app import tree_rows as tr
+from tui.app.commands import bindings
 from tui.app.tree_rows import Column
 
 BAR = 8

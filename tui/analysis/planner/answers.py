@@ -1,6 +1,6 @@
 """What-if answers beyond the projection itself: raw shares now, and the admin's control numbers.
 
-API (used by :func:`tui.analysis.scenario.run_scenario`; the pane reads ``ScenarioResult.admin`` and
+API (used by :func:`tui.analysis.planner.run.run_scenario`; the pane reads ``ScenarioResult.admin`` and
 ``ScenarioResult.shares_now``):
 
 * :func:`shares_now(tree, shares_tree, rows, algorithm, dampening)` -> list of :class:`SharesNow`:

@@ -1,6 +1,6 @@
 """Does a job fit its partition's nodes? Cores, memory and GPUs per node, node count, MaxTime.
 
-API (used by :mod:`tui.analysis.job_form`, :mod:`tui.analysis.scenario` and the what-if pane):
+API (used by :mod:`tui.analysis.planner.job_form`, :mod:`tui.analysis.planner.scenario` and the what-if pane):
 
 * :func:`check_fit(partition, nodes, cpus, mem_mb, gpus, gpu_type, walltime_s)` -> :class:`Fit`:
   ``errors`` maps a field (``nodes``, ``cpus``, ``mem``, ``gpus``, ``walltime``) to why Slurm would

@@ -4,7 +4,7 @@
 direct ancestor up to the root (spec 1.2, the direct-parent chain, ``parent`` accounts included)
 and recomputes the whole tree, since a job moves every sibling's normalized usage and every rank.
 It is the *immediate* effect: the usage is charged at once and nothing decays. The form that
-describes the job is :mod:`tui.analysis.job_form`. No Textual here.
+describes the job is :mod:`tui.analysis.planner.job_form`. No Textual here.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Allocation balance over a what-if campaign: pre-debit at start, debit at end, refusals.
 
-API (used by :func:`tui.analysis.scenario.run_scenario`; the pane reads the result's
+API (used by :func:`tui.analysis.planner.run.run_scenario`; the pane reads the result's
 ``AssocSeries.balance``):
 
 * :func:`binding_account(snapshot, tree, row, now)` -> :class:`Account` or None: the allocation (seed

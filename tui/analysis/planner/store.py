@@ -9,7 +9,8 @@ state file itself, with ``load_named_scenarios`` / ``save_named_scenario`` / ``d
   else appends; each entry is ``{"name": name, **scenario_to_dict(scenario)}``;
 * :func:`drop_scenario(entries, name)` -> new list without it.
 
-Files: :func:`tui.analysis.scenario.save_scenario` / :func:`~tui.analysis.scenario.load_scenario`
+Files: :func:`~tui.analysis.planner.scenario_file.save_scenario` /
+:func:`~tui.analysis.planner.scenario_file.load_scenario`
 (tomli-w; a saved scenario reads back equal). No Textual here.
 """
 
@@ -17,7 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tui.analysis.scenario import Scenario, parse_scenario, scenario_to_dict
+from tui.analysis.planner.scenario import Scenario
+from tui.analysis.planner.scenario_file import parse_scenario, scenario_to_dict
 from tui.sources.errors import InputError
 
 __all__ = ["drop_scenario", "store_scenario", "stored_scenarios"]

@@ -15,8 +15,8 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from tui.analysis.job_form import parse_job_form
-from tui.analysis.scenario import Scenario, ScenarioJob
+from tui.analysis.planner.job_form import parse_job_form
+from tui.analysis.planner.scenario import Scenario, ScenarioJob
 from tui.model import Partition
 from tui.sources.slurm_units import parse_slurm_time
 

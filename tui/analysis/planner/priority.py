@@ -1,6 +1,6 @@
 """A planned job's multifactor priority over a what-if horizon, part by part.
 
-API (used by :func:`tui.analysis.scenario.run_scenario`; the pane reads ``ScenarioResult.planned``):
+API (used by :func:`tui.analysis.planner.run.run_scenario`; the pane reads ``ScenarioResult.planned``):
 
 * :func:`planned_priority(...)` -> :class:`PlannedPriority`: the priority the job line would have
   while pending, submitted at its start offset: AGE grows from 0 at submission to

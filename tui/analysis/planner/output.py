@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from tui.analysis.plan_answers import AdminAnswer
-from tui.analysis.plan_priority import PlannedPriority
-from tui.analysis.scenario import ScenarioResult
+from tui.analysis.planner.answers import AdminAnswer
+from tui.analysis.planner.priority import PlannedPriority
+from tui.analysis.planner.result import ScenarioResult
 
 __all__ = ["whatif_dict", "format_whatif_json", "format_whatif_csv", "format_whatif_table"]
 

@@ -2,8 +2,8 @@
 
 API: :func:`parse_job_form(fields, partitions)` -> ``(JobRequest | None, errors)`` refuses a job
 its partition's nodes cannot run (CPUs, memory, GPUs per node, node count, MaxTime, via
-:func:`tui.analysis.node_check.check_fit`); :meth:`JobRequest.fit(partitions)` gives the same
-check's :class:`~tui.analysis.node_check.Fit`, whose ``unknown`` says what the source could not
+:func:`tui.analysis.planner.node_check.check_fit`); :meth:`JobRequest.fit(partitions)` gives the same
+check's :class:`~tui.analysis.planner.node_check.Fit`, whose ``unknown`` says what the source could not
 check (show it: a check that could not be made is never a silent pass).
 
 No Textual here: the pane passes its fields' text and shows the messages.
@@ -15,7 +15,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from tui.analysis.node_check import Fit, check_fit
+from tui.analysis.planner.node_check import Fit, check_fit
 from tui.engine.billing import JobCost, billing_mode, job_cost
 from tui.model import Partition
 from tui.sources.slurm_units import parse_slurm_time

@@ -16,7 +16,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from tui.analysis.scenario import Scenario, ScenarioJob, ScenarioResult, run_scenario
+from tui.analysis.planner.result import ScenarioResult
+from tui.analysis.planner.run import run_scenario
+from tui.analysis.planner.scenario import Scenario, ScenarioJob
 from tui.model import Snapshot
 
 __all__ = ["Baselines", "Metric", "PlanProjection", "metrics", "project_plan", "sentences", "table_rows"]
