@@ -6,6 +6,8 @@ exact ODE of seed 000's model without one). No Textual here.
 from __future__ import annotations
 
 import math
+import weakref
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 import numpy as np
@@ -145,27 +147,53 @@ def _resets(period: str, now: datetime, horizon_s: float) -> list[float]:
     return out
 
 
-def _running_charges(tree: AssocTree, snap: Snapshot, now: datetime) -> list[tuple[int, float, float]]:
-    """``(row, end s from now, billing/s)`` of the snapshot's running jobs with a time limit."""
+@dataclass(frozen=True)
+class _Prepared:
+    """What a snapshot gives every run alike, made once per snapshot: the pane runs a scenario
+    again on every edit, and billing 12,600 running jobs took 0.46 s of a 100k run each time."""
+
+    rows: dict[tuple[str, str], int]
+    """(account, user) -> row of every user association."""
+    running: tuple[tuple[int, float, float], ...]
+    """``(row, end in epoch seconds, billing/s)`` of the running jobs with a time limit."""
+
+
+_PREPARED: weakref.WeakKeyDictionary[Snapshot, _Prepared] = weakref.WeakKeyDictionary()
+
+
+def _prepared(tree: AssocTree, snap: Snapshot) -> _Prepared:
+    """The snapshot's :class:`_Prepared` for ``tree`` (the snapshot's own, or one with other shares)."""
+    if snap.tree is not None and tree.account is snap.tree.account and tree.user is snap.tree.user:
+        cached = _PREPARED.get(snap)
+        if cached is None:
+            cached = _PREPARED[snap] = _prepare(tree, snap)
+        return cached
+    return _prepare(tree, snap)
+
+
+def _prepare(tree: AssocTree, snap: Snapshot) -> _Prepared:
     from tui.engine.billing import job_billing
 
     parts = {p.name: p for p in snap.partitions}
     rows = {(str(tree.account[i]), str(tree.user[i])): int(i) for i in np.flatnonzero(tree.is_user)}
-    out = []
+    running = []
     for job in snap.jobs:
         row = rows.get((job.account, job.user))
         if job.state != "RUNNING" or row is None or job.start_time is None or job.time_limit_s <= 0:
-            continue
-        end = (job.start_time - now).total_seconds() + job.time_limit_s
-        if end <= 0:
             continue
         part = parts.get(job.partition)
         if (part is None or not part.billing_weights) and "billing" in job.tres:
             b = float(job.tres["billing"])
         else:
             b = job_billing(job, part, snap.settings.flags)
-        out.append((row, end, b))
-    return out
+        running.append((row, job.start_time.timestamp() + job.time_limit_s, b))
+    return _Prepared(rows, tuple(running))
+
+
+def _running_charges(tree: AssocTree, snap: Snapshot, now: datetime) -> list[tuple[int, float, float]]:
+    """``(row, end s from now, billing/s)`` of the snapshot's running jobs with a time limit."""
+    t = now.timestamp()
+    return [(row, end - t, b) for row, end, b in _prepared(tree, snap).running if end - t > 0]
 
 
 def run_scenario(sc: Scenario, snapshot: Snapshot | None = None, now: datetime | None = None,
@@ -386,8 +414,10 @@ def _observed(tree: AssocTree, snap: Snapshot, earlier: Snapshot | None, hl: flo
 
 
 def _pending_jobs(sc: Scenario, snap: Snapshot, tree: AssocTree, source: str) -> list[tuple[Job, int]]:
+    if not sc.pending:
+        return []
     by_id = {j.job_id: j for j in snap.jobs}
-    rows = {(str(tree.account[i]), str(tree.user[i])): int(i) for i in np.flatnonzero(tree.is_user)}
+    rows = _prepared(tree, snap).rows
     out = []
     for i, jid in enumerate(sc.pending):
         job = by_id.get(jid)
