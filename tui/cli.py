@@ -756,6 +756,8 @@ def _history(args: argparse.Namespace) -> str:
 
         if settings.source == "folder":
             folder = settings.folder
+        elif settings.source == "demo" and (args.source_demo or not shutil.which("sacct")):
+            folder = DEMO_HISTORY  # the demo's made-up past
         elif not (settings.source == "slurm"
                   or (settings.source == "demo" and not args.source_demo and shutil.which("sacct"))):
             raise InputError("fairtop history", f"the {settings.source} source has no accounting records; "
@@ -792,6 +794,10 @@ def _history(args: argparse.Namespace) -> str:
                      for name, (daily, check) in results.items())
 
 
+DEMO_HISTORY = "\0demo"
+"""``fairtop history`` on the built-in demo: its made-up accounting records, not a folder."""
+
+
 def _history_one(args: argparse.Namespace, days: int, folder: str | None, on: str) -> tuple[DailyUsage, HistoryCheck]:
     """One cluster's daily usage and RawUsage check: a capture folder, or live (``on``: ``-M``)."""
     from datetime import datetime, timedelta, timezone
@@ -799,7 +805,13 @@ def _history_one(args: argparse.Namespace, days: int, folder: str | None, on: st
     from tui.analysis.history import check_raw_usage, daily_usage, select_jobs
     from tui.sources import sacct
 
-    if folder is not None:
+    if folder == DEMO_HISTORY:
+        from tui.sources.demo import demo_history
+
+        snap = registry.make("demo", "slurm", getattr(args, "user", None) or "").load()
+        last_cycle: datetime | None
+        jobs, last_cycle = demo_history(snap)
+    elif folder is not None:
         source = registry.make("folder", folder)
         source.check()
         snap = source.load()

@@ -44,14 +44,25 @@ async def test_capture_with_sacct_plots_usage_and_the_check() -> None:
         assert "Usage of lsub/lc" in text and "1 of 3 jobs" in text and "RawUsage 1,999,810" in text
 
 
-async def test_demo_says_it_has_no_sacct() -> None:
+async def test_the_demo_has_a_past_that_rebuilds_its_raw_usage() -> None:
+    """The default source is no empty pane: the demo's made-up accounting records plot, and
+    Slurm's decay law over them gives back the demo's RawUsage (issue 21)."""
+    from tui.sources.demo import demo_history
+
+    snap = demo_snapshot(seed=0)
+    jobs, _ = demo_history(snap)
     app = PaneApp()
-    async with app.run_test(size=(100, 30)) as pilot:
+    async with app.run_test(size=(120, 45)) as pilot:
         pane = app.query_one(HistoryPane)
-        pane.show(build_standing(demo_snapshot(seed=0), "alice"), None)
+        pane.show(build_standing(snap, "alice"), None)
         await pilot.pause()
-        assert "no sacct" in _text(pane)
-        assert not any(p.display for p in pane.query(PlotextPlot))
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        text = _text(pane)
+        assert f"{len(jobs)} of {len(jobs)} jobs" in text
+        assert f"RawUsage {int(snap.tree.usage_raw[0]):,}" in text and "agrees" in text
+        assert "largest difference 0.0000%" in text
+        assert all(p.display for p in pane.query(PlotextPlot))
 
 
 async def test_in_the_app_the_records_are_read_when_the_tab_is_shown(isolated_paths) -> None:

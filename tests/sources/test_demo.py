@@ -253,3 +253,40 @@ def test_settings_like_cannon(snap: Snapshot) -> None:
     assert s.algorithm == "fair_tree" and "MAX_TRES" not in s.flags
     assert s.decay_half_life_s == 3 * 86400 and s.calc_period_s == 300 and s.max_age_s == 3 * 86400
     assert s.weight_fairshare == 20_000_000 and s.weight_age == 10_000_000
+
+
+def test_the_demo_has_a_past_consistent_with_its_raw_usage() -> None:
+    """demo_history: every user with usage has finished jobs (and its running ones listed as
+    running); Slurm's cycle-by-cycle law (job_usage_over_cycles, a separate implementation from
+    the closed form the records were fitted with) rebuilds each sampled user's RawUsage; the same
+    snapshot gives the same records."""
+    import math
+
+    from tui.engine.projection import job_usage_over_cycles
+    from tui.sources.demo import demo_history
+
+    snap = demo_snapshot(seed=0, now=datetime(2026, 3, 1, 12, 7, 30, tzinfo=timezone.utc))
+    jobs, last = demo_history(snap)
+    again, last2 = demo_history(snap)
+    assert jobs == again and last == last2
+    assert last.timestamp() % 300 == 0 and 0 <= (snap.taken_at - last).total_seconds() < 300
+    tree = snap.tree
+    running = {j.job_id for j in snap.jobs if j.state == "RUNNING"}
+    assert {j.job_id for j in jobs if j.end is None} == running
+    assert all(j.end is None or j.end <= last for j in jobs)
+    by_assoc: dict[tuple[str, str], list] = {}
+    for j in jobs:
+        by_assoc.setdefault((j.account, j.user), []).append(j)
+    users = [i for i in range(tree.size) if tree.is_user[i]]
+    with_usage = [i for i in users if tree.usage_raw[i] > 0]
+    assert all((str(tree.account[i]), str(tree.user[i])) in by_assoc for i in with_usage)
+    hl, period = snap.settings.decay_half_life_s, snap.settings.calc_period_s
+    L = last.timestamp()
+    first = L - math.ceil(40 * 86400 / period) * period  # before every job
+    cycles = np.arange(first, L + 1, period)
+    for i in with_usage[::97]:  # a sample: the loop walks every 5-minute cycle of 40 days
+        total = 0.0
+        for j in by_assoc[(str(tree.account[i]), str(tree.user[i]))]:
+            end = j.end.timestamp() if j.end is not None else math.inf
+            total += float(job_usage_over_cycles(cycles, j.start.timestamp(), end, j.billing, hl)[-1])
+        assert total == pytest.approx(float(tree.usage_raw[i]), rel=1e-9), tree.label(i)

@@ -205,6 +205,62 @@ def usage_after_cycles(
 # --------------------------------------------------------------------------------------------
 
 
+def charged_usage(start: float, end: float | None, billing: float, last_cycle: float, period_s: float,
+                  half_life_s: float) -> float:
+    """A job's share of RawUsage at ``last_cycle`` under Slurm's cycle law (spec 4.1-4.3).
+
+    Cycles run at ``c_k = last_cycle - k * period_s``. For each cycle interval the job ran in
+    for ``dt`` seconds it is charged ``dt * d**dt * billing``: at the cycle if still running
+    (then decayed by the ``k`` later cycles), or at its end (then decayed by ``k + 1``). A job
+    that ended after ``last_cycle`` has its tail charged undecayed.
+
+    Parameters
+    ----------
+    start, end : float
+        Epoch seconds; ``end`` None while running (charged up to ``last_cycle``).
+    billing : float
+        Billable TRES (per second of run time).
+    last_cycle, period_s, half_life_s : float
+        The last decay cycle (epoch s), PriorityCalcPeriod and PriorityDecayHalfLife (s).
+
+    Returns
+    -------
+    float
+        Billing-seconds, decayed to ``last_cycle``.
+    """
+    d = decay_per_second(half_life_s)
+    P = float(period_s)
+    L = float(last_cycle)
+    total: float = 0.0
+    if end is not None and end > L:  # charged at its end, after the last cycle: not decayed yet
+        tail = end - max(start, L)
+        total += tail * d**tail * billing
+        if start >= L:
+            return total
+        end = None  # up to L it was charged cycle by cycle, as a running job
+    if end is not None and end <= start:
+        return total
+    r = d**P
+    k_s = math.floor((L - start) / P)
+    if end is not None:
+        k_e = math.floor((L - end) / P)
+        if k_e == k_s:
+            dt = end - start
+            total += dt * d**dt * billing * r ** (k_e + 1)
+            return total
+    c_ks = L - k_s * P
+    dt1 = c_ks - start
+    total += dt1 * d**dt1 * billing * r**k_s
+    m = k_e + 1 if end is not None else 0
+    if k_s > m:  # whole intervals k = m .. k_s - 1, each P * d**P * billing, decayed r**k
+        series = (k_s - m) if r == 1.0 else (r**m - r**k_s) / (1.0 - r)
+        total += P * r * billing * series
+    if end is not None:
+        dt2 = end - (L - (k_e + 1) * P)
+        total += dt2 * d**dt2 * billing * r ** (k_e + 1)
+    return total
+
+
 def decay_rate(half_life: float) -> float:
     """``lambda = ln 2 / half_life`` (per unit of time of ``half_life``); 0 for no decay."""
     return 0.0 if half_life <= 0 else math.log(2.0) / float(half_life)

@@ -60,6 +60,7 @@ from tui.model import (
     PrioritySettings,
     Snapshot,
 )
+from tui.sources.sacct import AccountedJob
 from tui.sources.slurm_units import parse_tres_billing_weights
 
 # --- Organisation ---------------------------------------------------------------------------
@@ -538,7 +539,7 @@ def _billing_units(part: np.ndarray, shape: dict[str, np.ndarray], partitions: d
 def _jobs(rng: np.random.Generator, now: datetime, settings: PrioritySettings,
           partitions: dict[str, Partition], slot_weight: np.ndarray, slot_user: list[str],
           slot_account: list[str], slot_school: list[str], slot_fs: np.ndarray,
-          n_running: int, n_pending: int, must: int) -> tuple[Job, ...]:
+          n_running: int, n_pending: int, must: int, slot_usage: np.ndarray) -> tuple[Job, ...]:
     """Running and pending jobs, users drawn in proportion to their activity.
 
     ``must`` is a slot that always gets one running and one pending job (the ``me`` candidate).
@@ -569,6 +570,13 @@ def _jobs(rng: np.random.Generator, now: datetime, settings: PrioritySettings,
     ago = np.where(running, elapsed + queued, queued)  # submit time, seconds before now
     # Job ids rise with submit time, with gaps for other users' short jobs that already ended.
     order = np.lexsort((slots, -ago))
+    # A running job has charged its user billing x elapsed already: never more than 80 % of the
+    # user's RawUsage, so the demo's accounting records (demo_history) rebuild it.
+    per_slot = np.bincount(slots[running], minlength=len(slot_usage))
+    room = 0.8 * slot_usage[slots] / np.maximum(per_slot[slots], 1) / np.maximum(billing, 1e-9)
+    capped = running & (elapsed > room)
+    elapsed = np.where(capped, np.maximum(room, 60).astype(int), elapsed)
+    ago = np.where(capped, elapsed + queued, ago)
     ids = 61_000_000 + np.cumsum(rng.integers(1, 400, size=n))
 
     weights = PriorityWeights.from_settings(settings)
@@ -782,7 +790,7 @@ def demo_snapshot(
     jobs = _jobs(rng, now, settings, by_name, slot_usage ** 0.6,
                  slot_user, [lab_names[lab] for lab in lab_of_slot],
                  [school[h] for h in lab_holder[lab_of_slot].tolist()], fs,
-                 round(users * 0.14), round(users * 0.09), me_slot)
+                 round(users * 0.14), round(users * 0.09), me_slot, slot_usage)
 
     lab_usage = np.bincount(lab_of_slot, weights=slot_usage, minlength=n_labs)
     allocations = _allocations(rng, now, lab_names, lab_usage, lab_slots, slot_user, slot_usage, jobs,
@@ -798,3 +806,66 @@ def demo_snapshot(
         jobs=jobs,
         allocations=allocations,
     )
+
+
+#: How far back the demo's finished jobs reach: ten of its 3-day half-lives leave 0.1 % of a job.
+HISTORY_DAYS = 30
+
+
+def demo_history(snap: Snapshot) -> tuple[list[AccountedJob], datetime]:
+    """Accounting records for the demo cluster (what ``sacct`` would list), and its last decay cycle.
+
+    Every user association with usage gets one to six finished jobs over the last
+    :data:`HISTORY_DAYS` days, and its running jobs are listed as running. The finished jobs'
+    billing is chosen so that Slurm's decay law (:func:`tui.engine.projection.charged_usage`, the
+    demo's half-life and PriorityCalcPeriod, cycles ending at the snapshot's last one) rebuilds the
+    association's RawUsage exactly from them and the running jobs' share: the History pane's
+    cross-check holds on the demo as on a real capture. Seeded by the tree, so the same snapshot
+    always gives the same records.
+    """
+    from tui.engine.projection import charged_usage
+
+    tree = snap.tree
+    if tree is None:
+        raise ValueError("the PBS demo has no accounting records")
+    st = snap.settings
+    period, hl = max(int(st.calc_period_s), 1), int(st.decay_half_life_s)
+    last = math.floor(snap.taken_at.timestamp() / period) * period
+    rng = np.random.default_rng([int(tree.size), int(tree.usage_raw.sum()) % 2**32])
+    parts = {p.name: p for p in snap.partitions}
+    billed = [p.name for p in snap.partitions if p.billing_weights]
+    rows = {(str(tree.account[i]), str(tree.user[i])): int(i) for i in np.flatnonzero(tree.is_user)}
+    running: dict[int, list[AccountedJob]] = {}
+    for job in snap.jobs:
+        row = rows.get((job.account, job.user))
+        if job.state != "RUNNING" or row is None or job.start_time is None:
+            continue
+        part = parts.get(job.partition)
+        b = job_billing(job, part, st.flags) if part is not None and part.billing_weights \
+            else float(job.tres.get("billing", job.tres.get("cpu", 1.0)))
+        running.setdefault(row, []).append(AccountedJob(
+            job.job_id, job.account, job.user, job.start_time, None,
+            int((snap.taken_at - job.start_time).total_seconds()), b, "RUNNING", job.partition))
+    out: list[AccountedJob] = []
+    next_id = 40_000_000
+    for row in np.flatnonzero(tree.is_user).tolist():
+        mine = running.get(row, [])
+        out += mine
+        left = float(tree.usage_raw[row]) - sum(
+            charged_usage(j.start.timestamp(), None, j.billing, last, period, hl) for j in mine
+            if j.start.timestamp() <= last)
+        if left <= 0:
+            continue
+        n = int(rng.integers(1, 7))
+        ends = last - rng.uniform(60.0, HISTORY_DAYS * _DAY, size=n).round()
+        starts = ends - rng.uniform(600.0, 36 * 3600.0, size=n).round()
+        weight = rng.lognormal(0.0, 0.7, size=n)
+        unit = np.array([charged_usage(float(s), float(e), 1.0, last, period, hl) for s, e in zip(starts, ends)])
+        scale = left / float(np.dot(weight, unit))  # the law is linear in billing
+        for s, e, w in zip(starts.tolist(), ends.tolist(), weight.tolist()):
+            next_id += 1
+            out.append(AccountedJob(str(next_id), str(tree.account[row]), str(tree.user[row]),
+                                    datetime.fromtimestamp(s, timezone.utc), datetime.fromtimestamp(e, timezone.utc),
+                                    int(e - s), w * scale, "COMPLETED",
+                                    billed[int(rng.integers(len(billed)))] if billed else ""))
+    return out, datetime.fromtimestamp(last, timezone.utc)

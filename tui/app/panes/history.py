@@ -2,9 +2,10 @@
 
 Renders :mod:`tui.analysis.history` answers: two dated plots (textual-plotext), SU per day and
 decayed usage at the end of each day, and one line on how well the jobs rebuild sshare's
-RawUsage. The accounting records come from ``sacct_a_P.psv`` in a capture folder or from a live
-``sacct``, read once in a worker thread (live: again after :data:`LIVE_TTL_S`); a source without
-them (the demo, slurmrestd, PBS) is said so plainly.
+RawUsage. The accounting records come from ``sacct_a_P.psv`` in a capture folder, from a live
+``sacct`` or, on the built-in demo, from its made-up past (:func:`tui.sources.demo.demo_history`),
+read once in a worker thread (live: again after :data:`LIVE_TTL_S`); a source without them
+(slurmrestd, PBS) is said so plainly.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from tui.analysis.history import check_raw_usage, daily_usage, select_jobs
 from tui.analysis.standing import Standing
 from tui.app.panes.base import ShownPane
 from tui.model import Snapshot
+from tui.sources.demo import demo_history
 from tui.sources.sacct import SACCT_FILE, AccountedJob, live_history, load_saved_history
 from tui.sources.slurm_cli import last_decay_cycle
 
@@ -56,6 +58,8 @@ def _origin(snap: Snapshot) -> tuple[str, str | None]:
                         "'fairtop capture DIR' saves one.")
     if snap.source.startswith("live Slurm"):
         return "live", None
+    if snap.source.startswith("built-in demo"):
+        return "demo", None
     return "none", f"{snap.source}: no sacct (accounting records) in this source, so there is no usage history."
 
 
@@ -79,7 +83,8 @@ class HistoryPane(ShownPane):
             yield Static("", id="hi-check", classes="hi-check", markup=False)
 
     def _key(self, snap: Snapshot) -> str:
-        return snap.source
+        # the demo's records are made for its moment: a reloaded demo is a new cluster
+        return f"{snap.source}@{snap.taken_at.isoformat()}" if _origin(snap)[0] == "demo" else snap.source
 
     def draw_shown(self) -> None:
         """Plot the usage of the selection (an account: with the accounts below it; a user: that
@@ -93,7 +98,7 @@ class HistoryPane(ShownPane):
             return
         key = self._key(snap)
         cached = self._cache.get(key)
-        fresh = cached is not None and (kind == "folder" or time.monotonic() - cached[0] < LIVE_TTL_S)
+        fresh = cached is not None and (kind in ("folder", "demo") or time.monotonic() - cached[0] < LIVE_TTL_S)
         if not fresh:
             self._message("Reading the accounting records (sacct)…")
             self._load(key, kind, value, snap)
@@ -112,6 +117,8 @@ class HistoryPane(ShownPane):
         if kind == "folder":
             assert folder is not None
             jobs, last = load_saved_history(folder)
+        elif kind == "demo":
+            jobs, last = demo_history(snap)
         else:
             hl = snap.settings.decay_half_life_s
             back = timedelta(seconds=10 * hl) if hl > 0 else timedelta(days=366)
@@ -173,7 +180,8 @@ class HistoryPane(ShownPane):
         if target is not None:
             rel = "-" if target.rel_diff is None else f"{target.rel_diff:+.4%}"
             verdict = "agrees" if target.agrees else "differs: " + target.note
-            line = (f"RawUsage {target.printed:,.0f} (sshare) vs {target.rebuilt:,.0f} rebuilt from the jobs "
+            printed = "the demo's" if _origin(snap)[0] == "demo" else "sshare"
+            line = (f"RawUsage {target.printed:,.0f} ({printed}) vs {target.rebuilt:,.0f} rebuilt from the jobs "
                     f"with Slurm's decay law: {rel}, {verdict}; all associations: largest difference "
                     f"{check.max_rel_diff:.4%}.")
             line += "".join(f"\n{n}" for n in check.notes)
