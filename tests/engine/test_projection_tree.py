@@ -299,3 +299,29 @@ def test_real_sandbox_job_across_calc_periods() -> None:
                          [jobs[u][1] - now for u in ("pdu1", "pdu2")], [2e6, 1e6], cycles - now, hl, 60.0)
     seen_root = np.array([float(s["assoc_mgr"]["root/"]) for s in rec["samples"]])
     np.testing.assert_allclose(proj.of([0]).astype(float)[:, 0], seen_root, atol=0.011, rtol=0)
+
+
+def test_jobs_charged_once_project_exactly_as_when_charged_with_the_others() -> None:
+    """``precharge`` + ``then`` (the planner keeps the running jobs' charges per snapshot) gives the
+    very arrays one call with every job gives: same charges, paths and usage, bit for bit."""
+    from tui.engine.projection import precharge, project_usage
+
+    snap = registry.make("demo", "slurm").load()
+    tree = snap.tree
+    rng = np.random.default_rng(5)
+    users = np.flatnonzero(tree.is_user)
+    rows = rng.choice(users, size=40)
+    start = rng.uniform(-3600, 5 * 86400, size=40).clip(0)
+    end = start + rng.uniform(600, 3 * 86400, size=40)
+    bill = rng.uniform(1, 500, size=40)
+    t = np.arange(0, 14 * 86400 + 1, 6 * 3600.0)
+    hl, period = 3 * 86400, 300
+    whole = project_usage(tree, rows, start, end, bill, t, hl, period)
+    later = precharge(tree, rows[25:], start[25:], end[25:], bill[25:], t, hl, period)
+    split = project_usage(tree, rows[:25], start[:25], end[:25], bill[:25], t, hl, period, then=later)
+    assert np.array_equal(whole.charges, split.charges) and np.array_equal(whole.rows, split.rows)
+    assert all(np.array_equal(a, b) for a, b in zip(whole.paths, split.paths, strict=True))
+    watch = rows[:10]
+    assert np.array_equal(whole.of(watch), split.of(watch))
+    with pytest.raises(ValueError, match="other times"):
+        project_usage(tree, [], [], [], [], t[:-1], hl, period, then=later)

@@ -622,9 +622,9 @@ class UsageProjection:
         if not self.paths or not r.size:
             return np.zeros((r.size, c.shape[1]))
         uniq, inv = np.unique(r, return_inverse=True)
-        lut = np.full(int(max(uniq.max(), max(int(p.max()) for p in self.paths))) + 1, -1, dtype=np.int64)
-        lut[uniq] = np.arange(uniq.size)
         nodes = np.concatenate(self.paths)
+        lut = np.full(int(max(uniq.max(), nodes.max())) + 1, -1, dtype=np.int64)
+        lut[uniq] = np.arange(uniq.size)
         job = np.repeat(np.arange(len(self.paths)), [p.size for p in self.paths])
         pos = lut[nodes]
         keep = np.flatnonzero(pos >= 0)
@@ -635,6 +635,30 @@ class UsageProjection:
             starts = np.flatnonzero(np.r_[True, p[1:] != p[:-1]])
             out[p[starts]] = np.add.reduceat(c[job[order]], starts, axis=0)
         return out[inv.reshape(-1)]
+
+
+@dataclass(frozen=True, eq=False)
+class Charges:
+    """Jobs' :func:`charge_series` and paths, made once and given to :func:`project_usage` again
+    (``then``): a planner re-projects on every edit, and the source's running jobs (12,600 at
+    100k associations) charge the same at the same times each time."""
+
+    rows: NDArray[np.int64]
+    charges: NDArray[np.float64]
+    paths: list[NDArray[np.int64]]
+
+
+def precharge(tree: AssocTree, rows: ArrayLike, start_s: ArrayLike, end_s: ArrayLike, billing: ArrayLike,
+              times_s: ArrayLike, half_life_s: float, calc_period_s: float = 300.0, law: Law = "slurm",
+              resets_s: ArrayLike = ()) -> Charges:
+    """The :class:`Charges` of some jobs (arguments as :func:`project_usage`'s)."""
+    t = np.asarray(times_s, dtype=np.float64)
+    r = np.asarray(rows, dtype=np.int64).reshape(-1)
+    if np.any((r < 0) | (r >= tree.size)):
+        raise ValueError("a charged row is outside the association tree")
+    charges = (charge_series(t, start_s, end_s, billing, half_life_s, calc_period_s, law, resets_s)
+               if r.size else np.zeros((0, t.size)))
+    return Charges(r, charges, [np.asarray(path_to(tree, int(x)), dtype=np.int64) for x in r])
 
 
 def project_usage(
@@ -649,6 +673,7 @@ def project_usage(
     law: Law = "slurm",
     resets_s: ArrayLike = (),
     rate: ArrayLike | None = None,
+    then: Charges | None = None,
 ) -> UsageProjection:
     """Project every association's raw usage while jobs run and everything decays.
 
@@ -666,17 +691,20 @@ def project_usage(
     rate : array_like, shape (n,), optional
         Usage rate each association keeps on its own (billing TRES per second, not including
         descendants: it is summed up the tree here), e.g. from two snapshots. None: zero.
+    then : Charges, optional
+        Further jobs already charged (:func:`precharge`, on the same times and law), after these.
 
     Returns
     -------
     UsageProjection
     """
     t = np.asarray(times_s, dtype=np.float64)
-    r = np.asarray(rows, dtype=np.int64).reshape(-1)
-    if np.any((r < 0) | (r >= tree.size)):
-        raise ValueError("a charged row is outside the association tree")
-    charges = (charge_series(t, start_s, end_s, billing, half_life_s, calc_period_s, law, resets_s)
-               if r.size else np.zeros((0, t.size)))
+    own_jobs = precharge(tree, rows, start_s, end_s, billing, t, half_life_s, calc_period_s, law, resets_s)
+    r, charges, paths = own_jobs.rows, own_jobs.charges, own_jobs.paths
+    if then is not None and then.rows.size:
+        if then.charges.shape[1] != t.size:
+            raise ValueError("then: charged on other times")
+        r, charges, paths = np.concatenate([r, then.rows]), np.vstack([charges, then.charges]), paths + then.paths
     own = np.zeros(tree.size) if rate is None else np.asarray(rate, dtype=np.float64).copy()
     if own.shape != (tree.size,):
         raise ValueError("rate must have one value per association")
@@ -688,7 +716,6 @@ def project_usage(
         rate_series = charge_series(t, [0.0], [np.inf], [1.0], half_life_s, calc_period_s, law, resets_s)[0]
     else:
         rate_series = np.zeros(t.size)
-    paths = [np.asarray(path_to(tree, int(x)), dtype=np.int64) for x in r]
     return UsageProjection(t, tree.usage_raw.astype(np.longdouble), decay_series(t, half_life_s, calc_period_s,
                            law, resets_s), total, rate_series, r, charges, paths)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 import numpy as np
@@ -28,8 +28,10 @@ from tui.analysis.planner.scenario import HOUR, Model, Scenario, ScenarioJob, Sh
 from tui.engine.billing import billable_tres, billing_mode
 from tui.engine.decay import next_reset
 from tui.engine.projection import (
+    Charges,
     FairshareSeries,
     charge_series,
+    precharge,
     decay_series,
     project_fairshare,
     project_usage,
@@ -156,6 +158,8 @@ class _Prepared:
     """(account, user) -> row of every user association."""
     running: tuple[tuple[int, float, float], ...]
     """``(row, end in epoch seconds, billing/s)`` of the running jobs with a time limit."""
+    charges: dict[tuple[float, bytes, float, float, tuple[float, ...]], Charges] = field(default_factory=dict)
+    """Their :class:`Charges` per (now, time grid, half-life, calc period, resets)."""
 
 
 _PREPARED: weakref.WeakKeyDictionary[Snapshot, _Prepared] = weakref.WeakKeyDictionary()
@@ -190,10 +194,22 @@ def _prepare(tree: AssocTree, snap: Snapshot) -> _Prepared:
     return _Prepared(rows, tuple(running))
 
 
-def _running_charges(tree: AssocTree, snap: Snapshot, now: datetime) -> list[tuple[int, float, float]]:
-    """``(row, end s from now, billing/s)`` of the snapshot's running jobs with a time limit."""
-    t = now.timestamp()
-    return [(row, end - t, b) for row, end, b in _prepared(tree, snap).running if end - t > 0]
+def _running_precharge(tree: AssocTree, snap: Snapshot, now: datetime, t: np.ndarray, hl: float, period: float,
+                       resets: list[float]) -> Charges:
+    """The snapshot's running jobs charged until their time limits: the same for every run from
+    one moment on one time grid, so kept with the snapshot (the last few grids)."""
+    prep = _prepared(tree, snap)
+    key = (now.timestamp(), t.tobytes(), float(hl), float(period), tuple(resets))
+    found = prep.charges.get(key)
+    if found is None:
+        at = now.timestamp()
+        live = [(row, end - at, b) for row, end, b in prep.running if end - at > 0]
+        found = precharge(tree, [r for r, _, _ in live], [0.0] * len(live), [e for _, e, _ in live],
+                          [b for _, _, b in live], t, hl, period, "slurm", resets)
+        if len(prep.charges) >= 4:
+            prep.charges.pop(next(iter(prep.charges)))
+        prep.charges[key] = found
+    return found
 
 
 def run_scenario(sc: Scenario, snapshot: Snapshot | None = None, now: datetime | None = None,
@@ -255,16 +271,13 @@ def run_scenario(sc: Scenario, snapshot: Snapshot | None = None, now: datetime |
     rate = steady_rate(tree, hl, period) if sc.others == "steady" else None
     if sc.others == "observed":
         rate = _observed(tree, snapshot, earlier, hl, period, source)
-    running = _running_charges(tree, snapshot, now) if sc.running and sc.others == "decay" else []
-    base_rows = [row for row, _, _ in running]
-    base_start = [0.0] * len(running)
-    base_end = [end for _, end, _ in running]
-    base_bill = [b for _, _, b in running]
-    c_rows = [rows_of[i] for i, _, _ in runs] + base_rows
-    c_start = [float(s) for _, s, _ in runs] + base_start
-    c_end = [float(e) for _, _, e in runs] + base_end
-    c_bill = [bill[i] * n for (i, _, _), n in zip(runs, started)] + base_bill
-    proj = project_usage(tree, c_rows, c_start, c_end, c_bill, t, hl, period, "slurm", resets, rate)
+    running = _running_precharge(tree, snapshot, now, t, hl, period, resets) \
+        if sc.running and sc.others == "decay" else None
+    c_rows = [rows_of[i] for i, _, _ in runs]
+    c_start = [float(s) for _, s, _ in runs]
+    c_end = [float(e) for _, _, e in runs]
+    c_bill = [bill[i] * n for (i, _, _), n in zip(runs, started)]
+    proj = project_usage(tree, c_rows, c_start, c_end, c_bill, t, hl, period, "slurm", resets, rate, running)
     pend_jobs = _pending_jobs(sc, snapshot, tree, source)
     extra = [row for _, row in pend_jobs if row not in watch]
     if sc.rank_every_s is not None:
@@ -274,7 +287,7 @@ def run_scenario(sc: Scenario, snapshot: Snapshot | None = None, now: datetime |
     fs: FairshareSeries = project_fairshare(tree, proj, watch + extra, algorithm, damp, every)
     base_fs: FairshareSeries | None = fs
     if runs and compare:  # before: the same projection without the scenario's jobs
-        base = project_usage(tree, base_rows, base_start, base_end, base_bill, t, hl, period, "slurm", resets, rate)
+        base = project_usage(tree, [], [], [], [], t, hl, period, "slurm", resets, rate, running)
         base_fs = project_fairshare(tree, base, watch, algorithm, damp, every)
     stop_fs = base_fs
     if not compare:
@@ -282,8 +295,7 @@ def run_scenario(sc: Scenario, snapshot: Snapshot | None = None, now: datetime |
     elif rate is not None:  # "if we stop": the charged associations' own pace ends too
         rate_stop = np.array(rate, dtype=np.float64)
         rate_stop[watch] = 0.0
-        stop = project_usage(tree, base_rows, base_start, base_end, base_bill, t, hl, period, "slurm", resets,
-                             rate_stop)
+        stop = project_usage(tree, [], [], [], [], t, hl, period, "slurm", resets, rate_stop, running)
         stop_fs = project_fairshare(tree, stop, watch, algorithm, damp, every)
     w = st.weight_fairshare
     col = {row: c for c, row in enumerate(watch + extra)}
@@ -315,8 +327,8 @@ def run_scenario(sc: Scenario, snapshot: Snapshot | None = None, now: datetime |
     if unpriced:
         notes.append("partition billing weights unknown: " + ", ".join(f"jobs[{i}]" for i in unpriced)
                      + " billed their CPU count (set billing = per second)")
-    if running:
-        notes.append(f"{len(running)} running jobs keep charging until their time limits")
+    if running is not None and running.rows.size:
+        notes.append(f"{running.rows.size} running jobs keep charging until their time limits")
     if algorithm == "fair_tree" and every > 1:
         notes.append(f"Fair Tree ranks recomputed every {every * sc.step_s / HOUR:g} h and held in between")
     if resets:
