@@ -81,7 +81,7 @@ def test_the_base_file_is_valid_and_runs_on_the_demo() -> None:
     assert sc.jobs[0].repeat == 2 and sc.settings.pbs_decay_time_s == 86400
 
 
-_junk_key = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=12)
+_junk_key = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_\n -", min_size=1, max_size=12)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -93,7 +93,8 @@ def test_an_unknown_key_is_named(table: str, key: str, value: Any) -> None:
         return
     data = copy.deepcopy(BASE)
     _set(data, f"{table}.{key}" if table else key, value)
-    _check(data, _name(f"{table}.{key}") if table else key)
+    shown = key if key.isprintable() else repr(key)
+    _check(data, _name(f"{table}.{shown}") if table else shown)
 
 
 _wrong = {
@@ -154,6 +155,20 @@ def test_an_impossible_value_is_named(data: st.DataObject) -> None:
     scenario = copy.deepcopy(BASE)
     _set(scenario, path, data.draw(values))
     _check(scenario, _name(path))
+
+
+def test_what_the_fuzzing_found_is_one_line() -> None:
+    """Found by fuzzing (a helper's run on the same checker): TOML integers are unbounded, a
+    time past Slurm's longest overflowed the projection, ``mem = inf`` was taken, and a quoted
+    key may hold a newline."""
+    for path, value in (("target", 10**400), ("jobs.cpus", -(10**400)), ("jobs.mem", float("inf")),
+                        ("horizon", 10**12), ("jobs.walltime", "9999999-0")):
+        scenario = copy.deepcopy(BASE)
+        _set(scenario, path, value)
+        _check(scenario, _name(path))
+    scenario = copy.deepcopy(BASE)
+    scenario["jobs"][0]["a\nb"] = 1
+    _check(scenario, "jobs[0].'a\\nb'")
 
 
 def test_repeat_without_every_and_a_job_no_node_can_run() -> None:

@@ -30,6 +30,16 @@ _SETTINGS = {"half_life", "calc_period", "algorithm", "dampening", "usage_reset_
              "pbs_decay_time"}
 _MEM = re.compile(r"\s*([0-9]*\.?[0-9]+)\s*([KMGTP]?)B?\s*", re.IGNORECASE)
 _MEM_UNIT = {"": 1.0, "K": 1 / 1024, "M": 1.0, "G": 1024.0, "T": 1024.0**2, "P": 1024.0**3}
+MAX_TIME_MIN = 0xFFFFFFFE
+"""Slurm's longest finite time (uint32 minutes; one more is INFINITE): longer would overflow the projection."""
+
+
+def _finite(value: float) -> bool:
+    """A TOML number a float holds (TOML integers are unbounded: 10**400 is not finite)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 class _Reader:
@@ -48,7 +58,8 @@ class _Reader:
 
                 near = difflib.get_close_matches(key, sorted(allowed), n=1)
                 hint = f"; did you mean {near[0]!r}?" if near else f"; expected one of {', '.join(sorted(allowed))}"
-                raise self.fail(f"{prefix}{key}", f"unknown key{hint}")
+                shown = key if key.isprintable() else repr(key)  # a quoted TOML key may hold a newline
+                raise self.fail(f"{prefix}{shown}", f"unknown key{hint}")
 
     def table(self, data: dict[str, Any], key: str, allowed: set[str]) -> dict[str, Any] | None:
         """The sub-table ``[key]`` checked for unknown keys; None when absent."""
@@ -73,6 +84,8 @@ class _Reader:
             raise self.fail(name, f"not a Slurm time {value!r}: use D-HH:MM:SS, HH:MM:SS or minutes") from None
         if secs is None:
             raise self.fail(name, "must be finite")
+        if secs > MAX_TIME_MIN * 60:
+            raise self.fail(name, f"longer than Slurm's longest time, {MAX_TIME_MIN} minutes")
         if positive and secs <= 0:
             raise self.fail(name, "must be longer than 0")
         return secs
@@ -84,7 +97,7 @@ class _Reader:
         value = table[key]
         if isinstance(value, bool) or not isinstance(value, (int, float)) or (integer and not isinstance(value, int)):
             raise self.fail(name, f"{'a whole number' if integer else 'a number'}, not {value!r}")
-        if not math.isfinite(value):
+        if not _finite(value):
             raise self.fail(name, "must be finite")
         if low is not None and value < low:
             raise self.fail(name, f"at least {low:g}, not {value!r}")
@@ -102,7 +115,7 @@ class _Reader:
         if key not in table:
             return 0.0
         value = table[key]
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 and _finite(value):
             return float(value)
         m = _MEM.fullmatch(value) if isinstance(value, str) else None
         if not m:
