@@ -27,7 +27,8 @@ from engine import random_tree  # noqa: E402
 from engine import timed as best
 
 from tui.analysis.planner import Scenario, ScenarioJob, SettingsOverride, run_scenario
-from tui.engine.projection import project_fairshare, project_usage  # noqa: E402
+from tui.engine.fairshare_projection import project_fairshare  # noqa: E402
+from tui.engine.projection import project_usage  # noqa: E402
 from tui.model import Snapshot  # noqa: E402
 
 HOUR, DAY = 3600, 86400

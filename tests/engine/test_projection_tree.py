@@ -15,10 +15,10 @@ from tui.engine.projection import (
     charge_series,
     decay_series,
     job_usage_over_cycles,
-    project_fairshare,
     project_usage,
     usage_ode,
 )
+from tui.engine.fairshare_projection import project_fairshare
 from tui.model import AssocTree
 from tui.sources import registry
 
@@ -325,3 +325,68 @@ def test_jobs_charged_once_project_exactly_as_when_charged_with_the_others() -> 
     assert np.array_equal(whole.of(watch), split.of(watch))
     with pytest.raises(ValueError, match="other times"):
         project_usage(tree, [], [], [], [], t[:-1], hl, period, then=later)
+
+
+def test_a_trace_of_the_running_jobs_gives_the_same_fairshare_bit_for_bit() -> None:
+    """The planner keeps the LevelFS its source's running jobs give (``fair_tree_trace``); an edit's
+    projection recomputes only the rows its own jobs reach. Its series equal those of the whole
+    projection bit for bit, and its ranks a fresh Fair Tree's at every step; own jobs share rows
+    with the running ones (same users). A trace that does not fit (other times, other shares)
+    is ignored, not misused."""
+    from dataclasses import replace
+
+    from tui.engine.projection import precharge
+    from tui.engine.rank_trace import fair_tree_trace
+
+    snap = registry.make("demo", "slurm").load()
+    tree = snap.tree
+    rng = np.random.default_rng(11)
+    users = np.flatnonzero(tree.is_user)
+    rows = rng.choice(users, size=60)
+    start = np.zeros(60)
+    end = rng.uniform(600, 4 * DAY, size=60)
+    bill = rng.uniform(1, 900, size=60)
+    t = np.arange(0, 10 * DAY + 1, 6 * HOUR)
+    hl, period = 2 * DAY, 300
+    running = precharge(tree, rows, start, end, bill, t, hl, period)
+    alone = project_usage(tree, [], [], [], [], t, hl, period, then=running)
+    trace = fair_tree_trace(tree, alone, rank_every=2)
+    own = [int(rows[0]), int(rows[1]), int(rng.choice(users))]  # two of them already running
+    edit = project_usage(tree, own, [0.0, DAY, 2 * DAY], [3 * DAY, 2 * DAY, 5 * DAY], [400.0, 50.0, 2000.0], t,
+                         hl, period, then=running)
+    watch = own + [int(x) for x in rng.choice(users, 8, replace=False)] + [int(tree.parent[own[0]])]
+    quick = project_fairshare(tree, edit, watch, rank_every=2, trace=trace)
+    whole = project_fairshare(tree, edit, watch, rank_every=2)
+    for name in ("usage", "fairshare", "level_fs", "rank", "ahead", "ranked"):
+        assert np.array_equal(getattr(quick, name), getattr(whole, name), equal_nan=name == "fairshare"), name
+    for k in np.flatnonzero(quick.ranked):
+        now = AssocTree(tree.parent, tree.is_user, tree.account, tree.user, tree.shares_raw, edit.at(int(k)),
+                        tree.sibling_order)
+        assert list(quick.rank[k]) == list(compute(now).rank[watch]), k
+    assert len({tuple(quick.rank[k]) for k in range(t.size)}) > 1  # the ranks do move
+    # The trace without the edit (the planner's "before") is the projection of the running jobs alone.
+    before = project_fairshare(tree, alone, watch, rank_every=2, trace=trace)
+    assert np.array_equal(before.rank, project_fairshare(tree, alone, watch, rank_every=2).rank)
+    # Other times, or other shares (a planner's [[shares]]): the trace does not fit and is not used.
+    shares = tree.shares_raw.copy()
+    shares[1:] = rng.permutation(shares[1:])
+    other = replace(tree, shares_raw=shares)
+    assert not np.array_equal(project_fairshare(other, edit, watch, rank_every=2).rank, whole.rank)
+    for tr, pr in ((other, edit), (tree, project_usage(tree, own, [0.0] * 3, [DAY] * 3, [1.0] * 3, t[:-1], hl, period,
+                                                       then=precharge(tree, rows, start, end, bill, t[:-1], hl,
+                                                                      period)))):
+        assert np.array_equal(project_fairshare(tr, pr, watch, rank_every=2, trace=trace).rank,
+                              project_fairshare(tr, pr, watch, rank_every=2).rank)
+
+
+def test_a_projection_without_jobs_still_ranks(deep4) -> None:
+    """No job at all (a planner following pending jobs only): every usage decays alike, so the
+    ranks are today's, held; not zeros because nothing moved."""
+    tree, s = deep4.tree, deep4.settings
+    proj = project_usage(tree, [], [], [], [], np.arange(0, 5) * DAY, s.decay_half_life_s, s.calc_period_s)
+    users = [int(x) for x in np.flatnonzero(tree.is_user)]
+    series = project_fairshare(tree, proj, users)
+    now = compute(tree).rank[users]
+    assert now.min() >= 1
+    for k in range(5):
+        assert list(series.rank[k]) == list(now)

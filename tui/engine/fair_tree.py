@@ -63,6 +63,19 @@ def level_fairshare(tree: AssocTree, st: Structure, norm_shares: np.ndarray) -> 
     return eff, lf
 
 
+def level_fs_of(u: np.ndarray, u_parent: np.ndarray, shares: np.ndarray, use_parent: np.ndarray,
+                is_user: np.ndarray, root: np.ndarray) -> np.ndarray:
+    """LevelFS of some rows from their usage and their fairshare parents' (long double), with
+    :func:`tui.engine.fair_tree.level_fairshare`'s special cases (last axis = rows)."""
+    s = shares.astype(np.longdouble)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        eff = np.where(u_parent > 0, u / np.where(u_parent > 0, u_parent, 1), np.longdouble(0))
+        lf = np.where(eff > 0, s / np.where(eff > 0, eff, 1), np.longdouble(np.inf))
+    lf = np.where(s == 0, np.longdouble(0), lf)
+    lf = np.where(use_parent & is_user, np.longdouble(np.inf), lf)
+    return np.where((use_parent & ~is_user) | root, NO_VAL_LD, lf)
+
+
 def _sortable(x: np.ndarray) -> np.ndarray:
     """uint64 keys in the same order as the float64 values ``x`` (IEEE bit trick)."""
     bits = np.ascontiguousarray(x, dtype=np.float64).view(np.uint64)

@@ -34,12 +34,10 @@ __all__ = [
     "cycle_accrual",
     "decay_rate",
     "job_usage_over_cycles",
-    "FairshareSeries",
     "PbsSeries",
     "UsageProjection",
     "charge_series",
     "decay_series",
-    "project_fairshare",
     "project_pbs",
     "observed_rate",
     "project_usage",
@@ -580,6 +578,8 @@ class UsageProjection:
         :func:`charge_series`.
     paths : list of int64 arrays
         ``paths[j]``: the job's association and every direct ancestor (spec 1.2).
+    then : Charges or None
+        The jobs given to :func:`project_usage` as ``then``: the last of ``rows``.
     """
 
     times_s: NDArray[np.float64]
@@ -590,6 +590,7 @@ class UsageProjection:
     rows: NDArray[np.int64]
     charges: NDArray[np.float64]
     paths: list[NDArray[np.int64]]
+    then: Charges | None = None
 
     def at(self, k: int) -> np.ndarray:
         """Usage of every association at step ``k`` (longdouble, shape (n,))."""
@@ -717,187 +718,7 @@ def project_usage(
     else:
         rate_series = np.zeros(t.size)
     return UsageProjection(t, tree.usage_raw.astype(np.longdouble), decay_series(t, half_life_s, calc_period_s,
-                           law, resets_s), total, rate_series, r, charges, paths)
-
-
-@dataclass(frozen=True, eq=False)
-class FairshareSeries:
-    """Fairshare of some associations at every step of a :class:`UsageProjection`.
-
-    Attributes
-    ----------
-    rows : int64 array (r,)
-    usage : longdouble array (m, r)
-        Raw usage, billing TRES-seconds.
-    fairshare : float64 array (m, r)
-        Classic: the factor at every step. Fair Tree: ``rank / users`` at the steps in
-        ``ranked``, held until the next one; NaN for accounts.
-    level_fs : longdouble array (m, r) or None
-        Fair Tree LevelFS at every step (it needs only the row and its fairshare parent).
-    rank : int64 array (m, r) or None
-        Fair Tree rank (users = best), held between ranked steps; 0 for accounts.
-    ahead : int64 array (m, r) or None
-        Users ranked strictly above (a better rank), held between ranked steps.
-    ranked : bool array (m,)
-        Steps at which the whole tree was recomputed (Fair Tree), or all True (classic).
-    users : int
-        User associations in the tree.
-    """
-
-    rows: NDArray[np.int64]
-    usage: np.ndarray
-    fairshare: NDArray[np.float64]
-    level_fs: np.ndarray | None
-    rank: NDArray[np.int64] | None
-    ahead: NDArray[np.int64] | None
-    ranked: NDArray[np.bool_]
-    users: int
-
-
-def project_fairshare(
-    tree: AssocTree,
-    projection: UsageProjection,
-    rows: ArrayLike,
-    algorithm: str = "fair_tree",
-    dampening: float = 1,
-    rank_every: int = 1,
-) -> FairshareSeries:
-    """Fairshare of ``rows`` at every step of ``projection``.
-
-    Classic depends only on an association's own path (its usage, its fairshare parents'
-    effective usage and the root's usage), so it is computed at every step for those rows
-    alone, in long double as :func:`tui.engine.classic.classic` does. Fair Tree's rank is a
-    global order: the whole tree is recomputed (:func:`tui.engine.fair_tree.fair_tree`, the
-    structure shared) every ``rank_every`` steps and at the last one, and held in between;
-    LevelFS is exact at every step.
-
-    Parameters
-    ----------
-    tree : AssocTree
-        The tree the projection started from (shares and structure).
-    projection : UsageProjection
-        From :func:`project_usage`.
-    rows : array_like
-        Associations to report.
-    algorithm : {"fair_tree", "classic"}
-    dampening : float
-        FairShareDampeningFactor (classic).
-    rank_every : int
-        Steps between full Fair Tree recomputations (1: every step).
-
-    Returns
-    -------
-    FairshareSeries
-    """
-    from tui.engine.classic import classic_norm_shares, fairshare_factor
-    from tui.engine.fair_tree import fair_tree_norm_shares, level_fairshare, rank_users
-    from tui.engine.tree import structure
-
-    r = np.asarray(rows, dtype=np.int64).reshape(-1)
-    m = projection.times_s.size
-    st = structure(tree)
-    users = tree.user_count
-    if algorithm == "classic":
-        # Every fairshare parent on the rows' paths, top-down, and the root.
-        need = sorted({int(x) for row in r for x in path_to(tree, int(row))} | {0}, key=lambda x: st.fs_depth[x])
-        col = {x: i for i, x in enumerate(need)}
-        u = projection.of(need)
-        root = u[:, col[0]]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            norm = np.where(root[:, None] > 0, np.minimum(u / np.where(root > 0, root, 1)[:, None],
-                                                           np.longdouble(1)), np.longdouble(0))
-        eff = np.empty_like(u)
-        eff[:, col[0]] = 1
-        for x in need[1:]:
-            i, fp = col[x], int(st.fs_parent[x])
-            norm_i = norm[:, i]
-            if fp == 0:
-                eff[:, i] = norm_i
-            elif st.use_parent[x] or st.level_shares[x] == 0:
-                eff[:, i] = eff[:, col[fp]]
-            else:
-                frac = np.longdouble(tree.shares_raw[x]) / np.longdouble(st.level_shares[x])
-                eff[:, i] = norm_i + (eff[:, col[fp]] - norm_i) * frac
-        shares = classic_norm_shares(tree, st)
-        cols = [col[int(x)] for x in r]
-        fs = np.stack([fairshare_factor(eff[:, i], shares[x], dampening) for i, x in zip(cols, r)], axis=1) \
-            if r.size else np.zeros((m, 0))
-        return FairshareSeries(r, u[:, cols], fs.reshape(m, r.size), None, None, None, np.ones(m, dtype=bool), users)
-    if algorithm != "fair_tree":
-        raise ValueError(f"unknown algorithm {algorithm!r} (use fair_tree or classic)")
-    # LevelFS at every step: S / (u / u(F(a))), with level_fairshare's special cases.
-    shares = fair_tree_norm_shares(tree, st)
-    fsp = np.maximum(st.fs_parent[r], 0)
-    u_all = projection.of(np.concatenate([r, fsp]))
-    u = u_all[:, : r.size]
-    lf = _level_fs(u, u_all[:, r.size:], shares[r], st.use_parent[r], tree.is_user[r], r == 0)
-    every = max(1, int(rank_every))
-    ranked = np.zeros(m, dtype=bool)
-    ranked[::every] = True
-    ranked[-1] = True
-    rank = np.zeros((m, r.size), dtype=np.int64)
-    ahead = np.zeros((m, r.size), dtype=np.int64)
-    fs = np.full((m, r.size), np.nan)
-    user_rows = tree.is_user[r]
-    # Only rows whose usage is charged, and their fairshare children, can change LevelFS when
-    # every other usage decays by the same factor: update those, re-rank only when they move.
-    n = tree.size
-    _, lf_all = level_fairshare(tree, st, shares)
-    charged = np.zeros(n, dtype=bool)
-    for path in projection.paths:
-        charged[path] = True
-    uniform = not np.any(projection.rate)
-    aff = np.flatnonzero(charged | charged[np.maximum(st.fs_parent, 0)]) if uniform else np.arange(n)
-    aff = aff[aff > 0]
-    # Usage of the affected rows and their fairshare parents from an incidence matrix of the
-    # jobs' paths: one small product per step instead of a pass over the whole tree.
-    idx = np.concatenate([aff, np.maximum(st.fs_parent[aff], 0)])
-    steps = np.flatnonzero(ranked)
-    added = projection.charged(idx, steps) if uniform else None
-    last_lf: np.ndarray | None = None
-    lf_k = lf_all.copy()
-    rk = np.zeros(n, dtype=np.int64)
-    sorted_ranks = np.zeros(0, dtype=np.int64)
-    for i_k, k in enumerate(steps):
-        if added is not None and projection.decay[k] > 0:
-            rows_k = aff
-            u_idx = projection.usage0[idx] * np.longdouble(projection.decay[k]) + added[:, i_k].astype(np.longdouble)
-            u_rows, u_par = u_idx[: aff.size], u_idx[aff.size:]
-        else:  # constant rates, or a reset (every usage restarts): the whole tree
-            rows_k = np.arange(1, n)
-            usage = projection.at(int(k))
-            u_rows, u_par = usage[rows_k], usage[np.maximum(st.fs_parent[rows_k], 0)]
-        new_lf = _level_fs(u_rows, u_par, shares[rows_k], st.use_parent[rows_k], tree.is_user[rows_k],
-                           np.zeros(rows_k.size, dtype=bool))
-        # Unchanged to 1e-12 (e.g. once every job has ended, all usage decays alike): same ranks.
-        if last_lf is None or last_lf.size != new_lf.size or not np.allclose(new_lf, last_lf, rtol=1e-12, atol=0.0):
-            lf_k[rows_k] = new_lf
-            rk = rank_users(tree, st, lf_k)
-            sorted_ranks = np.sort(rk[tree.is_user])
-            last_lf = new_lf
-        rank[k] = rk[r]
-        ahead[k] = np.where(user_rows, sorted_ranks.size - np.searchsorted(sorted_ranks, rk[r], side="right"), 0)
-    # Hold the last ranked step's values until the next one.
-    last = np.maximum.accumulate(np.where(ranked, np.arange(m), 0))
-    rank, ahead = rank[last], ahead[last]
-    if users:
-        fs[:, user_rows] = rank[:, user_rows] / float(users)
-    return FairshareSeries(r, u, fs, lf, rank, ahead, ranked, users)
-
-
-def _level_fs(u: np.ndarray, u_parent: np.ndarray, shares: np.ndarray, use_parent: np.ndarray,
-              is_user: np.ndarray, root: np.ndarray) -> np.ndarray:
-    """LevelFS of some rows from their usage and their fairshare parents' (long double), with
-    :func:`tui.engine.fair_tree.level_fairshare`'s special cases (last axis = rows)."""
-    from tui.engine.fair_tree import NO_VAL_LD
-
-    s = shares.astype(np.longdouble)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        eff = np.where(u_parent > 0, u / np.where(u_parent > 0, u_parent, 1), np.longdouble(0))
-        lf = np.where(eff > 0, s / np.where(eff > 0, eff, 1), np.longdouble(np.inf))
-    lf = np.where(s == 0, np.longdouble(0), lf)
-    lf = np.where(use_parent & is_user, np.longdouble(np.inf), lf)
-    return np.where((use_parent & ~is_user) | root, NO_VAL_LD, lf)
+                           law, resets_s), total, rate_series, r, charges, paths, then)
 
 
 def steady_rate(tree: AssocTree, half_life_s: float, calc_period_s: float = 300.0,

@@ -29,14 +29,14 @@ from tui.engine.billing import billable_tres, billing_mode
 from tui.engine.decay import next_reset
 from tui.engine.projection import (
     Charges,
-    FairshareSeries,
     charge_series,
     precharge,
     decay_series,
-    project_fairshare,
     project_usage,
     steady_rate,
 )
+from tui.engine.fairshare_projection import FairshareSeries, project_fairshare
+from tui.engine.rank_trace import LevelFsTrace, fair_tree_trace
 from tui.model import AssocTree, Job, PrioritySettings, Snapshot
 from tui.sources.errors import InputError
 
@@ -160,6 +160,9 @@ class _Prepared:
     """``(row, end in epoch seconds, billing/s)`` of the running jobs with a time limit."""
     charges: dict[tuple[float, bytes, float, float, tuple[float, ...]], Charges] = field(default_factory=dict)
     """Their :class:`Charges` per (now, time grid, half-life, calc period, resets)."""
+    traces: dict[tuple[int, int], LevelFsTrace] = field(default_factory=dict)
+    """The LevelFS those charges give, per (id of the Charges, rank step): an edit's Fair Tree
+    projection then computes only the rows its own jobs reach."""
 
 
 _PREPARED: weakref.WeakKeyDictionary[Snapshot, _Prepared] = weakref.WeakKeyDictionary()
@@ -209,6 +212,21 @@ def _running_precharge(tree: AssocTree, snap: Snapshot, now: datetime, t: np.nda
         if len(prep.charges) >= 4:
             prep.charges.pop(next(iter(prep.charges)))
         prep.charges[key] = found
+    return found
+
+
+def _running_trace(tree: AssocTree, snap: Snapshot, running: Charges, t: np.ndarray, hl: float,
+                   period: float, resets: list[float], every: int) -> LevelFsTrace:
+    """The :class:`LevelFsTrace` of the snapshot's running jobs alone, kept beside their charges."""
+    prep = _prepared(tree, snap)
+    key = (id(running), every)
+    found = prep.traces.get(key)
+    if found is None or found.charges is not running or found.tree is not tree:
+        alone = project_usage(tree, [], [], [], [], t, hl, period, "slurm", resets, None, running)
+        found = fair_tree_trace(tree, alone, every)
+        if len(prep.traces) >= 4:
+            prep.traces.pop(next(iter(prep.traces)))
+        prep.traces[key] = found
     return found
 
 
@@ -284,11 +302,13 @@ def run_scenario(sc: Scenario, snapshot: Snapshot | None = None, now: datetime |
         every = max(1, round(sc.rank_every_s / sc.step_s))
     else:
         every = 1 if t.size * tree.size <= 5_000_000 else max(1, round(86400 / sc.step_s))
-    fs: FairshareSeries = project_fairshare(tree, proj, watch + extra, algorithm, damp, every)
+    trace = _running_trace(tree, snapshot, running, t, hl, period, resets, every) \
+        if running is not None and rate is None and algorithm == "fair_tree" else None
+    fs: FairshareSeries = project_fairshare(tree, proj, watch + extra, algorithm, damp, every, trace)
     base_fs: FairshareSeries | None = fs
     if runs and compare:  # before: the same projection without the scenario's jobs
         base = project_usage(tree, [], [], [], [], t, hl, period, "slurm", resets, rate, running)
-        base_fs = project_fairshare(tree, base, watch, algorithm, damp, every)
+        base_fs = project_fairshare(tree, base, watch, algorithm, damp, every, trace)
     stop_fs = base_fs
     if not compare:
         base_fs = stop_fs = None
