@@ -114,6 +114,29 @@ def test_observed_pace_from_an_earlier_capture(capsys, tmp_path) -> None:
     assert code == 2 and "plan.toml:others: \"observed\" needs an earlier snapshot" in err
 
 
+def test_observed_pace_on_the_demo_from_its_own_records(capsys, tmp_path) -> None:
+    # The demo has a past (its History tab): without --since, "observed" measures everyone's pace
+    # over the week before its last decay cycle, rebuilt from those records; the projection then
+    # differs from plain decay.
+    from datetime import datetime, timedelta
+
+    p = tmp_path / "plan.toml"
+    job = '[[jobs]]\nuser = "llim"\naccount = "astro_duong_lab"\ncpus = 64\nwalltime = "2-00:00:00"\n'
+    p.write_text('horizon = "7-0"\nstep = "6:00:00"\nothers = "observed"\n' + job)
+    code, out, err = run(capsys, "whatif", str(p), "--demo", "--format", "json")
+    assert code == 0, err
+    observed = json.loads(out)
+    [since] = [a for a in observed["answers"] if "keeps the pace seen since" in a]
+    then = datetime.fromisoformat(since.rsplit("since ", 1)[1]).replace(tzinfo=None)
+    now = datetime.fromisoformat(observed["now"]).replace(tzinfo=None)
+    assert timedelta(days=7) <= now - then < timedelta(days=7, minutes=5)  # the demo's 5-minute cycles
+    p.write_text('horizon = "7-0"\nstep = "6:00:00"\nothers = "decay"\nrunning = false\n' + job)
+    code, out, err = run(capsys, "whatif", str(p), "--demo", "--format", "json")
+    assert code == 0, err
+    decay = json.loads(out)
+    assert observed["series"][0]["fairshare"] != decay["series"][0]["fairshare"]
+
+
 def test_a_job_the_capture_s_nodes_cannot_run(capsys, tmp_path) -> None:
     # deep4's slurm.conf: one node with CPUs=16, RealMemory=1024; its partitions are MaxTime=INFINITE.
     p = tmp_path / "plan.toml"

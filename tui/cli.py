@@ -115,7 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
     wsrc.add_argument("--slurm", action="store_true", help="the live cluster")
     wsrc.add_argument("--sshare", metavar="FILE", help="saved 'sshare -a -l -P' output (default settings)")
     wif.add_argument("--since", metavar="DIR", help="an earlier capture of the same cluster: with others = "
-                     "\"observed\", everyone keeps the pace seen between it and now")
+                     "\"observed\", everyone keeps the pace seen between it and now (--demo without it: "
+                     "the week before, from the demo's own accounting records)")
     wif.add_argument("--now", metavar="ISO", help="time 0 as an ISO date-time (default: the snapshot's time)")
     wif.add_argument("--format", choices=("table", "json", "csv"), default="table",
                      help="table (default), json (the contract of docs/whatif.md) or csv (one row per step)")
@@ -681,6 +682,8 @@ def _whatif(args: argparse.Namespace) -> str:
         snap = Snapshot(cluster="", source=args.sshare, tree=table.tree,
                         settings=PrioritySettings(algorithm=algorithm))
     earlier = registry.make("folder", args.since).load() if args.since else None
+    if earlier is None and args.demo and scenario.others == "observed" and snap is not None:
+        earlier = _demo_week_before(snap)
     _warn([*(snap.warnings if snap else ()), *(earlier.warnings if earlier else ())])
     result = run_scenario(scenario, snap, now, args.scenario, earlier)
     if args.format == "json":
@@ -688,6 +691,21 @@ def _whatif(args: argparse.Namespace) -> str:
     if args.format == "csv":
         return format_whatif_csv(result)
     return format_whatif_table(result)
+
+
+def _demo_week_before(snap: Snapshot) -> Snapshot:
+    """The demo as it stood a week ago, rebuilt from its own accounting records (the History tab's):
+    what ``others = "observed"`` measures the pace against when no ``--since`` is given."""
+    from dataclasses import replace
+
+    from tui.analysis.history import usage_back_then
+    from tui.sources.demo import demo_history
+
+    assert snap.tree is not None
+    jobs, last = demo_history(snap)
+    usage, then = usage_back_then(jobs, snap.tree, snap.settings, last, 7)
+    return replace(snap, tree=replace(snap.tree, usage_raw=usage.astype(snap.tree.usage_raw.dtype)), taken_at=then,
+                   source=f"{snap.source}, a week earlier from its accounting records")
 
 
 def _info(args: argparse.Namespace) -> int:

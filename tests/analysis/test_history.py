@@ -8,10 +8,18 @@ import random
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
+import numpy as np
 import pytest
 
 from tests.conftest import FIXTURES
-from tui.analysis.history import charged_usage, check_raw_usage, daily_usage, last_reset_before, select_jobs
+from tui.analysis.history import (
+    charged_usage,
+    check_raw_usage,
+    daily_usage,
+    last_reset_before,
+    select_jobs,
+    usage_back_then,
+)
 from tui.cli import main
 from tui.engine.decay import decay_per_second
 from tui.sources.sacct import AccountedJob, load_saved_history
@@ -87,6 +95,48 @@ def test_measured_differences_on_the_live_fair_tree_capture() -> None:
     assert set(rel) == {"root", "root/ld", "lab", "grp", "grp/la", "lsub", "lsub/lc"}
     for label, value in rel.items():
         assert value == pytest.approx(-4.469e-5, abs=2e-8), label
+
+
+def test_usage_a_week_back_is_the_cycle_law_run_to_then() -> None:
+    """``usage_back_then`` (what the planner's observed pace starts from when a source has only
+    its accounting records): every job as it stood a week before the last cycle, run through
+    Slurm's decay thread step by step (``simulate``) to that cycle and summed up the tree; a job
+    still running then is charged up to then, a later one not at all. With 0 days it is the
+    usage check_raw_usage rebuilds for today."""
+    snap = load_folder(LIVE)
+    tree = snap.tree
+    settings = replace(snap.settings, calc_period_s=300)
+    last = datetime(2026, 11, 21, 18, 40, tzinfo=UTC)  # on the 300 s grid
+    rng = random.Random(3)
+    jobs = []
+    for i in range(14):
+        account, user = rng.choice([("grp", "la"), ("lsub", "lc"), ("root", "ld")])
+        start = last - timedelta(seconds=rng.randint(0, 12 * 86400))
+        end = None if rng.random() < 0.3 else min(start + timedelta(seconds=rng.randint(60, 3 * 86400)), last)
+        jobs.append(AccountedJob(str(i), account, user, start, end, 0, rng.uniform(1, 100)))
+    usage, then = usage_back_then(jobs, tree, settings, last, 7)
+    assert then == last - timedelta(days=7)
+    t = then.timestamp()
+    want = np.zeros(tree.size)
+    counted = 0
+    for j in jobs:
+        if j.start.timestamp() >= t:
+            continue
+        counted += 1
+        end = j.end.timestamp() if j.end is not None and j.end.timestamp() <= t else None
+        u = simulate(j.start.timestamp(), end, j.billing, t, 300, HL)
+        row = next(i for i in range(tree.size) if tree.is_user[i] and (tree.account[i], tree.user[i]) == (j.account,
+                                                                                                         j.user))
+        while row >= 0:
+            want[row] += u
+            row = int(tree.parent[row])
+    assert 0 < counted < len(jobs) and any(j.end is None or j.end.timestamp() > t for j in jobs
+                                           if j.start.timestamp() < t)  # all three cases occur
+    np.testing.assert_allclose(usage, want, rtol=1e-9)
+    today, at = usage_back_then(jobs, tree, settings, last, 0)
+    assert at == last
+    np.testing.assert_allclose(today, [r.rebuilt for r in check_raw_usage(jobs, tree, settings, last, last).rows],
+                               rtol=1e-12)
 
 
 def test_missing_records_and_resets_are_named() -> None:

@@ -27,7 +27,7 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime, time, timedelta, tzinfo
+from datetime import date, datetime, time, timedelta, timezone, tzinfo
 
 import numpy as np
 
@@ -37,7 +37,7 @@ from tui.model import AssocTree, PrioritySettings
 from tui.sources.sacct import AccountedJob
 
 __all__ = ["DailyUsage", "UsageCheck", "HistoryCheck", "daily_usage", "charged_usage", "check_raw_usage",
-           "last_reset_before", "select_jobs"]
+           "last_reset_before", "select_jobs", "usage_back_then"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -285,6 +285,52 @@ def _explain(printed: float, rebuilt: float) -> str:
             "or a QOS UsageFactor > 1")
 
 
+def _replay(jobs: Sequence[AccountedJob], tree: AssocTree, L: float, P: int, HL: int,
+            reset_t: float | None) -> tuple[np.ndarray, dict[str, float]]:
+    """Every association's usage at cycle ``L`` rebuilt from ``jobs`` (Slurm's law, summed up the
+    tree), and the usage of job (account, user) pairs the tree does not have."""
+    row_of: dict[tuple[str, str], int] = {}
+    for i in range(tree.size):
+        if tree.is_user[i]:
+            row_of.setdefault((str(tree.account[i]), str(tree.user[i])), i)
+    rebuilt = np.zeros(tree.size, dtype=np.float64)
+    unmatched: dict[str, float] = defaultdict(float)
+    for job in jobs:
+        start = job.start.timestamp()
+        end = job.end.timestamp() if job.end is not None else None
+        if reset_t is not None:
+            if end is not None and end <= reset_t:
+                continue
+            start = max(start, reset_t)
+        if start > L and end is None:
+            continue
+        usage = charged_usage(start, end, job.billing, L, P, HL)
+        row = row_of.get((job.account, job.user))
+        if row is None:
+            unmatched[f"{job.account}/{job.user}"] += usage
+            continue
+        while row >= 0:
+            rebuilt[row] += usage
+            row = int(tree.parent[row])
+    return rebuilt, dict(unmatched)
+
+
+def usage_back_then(jobs: Sequence[AccountedJob], tree: AssocTree, settings: PrioritySettings,
+                    last_cycle: datetime, days: float) -> tuple[np.ndarray, datetime]:
+    """Every association's RawUsage ``days`` before ``last_cycle`` (on its cycle grid), rebuilt
+    from the accounting records as :func:`check_raw_usage` rebuilds today's: the jobs as they
+    stood then (later ones left out, those still running then charged up to then). With today's
+    usage it gives each association's observed pace (the planner's ``others = "observed"``).
+    Assumes no usage reset in between."""
+    P = max(int(settings.calc_period_s), 1)
+    then_t = math.floor((last_cycle.timestamp() - days * 86400.0) / P) * P
+    then = datetime.fromtimestamp(then_t, timezone.utc)
+    past = [replace(j, end=None) if j.end is None or j.end.timestamp() > then_t else j
+            for j in jobs if j.start.timestamp() < then_t]
+    rebuilt, _ = _replay(past, tree, float(then_t), P, int(settings.decay_half_life_s), None)
+    return rebuilt, then
+
+
 def check_raw_usage(jobs: Sequence[AccountedJob], tree: AssocTree, settings: PrioritySettings,
                     last_cycle: datetime | None, taken_at: datetime) -> HistoryCheck:
     """Replay Slurm's decay law over ``jobs`` and compare with every association's RawUsage.
@@ -326,29 +372,7 @@ def check_raw_usage(jobs: Sequence[AccountedJob], tree: AssocTree, settings: Pri
         notes.append("no last decay cycle saved: cycles assumed to end at the snapshot time")
     if HL == 0:
         notes.append("PriorityDecayHalfLife=0: usage does not decay")
-    row_of: dict[tuple[str, str], int] = {}
-    for i in range(tree.size):
-        if tree.is_user[i]:
-            row_of.setdefault((str(tree.account[i]), str(tree.user[i])), i)
-    rebuilt = np.zeros(tree.size, dtype=np.float64)
-    unmatched: dict[str, float] = defaultdict(float)
-    for job in jobs:
-        start = job.start.timestamp()
-        end = job.end.timestamp() if job.end is not None else None
-        if reset_t is not None:
-            if end is not None and end <= reset_t:
-                continue
-            start = max(start, reset_t)
-        if start > L and end is None:
-            continue
-        usage = charged_usage(start, end, job.billing, L, P, HL)
-        row = row_of.get((job.account, job.user))
-        if row is None:
-            unmatched[f"{job.account}/{job.user}"] += usage
-            continue
-        while row >= 0:
-            rebuilt[row] += usage
-            row = int(tree.parent[row])
+    rebuilt, unmatched = _replay(jobs, tree, L, P, HL, reset_t)
     if unmatched:
         notes.append(f"{len(unmatched)} account/user pair(s) in sacct have no association in sshare "
                      f"(deleted or renamed): {', '.join(sorted(unmatched))}")
