@@ -33,6 +33,7 @@ SHOTS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("tree-light-sorted", "light", ("F", "slash", *"chem", "enter")),
     ("pbs-tree-dark", "dark", ("m",)),
     ("pbs-breakdown-dark", "dark", ("m", "2")),
+    ("history-dark", "dark", ("m", "5")),
 )
 
 

@@ -121,7 +121,7 @@ def test_observed_pace_on_the_demo_from_its_own_records(capsys, tmp_path) -> Non
     from datetime import datetime, timedelta
 
     p = tmp_path / "plan.toml"
-    job = '[[jobs]]\nuser = "llim"\naccount = "astro_duong_lab"\ncpus = 64\nwalltime = "2-00:00:00"\n'
+    job = '[[jobs]]\nuser = "amwangi"\naccount = "astro_friedman_lab"\ncpus = 64\nwalltime = "2-00:00:00"\n'
     p.write_text('horizon = "7-0"\nstep = "6:00:00"\nothers = "observed"\n' + job)
     code, out, err = run(capsys, "whatif", str(p), "--demo", "--format", "json")
     assert code == 0, err
@@ -134,7 +134,7 @@ def test_observed_pace_on_the_demo_from_its_own_records(capsys, tmp_path) -> Non
     code, out, err = run(capsys, "whatif", str(p), "--demo", "--format", "json")
     assert code == 0, err
     decay = json.loads(out)
-    assert observed["series"][0]["fairshare"] != decay["series"][0]["fairshare"]
+    assert observed["series"][0]["level_fs"][-1] != decay["series"][0]["level_fs"][-1]
 
 
 def test_a_job_the_capture_s_nodes_cannot_run(capsys, tmp_path) -> None:

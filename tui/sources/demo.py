@@ -857,7 +857,9 @@ def demo_history(snap: Snapshot) -> tuple[list[AccountedJob], datetime]:
         if left <= 0:
             continue
         n = int(rng.integers(1, 7))
-        ends = last - rng.uniform(60.0, HISTORY_DAYS * _DAY, size=n).round()
+        # Ages like a real user's: mostly within a few half-lives (what RawUsage still holds), so
+        # the fitted billing stays near what ran lately instead of a huge job weeks ago.
+        ends = last - np.clip(rng.exponential(max(hl, _DAY), size=n), 60.0, HISTORY_DAYS * _DAY).round()
         starts = ends - rng.uniform(600.0, 36 * 3600.0, size=n).round()
         weight = rng.lognormal(0.0, 0.7, size=n)
         unit = np.array([charged_usage(float(s), float(e), 1.0, last, period, hl) for s, e in zip(starts, ends)])
