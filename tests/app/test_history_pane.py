@@ -84,3 +84,37 @@ async def test_in_the_app_the_records_are_read_when_the_tab_is_shown(isolated_pa
             if "agrees" in _text(pane):
                 break
         assert "Usage of everyone" in _text(pane) and "agrees" in _text(pane)
+
+
+async def test_the_tab_follows_the_selection_made_while_it_was_hidden(isolated_paths) -> None:
+    """History shown on one row, back to the tree, another row selected, History again: it plots
+    the new row (it kept the first one: found by trying the app in tmux)."""
+    from tui.app.main import build_app
+    from tui.app.widgets.fairshare_tree import FairshareTree
+    from tui.cli import build_parser
+
+    app = build_app(build_parser().parse_args(["--from", str(LIVE), "--user", "la"]))
+    async with app.run_test(size=(120, 45)) as pilot:
+        await pilot.pause(0.5)
+        await app.workers.wait_for_complete()
+        tabs = app.query_one("TabbedContent")
+        tabs.active = "history"
+        await pilot.pause()
+        pane = app.query_one(HistoryPane)
+        for _ in range(50):
+            await pilot.pause(0.1)
+            await app.workers.wait_for_complete()
+            if "agrees" in _text(pane):
+                break
+        assert "Usage of grp/la" in _text(pane)
+        tabs.active = "tree"
+        await pilot.pause()
+        tree = app.query_one(FairshareTree)
+        snap = load_folder(LIVE)
+        tree.go_to_row(next(i for i in range(snap.tree.size) if snap.tree.label(i) == "lsub/lc"))
+        await pilot.pause()
+        tabs.active = "history"
+        await pilot.pause(0.2)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert "Usage of lsub/lc" in _text(pane)

@@ -338,7 +338,7 @@ class FairtopApp(ClusterActions, LoadActions, TreeActions, App[int]):
         built = await self._build_pane(tab_id)
         if tab_id in ("breakdown", "tree"):
             self._refresh_breakdown()
-        elif tab_id in ("alloc", "whatif") or built:
+        else:  # every other pane draws the row selected now, whatever was selected when it was last shown
             self._show_pane(tab_id, self._assoc.selected_row)
         if built and self._tabs.active == tab_id and not self._prompt.display:
             self._focus_tab()  # action_show_tab could not: the pane did not exist yet
