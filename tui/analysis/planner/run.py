@@ -224,7 +224,7 @@ def _running_trace(tree: AssocTree, snap: Snapshot, running: Charges, t: np.ndar
     if found is None or found.charges is not running or found.tree is not tree:
         alone = project_usage(tree, [], [], [], [], t, hl, period, "slurm", resets, None, running)
         found = fair_tree_trace(tree, alone, every)
-        if len(prep.traces) >= 4:
+        if len(prep.traces) >= 2:  # 37 MB each at 100k associations (31 ranked steps x 70k rows)
             prep.traces.pop(next(iter(prep.traces)))
         prep.traces[key] = found
     return found
