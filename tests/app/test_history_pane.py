@@ -23,6 +23,15 @@ def _text(pane: HistoryPane) -> str:
     return "\n".join(str(pane.query_one(f"#{i}").render()) for i in ("hi-title", "hi-check"))
 
 
+async def _read(app: App, pilot, pane: HistoryPane) -> None:  # noqa: ANN001 - Pilot
+    """Wait (up to 5 s) until the pane has read the records and drawn its check."""
+    for _ in range(50):
+        await pilot.pause(0.1)
+        await app.workers.wait_for_complete()
+        if "agrees" in _text(pane):
+            break
+
+
 async def test_capture_with_sacct_plots_usage_and_the_check() -> None:
     snap = load_folder(LIVE)
     standing = build_standing(snap, "la")
@@ -78,11 +87,7 @@ async def test_in_the_app_the_records_are_read_when_the_tab_is_shown(isolated_pa
         app.query_one("TabbedContent").active = "history"
         await pilot.pause()
         pane = app.query_one(HistoryPane)
-        for _ in range(50):
-            await pilot.pause(0.1)
-            await app.workers.wait_for_complete()
-            if "agrees" in _text(pane):
-                break
+        await _read(app, pilot, pane)
         assert "Usage of everyone" in _text(pane) and "agrees" in _text(pane)
 
 
@@ -101,11 +106,7 @@ async def test_the_tab_follows_the_selection_made_while_it_was_hidden(isolated_p
         tabs.active = "history"
         await pilot.pause()
         pane = app.query_one(HistoryPane)
-        for _ in range(50):
-            await pilot.pause(0.1)
-            await app.workers.wait_for_complete()
-            if "agrees" in _text(pane):
-                break
+        await _read(app, pilot, pane)
         assert "Usage of grp/la" in _text(pane)
         tabs.active = "tree"
         await pilot.pause()

@@ -81,12 +81,12 @@ def _lf_at_steps(tree: AssocTree, st: Structure, shares: np.ndarray, projection:
     """LevelFS of ``rows`` at ``steps`` (longdouble, shape (steps, rows)) under uniform decay."""
     idx = np.concatenate([rows, np.maximum(st.fs_parent[rows], 0)])
     added = projection.charged(idx, steps)
+    u0, s, use_parent, is_user = projection.usage0[idx], shares[rows], st.use_parent[rows], tree.is_user[rows]
     out = np.empty((steps.size, rows.size), dtype=np.longdouble)
     zeros = np.zeros(rows.size, dtype=bool)
     for i, k in enumerate(steps):
-        u = projection.usage0[idx] * np.longdouble(projection.decay[k]) + added[:, i].astype(np.longdouble)
-        out[i] = level_fs_of(u[: rows.size], u[rows.size:], shares[rows], st.use_parent[rows], tree.is_user[rows],
-                             zeros)
+        u = u0 * np.longdouble(projection.decay[k]) + added[:, i].astype(np.longdouble)
+        out[i] = level_fs_of(u[: rows.size], u[rows.size:], s, use_parent, is_user, zeros)
     return out
 
 
