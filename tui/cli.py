@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -146,6 +147,12 @@ def build_parser() -> argparse.ArgumentParser:
     cap.add_argument("--count", type=int, default=None, metavar="N", help="with --every: stop after N captures")
     cap.add_argument("--cluster", dest="report_cluster", metavar="NAME",
                      help="another cluster of this slurmdbd (-M NAME), saved as if captured on it")
+    cap.add_argument("--share-with", metavar="GROUP",
+                     help="with --every under PrivateData: the whole capture is readable by this Unix group too "
+                          "(e.g. the admins), not by the publisher only")
+    cap.add_argument("--public", action="store_true",
+                     help="with --every under PrivateData: publish the whole capture to every user anyway (an "
+                          "explicit choice; logged at start)")
     hist = sub.add_parser("history", help="usage per day from sacct, and RawUsage rebuilt from the jobs",
                           description="Usage per day (billing x seconds, per account and user) over the last N "
                                       "days, the decayed usage it implies, and sshare's RawUsage rebuilt from "
@@ -869,13 +876,65 @@ def _capture(args: argparse.Namespace) -> int:
         if args.every:
             from tui.sources.publish import publish_every
 
-            published = publish_every(args.dir, capture, args.every, args.keep, args.count)
+            arrange = None if args.pbs else functools.partial(_arrange_private, share_with=args.share_with,
+                                                              public=args.public)
+            published = publish_every(args.dir, capture, args.every, args.keep, args.count, arrange=arrange)
             return 0 if published else EXIT_INPUT
         sys.stdout.write(capture(args.dir))
+        if not args.pbs:
+            _private_capture(Path(args.dir))
         return 0
     except SourceUnavailable as exc:
         print(f"fairtop capture: {' '.join(str(exc).split())}", file=sys.stderr)
         return EXIT_INPUT
+
+
+def _arrange_private(folder: Path, share_with: str | None, public: bool) -> str:
+    """A published capture under PrivateData: the whole for the publisher, a view per user, each
+    with their ranking among all users (:mod:`tui.sources.private_publish`)."""
+    from tui.sources.private_publish import arrange
+
+    return arrange(folder, _rankings, share_with, public)
+
+
+def _rankings(folder: Path) -> dict[str, dict[str, list[str]]]:
+    """User -> account -> where that association ranks among all users, in words that name nobody
+    else (the summary line's parts), from the whole capture in ``folder``."""
+    from dataclasses import replace as _replace
+
+    import numpy as np
+
+    from tui.analysis.standing import build_standing
+    from tui.analysis.summary import ranking_parts
+    from tui.sources.saved import load_folder
+
+    standing = build_standing(load_folder(folder), check_printed=False)
+    tree = standing.snapshot.tree
+    out: dict[str, dict[str, list[str]]] = {}
+    if tree is None or standing.fairshare is None:
+        return out
+    for row in np.flatnonzero(tree.is_user).tolist():
+        user = str(tree.user[row])
+        mine = _replace(standing, me=user, my_rows=np.asarray([row]))
+        out.setdefault(user, {})[str(tree.account[row])] = ranking_parts(mine, row)
+    return out
+
+
+def _private_capture(folder: Path) -> None:
+    """A one-off capture of a PrivateData cluster holds every user's usage and jobs: readable by
+    its owner only, said on stderr."""
+    from tui.sources.private_data import DBD_CONFIG_FILE, HIDES, private_data
+
+    def read(name: str) -> bytes | None:
+        path = folder / name
+        return path.read_bytes() if path.is_file() else None
+
+    hides = private_data(read("scontrol_show_config.txt"), read(DBD_CONFIG_FILE)) & set(HIDES)
+    if hides:
+        os.chmod(folder, 0o700)
+        print(f"fairtop capture: PrivateData={','.join(sorted(hides))}: {folder} holds every user's usage and jobs, "
+              "so it is readable by you only (mode 0700); 'capture --every' publishes a view per user",
+              file=sys.stderr)
 
 
 def _serve(args: argparse.Namespace) -> int:

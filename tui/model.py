@@ -316,6 +316,25 @@ class PbsTree:
     """``fairshare_decay_time`` in seconds from the saved ``sched_config``; None if not saved."""
 
 
+@dataclass(frozen=True)
+class PrivateView:
+    """A snapshot cut by Slurm's PrivateData to what one user may read (their own commands' view,
+    or the per-user view a publisher wrote for them)."""
+
+    hides: frozenset[str]
+    """The cluster's PrivateData values (``usage``, ``jobs``, ``users``, ``accounts``, ...)."""
+    reader: str = ""
+    """Whose view it is ("" when not known)."""
+    partial: bool = False
+    """Associations are missing (their usage, or whole siblings): the engine cannot recompute the
+    tree, so only what the scheduler printed is shown and nothing is compared."""
+    ranking: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Account -> the reader's ranking in it as the publisher computed it from the whole tree
+    (nameless parts such as "8 of 43 users ahead of you")."""
+    withheld: str = ""
+    """One line: what was left out and why."""
+
+
 @dataclass(frozen=True, eq=False)
 class Snapshot:
     """One cluster at one moment: what every pane reads."""
@@ -343,6 +362,8 @@ class Snapshot:
     """Things the source could not read but that did not stop it (PrivateData, a missing command)."""
     capabilities: frozenset[str] | None = None
     """What the source can provide (``tui.sources.registry.CAPABILITIES``); None: not stated."""
+    private: PrivateView | None = None
+    """Set when PrivateData cut this snapshot to one user's view (None: the whole cluster)."""
     scheduler_version: str | None = None
     """The scheduler's release as the source reported it (Slurm: ``scontrol show config``'s
     SLURM_VERSION, ``sshare -V`` or slurmrestd's meta, e.g. ``"26.05.3"``); None when the source does

@@ -56,7 +56,7 @@ def test_live_equals_capture(tmp_path: Path, release: str, monkeypatch: pytest.M
         line = slurm_cli.capture(tmp_path / "cap", timeout=30)
         after = slurm_cli.live_snapshot(timeout=30)
         folder = saved.load_folder(tmp_path / "cap")
-        assert line.startswith(f"captured into {tmp_path / 'cap'} (9 commands, 0 non-zero exits)")  # sacct included
+        assert line.startswith(f"captured into {tmp_path / 'cap'} (11 commands, 0 non-zero exits)")  # + sacct, users
         assert not before.warnings and not folder.warnings
         assert (before.scheduler_version or "").startswith(release + ".")
         _same_cluster(before, folder, usage=False)
@@ -135,7 +135,7 @@ def test_only_sshare_available(fake_path: Path, tmp_path: Path) -> None:
     sacct_psv = Path(__file__).parents[1] / "fixtures" / "slurm" / "live" / "fair_tree" / "sacct_a_P.psv"
     _fake(fake_path, "sacct", f"/bin/cat '{sacct_psv}'")
     line = slurm_cli.capture(tmp_path / "cap", timeout=5)
-    assert line == f"captured into {tmp_path / 'cap'} (9 commands, 7 non-zero exits)\n"
+    assert line == f"captured into {tmp_path / 'cap'} (11 commands, 9 non-zero exits)\n"
     from tui.sources.sacct import load_saved_history
 
     assert len(load_saved_history(tmp_path / "cap")[0]) == 3  # saved for fairtop history

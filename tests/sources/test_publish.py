@@ -23,7 +23,7 @@ def _copier(sources: list[Path]):
     turn = iter(sources * 10)
 
     def capture(folder: Path) -> str:
-        shutil.copytree(next(turn), folder)
+        shutil.copytree(next(turn), folder, dirs_exist_ok=True)
         return "captured\n"
 
     return capture
@@ -33,7 +33,7 @@ def test_publish_is_atomic_and_keeps_the_newest(tmp_path: Path) -> None:
     root = tmp_path / "pub"
     capture = _copier(CAPTURES)
     times = [datetime(2026, 11, 22, 12, m, tzinfo=timezone.utc) for m in range(4)]
-    paths = [publish_once(root, capture, keep=2, now=t) for t in times]
+    paths = [publish_once(root, capture, keep=2, now=t)[0] for t in times]
     assert [p.name for p in paths] == ["20261122T120000Z", "20261122T120100Z", "20261122T120200Z",
                                       "20261122T120300Z"]
     assert (root / CURRENT).is_symlink() and (root / CURRENT).resolve() == paths[-1]
@@ -42,10 +42,10 @@ def test_publish_is_atomic_and_keeps_the_newest(tmp_path: Path) -> None:
 
 def test_a_failed_capture_leaves_current_on_the_last_good_one(tmp_path: Path) -> None:
     root = tmp_path / "pub"
-    good = publish_once(root, _copier(CAPTURES[:1]), keep=3)
+    good, _ = publish_once(root, _copier(CAPTURES[:1]), keep=3)
 
     def broken(folder: Path) -> str:
-        folder.mkdir()
+        assert folder.is_dir() and stat.S_IMODE(folder.stat().st_mode) == 0o700  # nobody reads it half-made
         (folder / "sshare_a_l_P.psv").write_text("half")
         raise RuntimeError("sshare: Unable to contact slurm controller")
 

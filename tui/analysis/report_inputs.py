@@ -35,6 +35,11 @@ def report_inputs(snap: Snapshot, algorithm: str | None = None, damping: float |
     damping = damping if damping is not None else snap.settings.dampening
     algorithm = algorithm or snap.settings.algorithm
     notes = list(snap.warnings)
+    if snap.private is not None and snap.private.partial and snap.printed is not None:
+        # PrivateData: siblings are missing, so the engine cannot recompute anything; only what
+        # sshare printed is shown, and the rank (which needs every user) is left blank.
+        printed = {**snap.printed, "Rank": ("",) * snap.tree.size}
+        return ReportInputs(snap.tree, compute(snap.tree, algorithm, damping), algorithm, damping, printed, notes)
     if snap.printed is not None and (algorithm, damping) == (snap.settings.algorithm, snap.settings.dampening):
         # The scheduler's own numbers, as printed; the engine's run on the order they reveal.
         from tui.analysis.standing import build_standing

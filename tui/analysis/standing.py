@@ -42,9 +42,20 @@ class Standing:
         caps = self.snapshot.capabilities
         if caps is not None and "usage" not in caps:
             return f"{self.snapshot.source} gives no usage"
+        private = self.snapshot.private
+        if private is not None and private.partial:
+            if row in self.snapshot.usage_unknown:
+                hides = ",".join(sorted(private.hides)) or "usage"
+                return f"PrivateData={hides} hides it from {private.reader or 'you'}"
+            return ""
         if row in self.snapshot.usage_unknown:
             return "sshare does not list this association (slurmrestd does)"
         return ""
+
+    @property
+    def partial(self) -> bool:
+        """PrivateData left associations out: only the printed values hold, the engine's do not."""
+        return self.snapshot.private is not None and self.snapshot.private.partial
 
     @property
     def algorithm(self) -> str:
@@ -70,7 +81,8 @@ def build_standing(snapshot: Snapshot, me: str = "", check_printed: bool = True)
     result = compute(tree, settings.algorithm, settings.dampening)
     fixes: tuple[OrderFix, ...]
     rec, fixes = None, ()
-    if snapshot.printed is not None and check_printed:
+    partial = snapshot.private is not None and snapshot.private.partial
+    if snapshot.printed is not None and check_printed and not partial:
         printer = release(snapshot.scheduler_version)  # blank where that release prints nothing
         rec = reconcile(tree, result, snapshot.printed, settings.dampening, snapshot.usage_unknown, release=printer)
         if settings.algorithm == "fair_tree" and any(d.column == "FairShare" for d in rec.disagreements):

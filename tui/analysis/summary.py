@@ -19,7 +19,7 @@ from tui.analysis.standing import Standing
 from tui.formats.sshare import sshare_cells
 from tui.slurm_releases import release
 
-__all__ = ["UserSummary", "compact_number", "user_summary"]
+__all__ = ["UserSummary", "compact_number", "ranking_parts", "user_summary"]
 
 
 def compact_number(value: float) -> str:
@@ -94,6 +94,38 @@ def _pbs_summary(standing: Standing) -> UserSummary:
                         "pending jobs unknown (fairtop reads PBS's fairshare files, not qstat)"), row)
 
 
+def ranking_parts(standing: Standing, row: int) -> list[str]:
+    """Where association ``row`` ranks among all users, in words without other users' names:
+    "1,627 of 2,501 users ahead of you" and, under Fair Tree, the level that holds it back (an
+    account on its own path). A publisher computes these for each user of a PrivateData cluster."""
+    tree, res = standing.snapshot.tree, standing.fairshare
+    assert tree is not None and res is not None
+    users = tree.user_count
+    path = rank_path(standing, row)
+    if path is not None:
+        parts = [f"{path.ahead:,} of {users:,} users ahead of you"]
+        worst = path.held_back_by()
+        if worst is not None:
+            who = "your own usage" if worst.row == row else worst.name
+            parts.append(f"held back by {who} ({worst.place_text})")
+        return parts
+    if not math.isnan(float(res.fairshare[row])):
+        higher = int(np.count_nonzero(res.fairshare[tree.is_user] > res.fairshare[row]))
+        return [f"{higher:,} of {users:,} users have a higher FairShare"]
+    return []
+
+
+def _private_ranking(standing: Standing, row: int) -> list[str]:
+    """Under PrivateData: the publisher's ranking of this association, or why there is none."""
+    private, tree = standing.snapshot.private, standing.snapshot.tree
+    assert private is not None and tree is not None
+    got = private.ranking.get(str(tree.account[row]))
+    if got is not None:
+        return list(got)
+    hides = ",".join(sorted(private.hides)) or "usage"
+    return [f"users ahead unknown (PrivateData={hides} hides the other users' usage)"]
+
+
 def user_summary(standing: Standing) -> UserSummary | None:
     """The summary line for ``standing.me`` (None without a user or a Slurm tree).
 
@@ -120,17 +152,7 @@ def user_summary(standing: Standing) -> UserSummary | None:
             sshare_cells(tree, res, standing.snapshot.settings.dampening, rows=[row],
                          release=release(standing.snapshot.scheduler_version))["FairShare"][row]
         parts.append(f"FairShare {text}")
-        users = tree.user_count
-        path = rank_path(standing, row)
-        if path is not None:
-            parts.append(f"{path.ahead:,} of {users:,} users ahead of you")
-            worst = path.held_back_by()
-            if worst is not None:
-                who = "your own usage" if worst.row == row else worst.name
-                parts.append(f"held back by {who} ({worst.place_text})")
-        elif not math.isnan(float(res.fairshare[row])):
-            higher = int(np.count_nonzero(res.fairshare[tree.is_user] > res.fairshare[row]))
-            parts.append(f"{higher:,} of {users:,} users have a higher FairShare")
+        parts += _private_ranking(standing, row) if standing.partial else ranking_parts(standing, row)
     jobs = _jobs_part(standing, me)
     if jobs is not None:
         parts.append(jobs)

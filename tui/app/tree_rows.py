@@ -239,6 +239,11 @@ class TreeTable:
                 keys[col][rows] = np.nan
             fair = fair.copy()
             fair[rows] = np.nan
+            if standing.partial:  # PrivateData: siblings missing, so shares and rank are not ours to tell
+                out["norm_shares"] = out["norm_shares"].copy()
+                out["norm_shares"][rows] = UNKNOWN
+                out["rank"] = np.where(tree.is_user, UNKNOWN, "").astype(object)
+                keys["rank"] = np.full(n, np.nan)
         return cls(tree.parent, depth, tree.is_user, has_children, names, tree.user.astype(object),
                    out, keys, fair, by_depth, lower_names(names))
 

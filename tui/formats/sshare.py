@@ -47,8 +47,11 @@ REPORT_COLUMNS = ("account", "user", "raw_shares", "norm_shares", "raw_usage", "
 """The columns of ``fairtop report --format json|csv``, in order."""
 
 #: ``fairtop report --format json|csv`` column of each sshare column a source may carry as printed.
-REPORT_KEYS = {"NormShares": "norm_shares", "RawUsage": "raw_usage", "EffectvUsage": "effective_usage",
-               "LevelFS": "level_fs", "FairShare": "fairshare"}
+REPORT_KEYS = {"NormShares": "norm_shares", "RawUsage": "raw_usage", "NormUsage": "norm_usage",
+               "EffectvUsage": "effective_usage",
+               "LevelFS": "level_fs", "FairShare": "fairshare", "Rank": "rank"}
+"""Printed column -> report key; ``Rank`` is never printed by sshare, but a PrivateData view
+passes it blank (the rank needs the whole tree, :mod:`tui.analysis.report_inputs`)."""
 
 
 def _f(x: float) -> str:
@@ -213,6 +216,7 @@ def format_table(tree: AssocTree, result: FairshareResult, dampening: float = 1,
         columns.append(("LevelFS", cells["LevelFS"], 10))
         assert result.rank is not None  # Fair Tree results carry LevelFS and Rank
         ranks = ["" if not tree.is_user[i] else str(int(result.rank[i])) for i in range(tree.size)]
+        ranks = list((printed or {}).get("Rank", ranks))
         columns.append(("Rank", ranks, 6))
     widths = [max(abs(w), *(len(v) for v in vals)) if vals else abs(w) for _, vals, w in columns]
 

@@ -13,6 +13,7 @@ per period instead of one set of commands per user.
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from collections.abc import Callable
@@ -54,11 +55,14 @@ def _remove_if_empty(folder: Path) -> None:
 
 
 def publish_once(root: str | Path, capture: Callable[[Path], str], keep: int = 12,
-                 now: datetime | None = None) -> Path:
+                 now: datetime | None = None, arrange: Callable[[Path], str] | None = None) -> tuple[Path, str]:
     """Capture into a temporary folder, publish it atomically, point ``current`` at it, prune.
 
-    ``capture(folder)`` writes one capture (``tui.sources.slurm_cli.capture``). Returns the
-    published folder. Raises :class:`InputError` when ``root`` cannot be written.
+    ``capture(folder)`` writes one capture (``tui.sources.slurm_cli.capture``); ``arrange(folder)``
+    then lays it out for its readers (PrivateData: :func:`tui.sources.private_publish.arrange`) and
+    says how in one line. The folder is 0700 until then: nobody reads a capture before it is laid
+    out. Returns the published folder and that line. Raises :class:`InputError` when ``root``
+    cannot be written.
     """
     base = Path(root)
     try:
@@ -72,8 +76,14 @@ def publish_once(root: str | Path, capture: Callable[[Path], str], keep: int = 1
         final = base / f"{name}-{k}"
         k += 1
     tmp = base / f".{final.name}.tmp"
+    note = ""
     try:
+        tmp.mkdir(mode=0o700)
         capture(tmp)
+        if arrange is not None:
+            note = arrange(tmp)
+        else:
+            os.chmod(tmp, 0o755)
         tmp.rename(final)
         link = base / f".{CURRENT}.tmp"
         if link.is_symlink() or link.exists():
@@ -87,29 +97,35 @@ def publish_once(root: str | Path, capture: Callable[[Path], str], keep: int = 1
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     prune(base, keep)
-    return final
+    return final, note
 
 
 def publish_every(root: str | Path, capture: Callable[[Path], str], every_s: float, keep: int = 12,
                   count: int | None = None, out: TextIO | None = None,
                   sleep: Callable[[float], None] = time.sleep,
-                  clock: Callable[[], float] = time.monotonic, err: TextIO | None = None) -> int:
+                  clock: Callable[[], float] = time.monotonic, err: TextIO | None = None,
+                  arrange: Callable[[Path], str] | None = None) -> int:
     """Publish every ``every_s`` seconds (``count`` times, or until interrupted); one line
     ``current PATH`` per capture to ``out`` (stdout). A failed capture is one line
     ``fairtop: capture failed: ...`` on ``err`` (stderr) and is retried at the next period,
     leaving ``current`` on the last good one; a ``root`` this call created stays only once a
-    capture is published into it. Returns the number published."""
+    capture is published into it. ``arrange`` as in :func:`publish_once`; its line goes to ``err``
+    when it changes. Returns the number published."""
     import sys
 
     out = out or sys.stdout
     err = err or sys.stderr
     fresh = not Path(root).exists()
     published = rounds = 0
+    said = None  # the layout line last logged: said again only when it changes
     while count is None or rounds < count:
         start = clock()
         rounds += 1
         try:
-            path = publish_once(root, capture, keep)
+            path, note = publish_once(root, capture, keep, arrange=arrange)
+            if note != said and note:
+                print(f"fairtop: {note}", file=err, flush=True)
+            said = note
             print(f"{CURRENT} {path}", file=out, flush=True)
             published += 1
         except Exception as exc:  # the controller was down: keep the last good snapshot current

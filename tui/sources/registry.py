@@ -178,6 +178,8 @@ class FolderSource(Source):
     def __init__(self, value: str | None = None, me: str = "", refresh_s: float = 30.0, cluster: str = "") -> None:
         super().__init__(value, me, refresh_s, cluster)
         self._last: tuple[str, Snapshot] | None = None
+        self.view_note = ""
+        """Which part of a PrivateData capture is read, and why ("" when it is not split)."""
 
     def is_live(self) -> bool:
         """A symlink (``current`` of a publisher) is followed: re-read when it points elsewhere."""
@@ -195,6 +197,24 @@ class FolderSource(Source):
         self._last = (target, snap)
         return snap
 
+    def folder(self) -> str:
+        """The folder to read: ``value``, or within a capture a publisher split for PrivateData,
+        the whole capture if this Unix user may read it, else their own view
+        (:func:`tui.sources.private_publish.view_folder`)."""
+        import os
+        import pwd
+        from pathlib import Path
+
+        from tui.sources.private_publish import view_folder
+
+        assert self.value is not None
+        try:
+            login = pwd.getpwuid(os.getuid()).pw_name
+        except KeyError:
+            login = str(os.getuid())
+        folder, self.view_note = view_folder(Path(self.value), login)
+        return str(folder)
+
     def check(self) -> None:
         from pathlib import Path
 
@@ -203,7 +223,10 @@ class FolderSource(Source):
         from tui.sources.saved import FILES
 
         assert self.value is not None
-        folder = Path(self.value)
+        if not Path(self.value).is_dir():
+            raise InputError(self.value, ("no such folder" if not Path(self.value).exists() else "not a folder")
+                             + "; write one with 'fairtop capture DIR' (Slurm) or 'fairtop capture --pbs DIR' (PBS)")
+        folder = Path(self.folder())
         hint = "; write one with 'fairtop capture DIR' (Slurm) or 'fairtop capture --pbs DIR' (PBS)"
         if not folder.is_dir():
             raise InputError(self.value, ("no such folder" if not folder.exists() else "not a folder") + hint)
@@ -214,10 +237,10 @@ class FolderSource(Source):
         from tui.sources.pbs_folder import is_pbs_folder, load_pbs_folder
         from tui.sources.saved import load_folder
 
-        assert self.value is not None
-        if is_pbs_folder(self.value):
-            return replace(load_pbs_folder(self.value), capabilities=frozenset({"usage", "printed"}))
-        return load_folder(self.value)
+        folder = self.folder()
+        if is_pbs_folder(folder):
+            return replace(load_pbs_folder(folder), capabilities=frozenset({"usage", "printed"}))
+        return load_folder(folder)
 
 
 @register

@@ -35,6 +35,7 @@ present but malformed is an :class:`~tui.sources.errors.InputError`.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict, deque
 from collections.abc import Mapping
 from dataclasses import replace
@@ -43,14 +44,16 @@ from pathlib import Path
 
 import numpy as np
 
-from tui.model import Algorithm, AssocTree, Budget, Job, Partition, PrioritySettings, Snapshot
+from tui.model import Algorithm, AssocTree, Budget, Job, Partition, PrioritySettings, PrivateView, Snapshot
 from tui.slurm_releases import release
 from tui.sources import slurm_text
 from tui.sources.errors import InputError
+from tui.sources.partial_sshare import complete, is_partial
+from tui.sources.private_data import private_data
 from tui.sources.sshare import SshareTable, parse_sshare
 
 __all__ = ["FILES", "Outputs", "algorithm_from_header", "load_folder", "load_table", "sibling_order", "precise_usage",
-           "snapshot_from_files"]
+           "snapshot_from_files", "sshare_table"]
 
 #: File name of each command's output, as capture.sh names them.
 FILES = {
@@ -64,6 +67,7 @@ FILES = {
     "squeue": "squeue.txt",
     "captured_at": "captured_at.txt",
     "slurm_conf": "slurm.conf",
+    "view": "fairtop_view.json",
 }
 
 
@@ -140,7 +144,17 @@ def load_table(path: str | Path) -> SshareTable:
         raise InputError(str(folder), f"no {FILES['sshare']} (saved 'sshare -a -l -P' output)") from None
     except OSError as exc:
         raise InputError(str(file), exc.strerror or str(exc)) from None
-    return parse_sshare(data, str(file))
+    assoc = folder / FILES["assoc"]
+    return sshare_table(data, str(file), assoc.read_bytes() if assoc.is_file() else None)
+
+
+def sshare_table(data: bytes, source: str, assoc: bytes | None = None) -> SshareTable:
+    """``sshare -a -l -P`` output parsed; a PrivateData one (no root row) with the root and the
+    accounts above its rows put back from ``assoc`` (sacctmgr) first (:attr:`SshareTable.added`)."""
+    if not is_partial(data):
+        return parse_sshare(data, source)
+    whole = complete(data, assoc)
+    return replace(parse_sshare(whole.text, source), added=whole.added)
 
 
 def sibling_order(table: SshareTable, records: list[slurm_text.AssocRecord],
@@ -221,8 +235,12 @@ def precise_usage(table: SshareTable, records: list[slurm_text.AssocMgrRecord],
     for rec in records:
         by_key[(rec.account, rec.user, rec.partition)].append(rec)
     cells: list[str] = []
+    added = set(table.added)
     for i in range(tree.size):
         queue = by_key.get((str(tree.account[i]), str(tree.user[i]), table.partitions[i]))
+        if not queue and i in added:  # put back under PrivateData: sshare has no usage for it either
+            cells.append("0")
+            continue
         if not queue:
             return None, [f"{source}: no association {tree.label(i)}; raw usage as sshare prints it"]
         rec = queue.popleft()
@@ -315,10 +333,34 @@ def snapshot_from_files(files: Outputs, table: SshareTable, source: str, default
     jobs = _attach_accounts(_jobs(files, warnings), tree, warnings)
     budgets = _budgets(table, mgr)
     when = _captured_at(files, warnings) or taken_at
+    private = _private_view(files, table)
+    if private is not None and private.withheld:
+        warnings.append(private.withheld)
     return Snapshot(cluster=cluster or default_cluster, source=source, taken_at=when, tree=tree,
                     settings=settings, partitions=_partitions(files, warnings), jobs=jobs,
                     budgets=budgets, printed=printed_columns(table), warnings=tuple(warnings),
-                    scheduler_version=version)
+                    usage_unknown=table.added, private=private, scheduler_version=version)
+
+
+def _private_view(files: Outputs, table: SshareTable) -> PrivateView | None:
+    """What PrivateData cut from these outputs: the publisher's note for a per-user view
+    (``fairtop_view.json``), else, when sshare listed only some associations, the cluster's
+    PrivateData (from the config) with nothing more known."""
+    note = files.data.get(FILES["view"])
+    hides = private_data(files.data.get(FILES["config"]))
+    if note is not None:
+        try:
+            view = json.loads(note)
+            ranking = {str(k): tuple(str(p) for p in v) for k, v in dict(view.get("ranking", {})).items()}
+            return PrivateView(frozenset(map(str, view.get("hides", hides))), str(view.get("reader", "")),
+                               bool(table.added), ranking, str(view.get("withheld", "")))
+        except (ValueError, TypeError, AttributeError):
+            raise InputError(f"{files.where}/{FILES['view']}", "not the JSON a fairtop publisher writes") from None
+    if not table.added:
+        return None
+    shown = ",".join(sorted(hides)) or "usage"
+    return PrivateView(hides, "", True, {}, f"PrivateData={shown}: sshare lists only your own associations "
+                                            "(and those of accounts you coordinate); the others' usage is unknown")
 
 
 #: sshare's columns that fairtop shows as printed (RawShares is an input and shown as parsed).
@@ -326,8 +368,15 @@ PRINTED = ("NormShares", "RawUsage", "NormUsage", "EffectvUsage", "FairShare", "
 
 
 def printed_columns(table: SshareTable) -> dict[str, tuple[str, ...]]:
-    """The computed columns exactly as sshare printed them, row-aligned with the tree."""
-    return {c: tuple(table.column(c)) for c in PRINTED if c in table.header}
+    """The computed columns exactly as sshare printed them, row-aligned with the tree (blank in
+    rows fairtop put back, :attr:`SshareTable.added`)."""
+    out = {c: tuple(table.column(c)) for c in PRINTED if c in table.header}
+    if table.added and "RawUsage" in out:
+        usage = list(out["RawUsage"])
+        for row in table.added:
+            usage[row] = ""
+        out["RawUsage"] = tuple(usage)
+    return out
 
 
 def _budgets(table: SshareTable, mgr: list[slurm_text.AssocMgrRecord]) -> tuple[Budget, ...]:

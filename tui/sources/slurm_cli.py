@@ -26,7 +26,8 @@ from tui.sources import sacct, saved, slurm_text
 from tui.sources.cluster_split import split_clusters, strip_cluster_header
 from tui.sources.commands import DEFAULT_TIMEOUT, Output, _cmdline, _failure, run
 from tui.sources.errors import InputError, SourceUnavailable
-from tui.sources.sshare import SshareTable, parse_sshare
+from tui.sources.private_data import DBD_CONFIG_FILE, USERS_FILE
+from tui.sources.sshare import SshareTable
 
 __all__ = ["DEFAULT_TIMEOUT", "ASSOC_FIELDS", "Cadence", "LiveSlurm", "Output", "run", "commands", "collect",
            "live_snapshot", "live_snapshots", "last_decay_cycle", "snapshot_at_cycle", "capture",
@@ -154,7 +155,9 @@ def live_snapshot(timeout: float = DEFAULT_TIMEOUT, on: str = "") -> Snapshot:
     """
     outputs, started = collect(timeout, on)
     name = saved.FILES["sshare"]
-    table = parse_sshare(outputs[name].stdout, "sshare -a -l -P")
+    assoc = outputs.get(saved.FILES["assoc"])
+    table = saved.sshare_table(outputs[name].stdout, "sshare -a -l -P",
+                               assoc.stdout if assoc is not None and assoc.returncode == 0 else None)
     host = os.uname().nodename
     files = _outputs(outputs, "")
     files.data[saved.FILES["captured_at"]] = started.strftime("%Y-%m-%dT%H:%M:%SZ").encode()
@@ -351,7 +354,9 @@ class LiveSlurm:
     def _snapshot(self, started: datetime) -> Snapshot:
         """The snapshot from the freshest kept output of each command."""
         f = saved.FILES
-        table = parse_sshare(self.outputs[f["sshare"]].stdout, "sshare -a -l -P")
+        assoc = self.outputs.get(f["assoc"])
+        table = saved.sshare_table(self.outputs[f["sshare"]].stdout, "sshare -a -l -P",
+                                   assoc.stdout if assoc is not None and assoc.returncode == 0 else None)
         self.table = table
         host = os.uname().nodename
         files = _outputs(self.outputs, "")
@@ -462,6 +467,12 @@ def capture(path: str | Path, timeout: float = DEFAULT_TIMEOUT, on: str = "") ->
         raise InputError(str(path), f"cannot create the folder: {exc.strerror or exc}") from None
     outputs[sacct.SACCT_FILE] = _soft(sacct.sacct_command(_history_start(outputs, started), cluster=on),
                                       timeout * 3)
+    # What a publisher needs to honour PrivateData (tui.sources.private_data): who coordinates
+    # which account or is an operator, and slurmdbd's own PrivateData. Asked by capture only:
+    # a live session never needs them.
+    outputs[USERS_FILE] = _soft(["sacctmgr", "-P", "show", "user", "withcoord",
+                                 "format=User,AdminLevel,Coordinators"], timeout)
+    outputs[DBD_CONFIG_FILE] = _soft(["sacctmgr", "show", "configuration"], timeout)
     failed = 0
     try:
         lines = []

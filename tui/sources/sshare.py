@@ -42,6 +42,9 @@ class SshareTable:
     """The Partition cell of each row ("" when absent or not set)."""
     data_lines: Callable[[], list[str]] = field(repr=False)
     """Makes :attr:`lines` when first asked (a report never asks)."""
+    added: tuple[int, ...] = ()
+    """Rows fairtop put back (the root and accounts a PrivateData sshare did not list,
+    :mod:`tui.sources.partial_sshare`): no printed values, usage unknown."""
 
     @cached_property
     def lines(self) -> list[str]:

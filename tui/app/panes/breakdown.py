@@ -19,6 +19,7 @@ from textual_plotext import PlotextPlot
 from tui.analysis.breakdown import Explanation, Step, explain_slurm
 from tui.analysis.pbs_breakdown import PbsExplanation, PbsStep, explain_pbs
 from tui.analysis.planner import Recovery, day_reached, recovery
+from tui.analysis.private_view import private_breakdown
 from tui.analysis.standing import Standing
 from tui.app.messages import ExplanationReady, RecoveryReady
 from tui.app.panes.base import PaneFrame
@@ -185,6 +186,13 @@ class BreakdownPane(PaneFrame):
             title.update("No Slurm association tree in this snapshot: nothing to break down.")
         elif row is None:
             title.update("Select an association in the tree.")
+        elif standing.partial:  # PrivateData: the levels above cannot be rebuilt
+            head, lines = private_breakdown(standing, row)
+            title.update(head)
+            self._clear_explanation()
+            self.query_one("#bd-summary", Static).update(escape("\n".join(lines)))
+            self._show_recovery(None)
+            return
         else:
             self._label = standing.snapshot.tree.label(row)
             title.update(f"Why {self._label} has its fairshare: computing...")

@@ -50,6 +50,7 @@ from tui.analysis.planner import (
     table_rows,
     unknown_usage_lines,
 )
+from tui.analysis.private_view import private_whatif
 from tui.analysis.standing import Standing
 from tui.app.messages import PlanReady
 from tui.app.panes.base import PaneFrame
@@ -337,7 +338,12 @@ class WhatIfPane(PaneFrame):
         """Plan for ``row`` (a user row; else the viewer's own association)."""
         is_pbs = standing.algorithm == "pbs"
         for widget_id in ("#wi-plan", "#wi-jobs", "#wi-add", "#wi-plots", "#wi-table"):
-            self.query_one(widget_id).display = not is_pbs
+            self.query_one(widget_id).display = not (is_pbs or standing.partial)
+        if standing.partial and not is_pbs:  # PrivateData: the others' usage is not in this view
+            self._view, self._row = None, row
+            self._update("wi-title", "What if I run these jobs?")
+            self._update("wi-result", private_whatif(standing))
+            return
         if is_pbs:
             self._view, self._row = None, row  # nothing to recompute on a form change
             self._update("wi-title", "What if I run these jobs?")
