@@ -116,7 +116,7 @@ def is_loopback(host: str) -> bool:
     except ValueError:
         pass
     try:
-        addrs = {info[4][0] for info in socket.getaddrinfo(name, None)}
+        addrs = {str(info[4][0]) for info in socket.getaddrinfo(name, None)}
     except OSError:
         return False
     return bool(addrs) and all(ipaddress.ip_address(a.split("%")[0]).is_loopback for a in addrs)
@@ -127,7 +127,7 @@ def clear_text_warning(command: str, host: str, port: int, what: str, err: TextI
     in clear (True when said)."""
     if is_loopback(host):
         return False
-    print(f"fairtop {command}: warning: listening on {host}:{port} without TLS: {what} cross the network in "
-          "clear (give --tls-cert and --tls-key, or tls_cert_file and tls_key_file)", file=err or sys.stderr,
+    print(f"fairtop {command}: warning: listening on {host}:{port} without TLS, so the network carries {what} "
+          "in clear (give --tls-cert and --tls-key, or tls_cert_file and tls_key_file)", file=err or sys.stderr,
           flush=True)
     return True

@@ -178,13 +178,8 @@ def _handler(state: MetricsState, check: Callable[[str, str], bool] | None) -> t
             if check is not None:
                 given = _basic_user(self.headers.get("Authorization"))
                 if given is None or not check(*given):
-                    self.send_response(401)
-                    self.send_header("WWW-Authenticate", 'Basic realm="fairtop metrics", charset="UTF-8"')
-                    body = b"fairtop serve-metrics: basic auth needed\n"
-                    self.send_header("Content-Type", "text/plain; charset=utf-8")
-                    self.send_header("Content-Length", str(len(body)))
-                    self.end_headers()
-                    self.wfile.write(body)
+                    self._send(401, b"fairtop serve-metrics: basic auth needed\n", "text/plain; charset=utf-8",
+                               challenge='Basic realm="fairtop metrics", charset="UTF-8"')
                     return
             if self.path.split("?", 1)[0] != "/metrics":
                 self._send(404, b"fairtop serve-metrics: GET /metrics\n", "text/plain; charset=utf-8")
@@ -197,8 +192,10 @@ def _handler(state: MetricsState, check: Callable[[str, str], bool] | None) -> t
                 return
             self._send(200, body, CONTENT_TYPE if openmetrics else TEXT_CONTENT_TYPE, gz)
 
-        def _send(self, code: int, body: bytes, content_type: str, gz: bool = False) -> None:
+        def _send(self, code: int, body: bytes, content_type: str, gz: bool = False, challenge: str = "") -> None:
             self.send_response(code)
+            if challenge:
+                self.send_header("WWW-Authenticate", challenge)
             self.send_header("Content-Type", content_type)
             if gz:
                 self.send_header("Content-Encoding", "gzip")
