@@ -120,7 +120,8 @@ def main() -> None:
     print(f"httpx default context (certifi): {median_ms(httpx.create_ssl_context, n):.1f} ms")
     stored = hash_password("pw")
     check = PasswordCheck({"prometheus": stored})
-    first = median_ms(lambda: PasswordCheck({"u": stored})("u", "pw"), 3)
+    fresh = iter([PasswordCheck({"u": stored}) for _ in range(3)])  # each with nothing remembered
+    first = median_ms(lambda: next(fresh)("u", "pw"), 3)
     print(f"basic auth, first check (PBKDF2 600,000): {first:.0f} ms")
     check("prometheus", "pw")
     print(f"basic auth, remembered: {median_ms(lambda: check('prometheus', 'pw'), n * 100) * 1000:.1f} us")
