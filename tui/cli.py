@@ -357,11 +357,11 @@ def _hash_password(args: argparse.Namespace) -> int:
     if sys.stdin.isatty():
         password = getpass.getpass("password: ")
         if getpass.getpass("again: ") != password:
-            raise InputError("fairtop hash-password", "the two passwords differ")
+            raise InputError("hash-password", "the two passwords differ")
     else:
         password = sys.stdin.readline().rstrip("\n")
     if not password:
-        raise InputError("fairtop hash-password", "an empty password")
+        raise InputError("hash-password", "an empty password")
     print(f'{args.user} = "{hash_password(password)}"')
     return 0
 

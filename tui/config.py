@@ -87,7 +87,8 @@ class Settings:
     """How to prove who you are to the service: ``munge`` (a MUNGE credential from the local
     munged) or ``token`` (a bearer token from ``$FAIRTOP_ALLOC_TOKEN`` or ``allocation_token_file``)."""
     allocation_token_file: str | None = None
-    """A file holding the bearer token (keep it mode 600), for ``allocation_auth = "token"``."""
+    """A file holding the bearer token, for ``allocation_auth = "token"``; mode 600: one its group
+    or others may read is refused in one line, as ssh refuses a key."""
     allocation_timeout: float = 5.0
     """Seconds the pane waits for the service before showing the last balances as stale."""
     ca_file: str | None = None
