@@ -1,5 +1,5 @@
 """Command line: ``fairtop`` (the app), ``report``, ``whatif``, ``info``, ``capture``, ``history``, ``serve``,
-``balance``, ``serve-allocations``, ``allocations hook|site-factor``.
+``balance``, ``serve-allocations``, ``allocations hook|site-factor``, ``serve-metrics``, ``hash-password``.
 
 Bad input never shows a traceback: one line naming the file (and line), exit status 2.
 """
@@ -22,7 +22,10 @@ from tui.sources import registry
 from tui.sources.errors import InputError, SourceUnavailable
 
 if TYPE_CHECKING:
+    import ssl
+
     from tui.analysis.history import DailyUsage, HistoryCheck
+    from tui.config import Settings
     from tui.engine.result import FairshareResult
 
 EXIT_INPUT = 2
@@ -213,6 +216,18 @@ def _listen_option(parser: argparse.ArgumentParser, port: int) -> None:
                         help=f"address to listen on (default 127.0.0.1:{port}; port 0 picks a free one)")
 
 
+def _tls_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--tls-cert", metavar="FILE", help="serve HTTPS with this certificate (PEM, leaf then chain; "
+                        "default: tls_cert_file of the config)")
+    parser.add_argument("--tls-key", metavar="FILE", help="the certificate's private key (PEM, not readable by others; "
+                        "default: tls_key_file)")
+
+
+def _ca_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--ca-file", metavar="FILE", help="verify an https service against these CAs (PEM) "
+                        "instead of the system's (default: $FAIRTOP_ALLOC_CA_FILE, else ca_file)")
+
+
 def _metrics_parser(sub: argparse._SubParsersAction) -> None:
     met = sub.add_parser("serve-metrics", help="serve the fairshare tree and allocations to Prometheus (OpenMetrics)",
                          description="GET /metrics: every association (or PBS entity), allocation, pending jobs "
@@ -223,7 +238,13 @@ def _metrics_parser(sub: argparse._SubParsersAction) -> None:
                                      "source (default: its own: ClusterName, a PBS folder's name); with --slurm, "
                                      "the clusters asked with -M (a,b).")
     _listen_option(met, 9842)
+    _tls_options(met)
     _app_options(met, again=True)
+    pw = sub.add_parser("hash-password", help="the hash of a password for metrics_basic_auth_users",
+                        description="Read a password (from the terminal, twice; or one line of stdin) and print "
+                                    "its salted PBKDF2-SHA256 hash for the config's [metrics_basic_auth_users].")
+    pw.add_argument("user", nargs="?", default="prometheus", help="the user name to print the line for "
+                    "(default prometheus)")
 
 
 def _allocation_parsers(sub: argparse._SubParsersAction) -> None:
@@ -236,6 +257,8 @@ def _allocation_parsers(sub: argparse._SubParsersAction) -> None:
     bal.add_argument("--auth", choices=("token", "munge"), default="token",
                      help="with --url: a bearer token from $FAIRTOP_ALLOC_TOKEN, or a MUNGE credential")
     bal.add_argument("--project", metavar="P", help="only this project (name, account or id)")
+    _ca_option(bal)
+    bal.add_argument("--config", metavar="FILE", help="config file (ca_file, allocation_token_file)")
     bal.add_argument("--format", choices=("table", "json"), default="table", help="table (default) or json")
 
     alc = sub.add_parser("allocations", help="allocation tools: Slurm hooks, site factor",
@@ -264,13 +287,17 @@ def _allocation_parsers(sub: argparse._SubParsersAction) -> None:
                        help="a bearer token ($FAIRTOP_ALLOC_TOKEN or allocation_token_file) or MUNGE "
                        "(default: $FAIRTOP_ALLOC_AUTH, else allocation_auth)")
         p.add_argument("--config", metavar="FILE", help="config file (default: see 'fairtop info')")
+        _ca_option(p)
     for p in (sfc, pub):
         p.add_argument("--db", metavar="PATH|URL", help="the embedded ledger (default: $FAIRTOP_ALLOC_DB, else ledger)")
 
-    srv = sub.add_parser("serve-allocations", help="run the allocation ledger service (HTTP)",
-                         description="Serve the allocation ledger over HTTP (FastAPI + uvicorn).")
+    srv = sub.add_parser("serve-allocations", help="run the allocation ledger service (HTTP or HTTPS)",
+                         description="Serve the allocation ledger over HTTP, or HTTPS with --tls-cert and "
+                                     "--tls-key (FastAPI + uvicorn).")
     srv.add_argument("--db", metavar="PATH|URL", required=True, help="an SQLite file or postgresql://...")
     _listen_option(srv, 8642)
+    _tls_options(srv)
+    srv.add_argument("--config", metavar="FILE", help="config file (tls_cert_file, tls_key_file)")
     srv.add_argument("--auth", choices=("munge", "token"), default="munge",
                      help="munge: X-Munge-Cred checked by the local munged, roles from --superuser/--admin "
                           "(default); token: bearer tokens from --tokens FILE")
@@ -297,14 +324,53 @@ def _balance(args: argparse.Namespace) -> str:
     url = args.url or (None if args.db else os.environ.get("FAIRTOP_ALLOC_URL"))
     db = args.db or (None if url else os.environ.get("FAIRTOP_ALLOC_DB"))
     if url:
-        rows = balance.from_service(url, args.project, token=os.environ.get("FAIRTOP_ALLOC_TOKEN"),
-                                    munge=args.auth == "munge")
+        from tui import config
+
+        env = {**os.environ, "FAIRTOP_ALLOC_AUTH": args.auth, **_given({"FAIRTOP_ALLOC_CA_FILE": args.ca_file})}
+        access = config.allocation_access(config.load(args.config), env)
+        rows = balance.from_service(url, args.project, token=access.token, munge=access.munge,
+                                    ca_file=access.ca_file)
     elif db:
         rows = balance.from_ledger(db, args.project)
     else:
         raise InputError("fairtop balance", "give --db PATH|URL or --url URL (or set FAIRTOP_ALLOC_DB / "
                          "FAIRTOP_ALLOC_URL)")
     return balance.format_balances(rows, args.format)
+
+
+def _given(values: dict[str, str | None]) -> dict[str, str]:
+    """The flags given, as the environment variables they override."""
+    return {k: v for k, v in values.items() if v}
+
+
+def _service_tls(args: argparse.Namespace, settings: Settings) -> tuple[tuple[str, str], ssl.SSLContext] | None:
+    """(certificate, key) of a service, flags over config, checked now (None: plain HTTP);
+    InputError on one line when they cannot be used."""
+    from tui.tls import TlsConfigError, server_context, server_files
+
+    try:
+        files = server_files(args.tls_cert or settings.tls_cert_file, args.tls_key or settings.tls_key_file)
+        return (files, server_context(*files)) if files else None
+    except TlsConfigError as exc:
+        raise InputError(args.command, str(exc)) from None
+
+
+def _hash_password(args: argparse.Namespace) -> int:
+    """``fairtop hash-password [USER]``: ``USER = "pbkdf2-sha256$..."`` for the config."""
+    import getpass
+
+    from tui.passwords import hash_password
+
+    if sys.stdin.isatty():
+        password = getpass.getpass("password: ")
+        if getpass.getpass("again: ") != password:
+            raise InputError("hash-password", "the two passwords differ")
+    else:
+        password = sys.stdin.readline().rstrip("\n")
+    if not password:
+        raise InputError("hash-password", "an empty password")
+    print(f'{args.user} = "{hash_password(password)}"')
+    return 0
 
 
 def _allocations(args: argparse.Namespace) -> int:
@@ -315,14 +381,12 @@ def _allocations(args: argparse.Namespace) -> int:
 
     settings = config.load(args.config)
     env = dict(os.environ)
-    for key, value in (("FAIRTOP_ALLOC_URL", args.url), ("FAIRTOP_ALLOC_DB", getattr(args, "db", None)),
-                       ("FAIRTOP_ALLOC_AUTH", args.auth)):
-        if value:
-            env[key] = value
+    env.update(_given({"FAIRTOP_ALLOC_URL": args.url, "FAIRTOP_ALLOC_DB": getattr(args, "db", None),
+                       "FAIRTOP_ALLOC_AUTH": args.auth, "FAIRTOP_ALLOC_CA_FILE": args.ca_file}))
     access = config.allocation_access(settings, env)
     url = None if getattr(args, "db", None) else access.url  # an explicit --db beats a configured service
     conn = commands.Connection(url=url, db=None if url else access.ledger, token=access.token,
-                               munge=access.munge, timeout=access.timeout)
+                               munge=access.munge, timeout=access.timeout, ca_file=access.ca_file)
     if args.allocations_command == "hook":
         return commands.hook(args.step, conn)
     if args.allocations_command == "publish-balances":
@@ -337,7 +401,9 @@ ALLOCATIONS_EXTRA = frozenset({"fastapi", "uvicorn", "starlette", "pydantic", "p
 
 
 def _serve_allocations(args: argparse.Namespace) -> int:
+    from tui import config
     from tui.allocations.ledger import open_ledger
+    from tui.file_modes import SecretFileError
 
     try:
         from tui.allocations.service import ServeOptions, serve
@@ -348,10 +414,14 @@ def _serve_allocations(args: argparse.Namespace) -> int:
               "(pip install 'fairtop[allocations]')", file=sys.stderr)
         return 2
 
+    tls = _service_tls(args, config.load(args.config))
     opts = ServeOptions(db=args.db, auth=args.auth, tokens=args.tokens, superusers=tuple(args.superuser),
-                        admins=tuple(args.admin), munge_socket=args.munge_socket, pool=args.pool)
+                        admins=tuple(args.admin), munge_socket=args.munge_socket, pool=args.pool,
+                        tls_cert=tls[0][0] if tls else None, tls_key=tls[0][1] if tls else None)
     try:
         opts.build_auth()
+    except SecretFileError as exc:
+        raise InputError("serve-allocations", str(exc)) from None
     except ValueError as exc:
         raise InputError(args.tokens or "fairtop serve-allocations", str(exc).removeprefix(f"{args.tokens}: ")) \
             from None
@@ -368,7 +438,8 @@ def _serve_allocations(args: argparse.Namespace) -> int:
     host, port = args.listen
 
     def ready(bound: int, dialect: str) -> None:
-        print(f"fairtop: allocation service on http://{host}:{bound} ({dialect}, auth {args.auth})", flush=True)
+        scheme = "https" if tls else "http"
+        print(f"fairtop: allocation service on {scheme}://{host}:{bound} ({dialect}, auth {args.auth})", flush=True)
 
     serve(opts, host, port, workers=args.workers, ready=ready)
     return 0
@@ -380,6 +451,8 @@ def _serve_metrics(args: argparse.Namespace) -> int:
     or config fails here in one line; then serve."""
     from tui import config
     from tui.metrics.server import MetricsState, allocation_readers, make_server, serve_metrics
+    from tui.passwords import PasswordCheck
+    from tui.tls import clear_text_warning
 
     overrides = config.cli_overrides(args)
     settings = config.load(getattr(args, "config", None), overrides)
@@ -391,16 +464,23 @@ def _serve_metrics(args: argparse.Namespace) -> int:
     for source in sources.values():
         source.check()
     readers = allocation_readers(config.allocation_access(settings))
+    tls = _service_tls(args, settings)
+    users = PasswordCheck(settings.metrics_basic_auth_users) if settings.metrics_basic_auth_users else None
     host, port = args.listen
     state = MetricsState()
     try:
-        server = make_server(state, host, port)
+        server = make_server(state, host, port, tls[1] if tls else None, users)
     except OSError as exc:
         print(f"fairtop serve-metrics: cannot listen on {host}:{port}: {exc.strerror or exc}", file=sys.stderr)
         return 1
+    if tls is None:
+        clear_text_warning("serve-metrics", host, server.server_address[1],
+                           "every user's usage" + (" and the basic-auth password" if users else ""))
 
     def ready(what: str) -> None:
-        print(f"fairtop: metrics on http://{host}:{server.server_address[1]}/metrics ({what})", flush=True)
+        scheme = "https" if tls else "http"
+        auth = f", basic auth: {len(users.users)} user(s)" if users else ""
+        print(f"fairtop: metrics on {scheme}://{host}:{server.server_address[1]}/metrics ({what}{auth})", flush=True)
 
     serve_metrics(server, state, sources, readers, settings.refresh_rate, ready)
     return 0
@@ -986,6 +1066,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _allocations(args)
         if args.command == "serve-metrics":
             return _serve_metrics(args)
+        if args.command == "hash-password":
+            return _hash_password(args)
         if args.command == "capture":
             return _capture(args)
         from tui.app.main import run_app

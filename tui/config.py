@@ -36,6 +36,8 @@ import tomli_w
 from platformdirs import user_config_path, user_state_path
 
 from tui.engine.site_factor import SiteFactorParams
+from tui.file_modes import PRIVATE, PRIVATE_DIR, SecretFileError, make_dir, read_secret, write_atomic
+from tui.passwords import is_hash
 from tui.sources import registry
 from tui.sources.errors import InputError
 
@@ -85,9 +87,22 @@ class Settings:
     """How to prove who you are to the service: ``munge`` (a MUNGE credential from the local
     munged) or ``token`` (a bearer token from ``$FAIRTOP_ALLOC_TOKEN`` or ``allocation_token_file``)."""
     allocation_token_file: str | None = None
-    """A file holding the bearer token (keep it mode 600), for ``allocation_auth = "token"``."""
+    """A file holding the bearer token, for ``allocation_auth = "token"``; mode 600: one its group
+    or others may read is refused in one line, as ssh refuses a key."""
     allocation_timeout: float = 5.0
     """Seconds the pane waits for the service before showing the last balances as stale."""
+    ca_file: str | None = None
+    """The CA certificates (PEM) fairtop's clients verify an ``https://`` allocation service
+    against (the app, ``fairtop balance``, the Slurm hooks, ``publish-balances``,
+    ``serve-metrics``' reader); None: the system's CAs (``$FAIRTOP_ALLOC_CA_FILE`` overrides)."""
+    tls_cert_file: str | None = None
+    """The certificate (PEM, leaf then chain) ``serve-allocations`` and ``serve-metrics`` serve
+    TLS with; with ``tls_key_file`` (``--tls-cert`` and ``--tls-key`` override them)."""
+    tls_key_file: str | None = None
+    """The certificate's private key (PEM; refused when others may read it)."""
+    metrics_basic_auth_users: dict[str, str] = field(default_factory=dict)
+    """``serve-metrics``' basic auth: user name -> ``pbkdf2-sha256$...`` hash (``fairtop
+    hash-password`` makes one); empty: no auth. Give TLS too, or the password crosses in clear."""
     ledger: str | None = None
     """The embedded ledger (an SQLite file, or ``postgresql://...``) read directly instead of, or
     beside, the service (``$FAIRTOP_ALLOC_DB`` overrides)."""
@@ -116,7 +131,8 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "theme": (str,), "source": (str,), "demo": (str,), "folder": (str,), "slurmrestd": (str,),
     "refresh_rate": (int, float), "user": (str,), "read_only": (bool,), "keymap": (dict,),
     "allocation_url": (str,), "allocation_auth": (str,), "allocation_token_file": (str,),
-    "allocation_timeout": (int, float), "ledger": (str,), "site_factor": (dict,),
+    "allocation_timeout": (int, float), "ledger": (str,), "site_factor": (dict,), "ca_file": (str,),
+    "tls_cert_file": (str,), "tls_key_file": (str,), "metrics_basic_auth_users": (dict,),
     "cluster": (list, tuple),
 }
 _SITE_FACTOR_KEYS = {"rule": (str,), "n_credit": (int, float), "n_temporal": (int, float),
@@ -213,6 +229,10 @@ def validate(table: dict[str, Any], source: str) -> dict[str, Any]:
         raise ConfigError(source, "allocation_timeout must be in (0, 120] seconds, "
                           f"got {table['allocation_timeout']!r}")
     _validate_site_factor(table.get("site_factor", {}), source)
+    for user, stored in table.get("metrics_basic_auth_users", {}).items():
+        if not isinstance(stored, str) or not is_hash(stored):
+            raise ConfigError(source, f"metrics_basic_auth_users.{user} must be a hash made by 'fairtop "
+                              "hash-password' (pbkdf2-sha256$...), never the password itself")
     for binding, keys in table.get("keymap", {}).items():
         if not isinstance(keys, str) or not keys.strip():
             raise ConfigError(source, f"keymap.{binding} must be a non-empty string of keys, got {keys!r}")
@@ -245,23 +265,26 @@ class AllocationAccess:
     token: str | None
     munge: bool
     timeout: float
+    ca_file: str | None = None
+    """The CAs an https service is verified against; None: the system's."""
 
 
 def allocation_access(settings: Settings, env: Mapping[str, str] = os.environ) -> AllocationAccess:
     """``$FAIRTOP_ALLOC_URL``/``allocation_url``, ``$FAIRTOP_ALLOC_DB``/``ledger``,
-    ``$FAIRTOP_ALLOC_AUTH``/``allocation_auth``; the token from ``$FAIRTOP_ALLOC_TOKEN`` or
-    ``allocation_token_file``."""
+    ``$FAIRTOP_ALLOC_AUTH``/``allocation_auth``, ``$FAIRTOP_ALLOC_CA_FILE``/``ca_file``; the token
+    from ``$FAIRTOP_ALLOC_TOKEN`` or ``allocation_token_file`` (refused when its group or others
+    may read it, as ssh refuses such a key)."""
     auth = env.get("FAIRTOP_ALLOC_AUTH") or settings.allocation_auth
     token = env.get("FAIRTOP_ALLOC_TOKEN")
     if auth == "token" and not token and settings.allocation_token_file:
-        path = Path(settings.allocation_token_file).expanduser()
         try:
-            token = path.read_text(encoding="utf-8").strip()
-        except OSError as exc:
-            raise ConfigError(str(path), f"allocation_token_file: {exc.strerror or exc}") from None
+            token = read_secret(settings.allocation_token_file, "token file")
+        except SecretFileError as exc:
+            raise ConfigError("allocation_token_file", str(exc)) from None
     return AllocationAccess(url=env.get("FAIRTOP_ALLOC_URL") or settings.allocation_url,
                             ledger=env.get("FAIRTOP_ALLOC_DB") or settings.ledger, token=token,
-                            munge=auth == "munge", timeout=float(settings.allocation_timeout))
+                            munge=auth == "munge", timeout=float(settings.allocation_timeout),
+                            ca_file=env.get("FAIRTOP_ALLOC_CA_FILE") or settings.ca_file)
 
 
 def site_factor_params(settings: Settings) -> SiteFactorParams:
@@ -487,11 +510,10 @@ def delete_named_scenario(name: str, path: Path | None = None) -> Path:
 
 
 def save_state(state: State, path: Path | None = None) -> Path:
-    """Write the state file with tomli-w (atomically: write a sibling, then rename)."""
+    """Write the state file with tomli-w, atomically and private to the user (0600, in a 0700
+    folder when fairtop creates it): saved scenarios name accounts and users."""
     path = path or state_file()
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_dir(path.parent, PRIVATE_DIR)
     data = {k: v for k, v in vars(state).items() if v is not None}
-    tmp = path.with_suffix(".toml.tmp")
-    tmp.write_text(tomli_w.dumps(data), encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(path, tomli_w.dumps(data), PRIVATE)
     return path

@@ -37,6 +37,7 @@ def write_tokens(path: Path) -> Path:
     for token, (uid, gids) in STANDARD.items():
         lines.append(f'[[token]]\ntoken = "{token}"\nuid = {uid}\ngids = {gids}\nrole = "standard"\n')
     path.write_text("\n".join(lines))
+    path.chmod(0o600)  # the service refuses a tokens file others may read
     return path
 
 
@@ -69,7 +70,7 @@ class Server:
         line = ""
         while time.monotonic() < deadline:
             line = self.proc.stdout.readline()
-            m = re.search(r"on (http://\S+)", line)
+            m = re.search(r"on (https?://\S+)", line)
             if m:
                 self.url = m.group(1)
                 return self

@@ -113,6 +113,7 @@ def install_hooks(env: dict[str, str], tmp: Path) -> Iterator[dict]:
     tokens.write_text(f'[[token]]\ntoken = "{SUPER_TOKEN}"\nuid = 0\ngids = [0]\nrole = "superuser"\n'
                       f'[[token]]\ntoken = "{USER_TOKEN}"\nuid = {who.pw_uid}\ngids = [{who.pw_gid}]\n'
                       'role = "standard"\n')
+    tokens.chmod(0o600)  # the service refuses a tokens file others may read
     ledger_path = tmp / "ledger.db"
     ledger = open_ledger(str(ledger_path), migrate=True)
     today = date.today()

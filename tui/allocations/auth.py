@@ -23,6 +23,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from tui.file_modes import read_secret
+
 __all__ = ["Principal", "AuthError", "TokenAuth", "MungeAuth", "ROLES", "load_tokens"]
 
 ROLES = ("superuser", "admin", "standard")
@@ -49,12 +51,11 @@ class Principal:
 
 
 def load_tokens(path: str | Path) -> dict[str, Principal]:
-    """Read a tokens file; raises ``ValueError`` naming the file and the entry on bad input."""
+    """Read a tokens file; raises ``ValueError`` naming the file and the entry on bad input, and
+    :class:`tui.file_modes.SecretFileError` (a ``ValueError``) when its group or others may read it."""
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path}: {getattr(exc, 'strerror', None) or exc}") from None
+        data = tomllib.loads(read_secret(path, "tokens file"))  # SecretFileError: others may read it
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"{path}: not TOML: {exc}") from None
     entries = data.get("token")

@@ -30,11 +30,12 @@ def from_ledger(target: str, project: str | None = None) -> list[dict[str, Any]]
 
 
 def from_service(url: str, project: str | None = None, *, token: str | None = None, munge: bool = False,
-                 munge_socket: str | None = None) -> list[dict[str, Any]]:
+                 munge_socket: str | None = None, ca_file: str | None = None) -> list[dict[str, Any]]:
     from tui.allocations.client import AllocationClient
 
     async def fetch() -> list[dict[str, Any]]:
-        async with AllocationClient(url, token=token, munge=munge, munge_socket=munge_socket) as api:
+        async with AllocationClient(url, token=token, munge=munge, munge_socket=munge_socket,
+                                    ca_file=ca_file) as api:
             return [asdict(a) for a in await api.allocations()]
 
     return _select(asyncio.run(fetch()), project)

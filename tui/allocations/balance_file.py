@@ -14,13 +14,12 @@ holds them: no tab or newline can be in one)::
 
 from __future__ import annotations
 
-import os
-import tempfile
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from tui.allocations.records import AllocationRecord
+from tui.file_modes import PUBLIC, write_atomic
 
 __all__ = ["HEADER", "format_balances", "write_balances", "publish_every"]
 
@@ -38,18 +37,10 @@ def format_balances(allocs: Iterable[AllocationRecord], now: float) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_balances(path: str | Path, text: str) -> None:
-    """Replace ``path`` with ``text`` atomically, readable by everyone (the submitters' filters)."""
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def write_balances(path: str | Path, text: str, mode: int = PUBLIC) -> None:
+    """Replace ``path`` with ``text`` atomically, with ``mode`` whatever the umask (0644 by
+    default: the submitters' filters read it as themselves)."""
+    write_atomic(path, text, mode)
 
 
 def publish_every(path: str | Path, records: Callable[[], list[AllocationRecord]], every_s: float,

@@ -10,6 +10,11 @@
   was sent). A pre-debit whose answer was lost is settled by its job id: the client asks
   ``GET /job/{job_id}`` (a read, any instance) whether it landed, and sends it again only if it did
   not; the ledger takes a job id once, so a pre-debit that landed meanwhile answers 409 and is read.
+* ``https://`` instances are verified against the system's CAs or ``ca_file`` (:mod:`tui.tls`);
+  a certificate or handshake that TLS refuses is :class:`TlsRefused` at once, one line naming
+  the URL and the reason: not retried, and no other instance is tried (a wrong certificate is a
+  mistake or an attack to be seen, not an outage to route around). https and http instances are
+  never mixed, and redirects are not followed: a client told https never sends a token in clear.
 * Answers become frozen dataclasses at the boundary; failures are :class:`ApiUnavailable` (no
   answer) or :class:`ApiError` (an answer with status and message).
 """
@@ -33,9 +38,10 @@ from tui.allocations.records import (
 )
 from tui.allocations.records import build as _build
 from tui.model import Allocation
+from tui.tls import TlsConfigError, check_schemes, client_context, failure
 
-__all__ = ["AllocationClient", "ApiError", "ApiUnavailable", "service_urls", "ProjectRecord", "AllocationRecord",
-           "JobRecord", "FailureRecord", "to_model"]
+__all__ = ["AllocationClient", "ApiError", "ApiUnavailable", "TlsRefused", "service_urls", "ProjectRecord",
+           "AllocationRecord", "JobRecord", "FailureRecord", "to_model"]
 
 DEFAULT_TIMEOUT = httpx.Timeout(10.0, connect=3.0)
 RETRY_STATUS = frozenset({408, 429, 502, 503, 504})
@@ -43,6 +49,10 @@ RETRY_STATUS = frozenset({408, 429, 502, 503, 504})
 
 class ApiUnavailable(AllocationError):
     """The service did not answer (refused, timed out, dropped) after the retries allowed."""
+
+
+class TlsRefused(ApiUnavailable):
+    """TLS refused the service: its certificate (unknown CA, wrong host) or the handshake."""
 
 
 class ApiError(AllocationError):
@@ -98,12 +108,19 @@ class AllocationClient:
 
     def __init__(self, base_url: str | Sequence[str], *, token: str | None = None, munge: bool = False,
                  munge_socket: str | None = None, timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
-                 max_retries: int = 3, transport: httpx.AsyncBaseTransport | None = None) -> None:
+                 max_retries: int = 3, transport: httpx.AsyncBaseTransport | None = None,
+                 ca_file: str | None = None) -> None:
         self._token, self._munge, self._munge_socket = token, munge, munge_socket
         self.max_retries = max_retries
         self._urls = service_urls(base_url) or ("",)
         self._at = 0  # the instance in use
-        self._http = httpx.AsyncClient(timeout=timeout, transport=transport)
+        self._ca_file = ca_file
+        try:
+            check_schemes(self._urls)
+            verify = client_context(ca_file)  # for http URLs too: httpx would load certifi's bundle anyway
+        except TlsConfigError as exc:
+            raise TlsRefused(str(exc)) from None
+        self._http = httpx.AsyncClient(timeout=timeout, transport=transport, verify=verify, follow_redirects=False)
 
     @property
     def url(self) -> str:
@@ -120,6 +137,9 @@ class AllocationClient:
             try:
                 return await self._http.request(method, self.url + path, headers=await self._headers(), **kwargs)
             except httpx.TransportError as exc:
+                refused = failure(exc, self._ca_file)
+                if refused:
+                    raise TlsRefused(f"{self.url}: {refused}") from None
                 if tried == len(self._urls) - 1 or not (resend or isinstance(exc, httpx.ConnectError)):
                     raise
                 self._next_instance()

@@ -34,6 +34,8 @@ class Connection:
     token: str | None = None
     munge: bool = False
     timeout: float = 10.0
+    ca_file: str | None = None
+    """The CAs an https service is verified against (None: the system's)."""
 
     def records(self) -> list[AllocationRecord]:
         """Every allocation the caller may see."""
@@ -42,7 +44,7 @@ class Connection:
 
             async def fetch() -> list[AllocationRecord]:
                 async with AllocationClient(self.url or "", token=self.token, munge=self.munge,
-                                            timeout=self.timeout) as api:
+                                            timeout=self.timeout, ca_file=self.ca_file) as api:
                     return await api.allocations()
 
             return asyncio.run(fetch())
@@ -80,7 +82,7 @@ def hook(step: str, conn: Connection, env: Mapping[str, str] = os.environ, stdin
         if step == "submit":
             job = hooks.submitted_job(_options(stdin), os.getuid(), os.getgid(), hooks.partition_time_limit)
             note = hooks.run_hook(lambda api: hooks.submit_check(api, job), conn.url, conn.token, conn.munge,
-                                  conn.timeout)
+                                  conn.timeout, conn.ca_file)
         else:
             job_id = env.get("SLURM_JOB_ID", "")
             if not job_id.isdigit():
@@ -88,7 +90,8 @@ def hook(step: str, conn: Connection, env: Mapping[str, str] = os.environ, stdin
                 return 1
             job = hooks.job_from_scontrol(job_id)
             fn = hooks.prolog if step == "prolog" else hooks.epilog
-            note = hooks.run_hook(lambda api: fn(api, job, cluster), conn.url, conn.token, conn.munge, conn.timeout)
+            note = hooks.run_hook(lambda api: fn(api, job, cluster), conn.url, conn.token, conn.munge, conn.timeout,
+                                  conn.ca_file)
     except hooks.Refused as exc:
         if step == "submit":
             print(f"fairtop: job refused: {exc}", file=sys.stderr)

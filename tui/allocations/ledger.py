@@ -41,6 +41,7 @@ from importlib import resources
 from typing import Any
 
 from tui.allocations.errors import AllocationError
+from tui.file_modes import PRIVATE, create_file
 
 __all__ = [
     "Ledger", "LedgerError", "NotFound", "Conflict", "Overdraft", "Invalid", "Unavailable",
@@ -155,6 +156,11 @@ class _SqliteStore:
 
     def __init__(self, path: str) -> None:
         self.path = path
+        if path != ":memory:":
+            try:  # a new ledger is the service user's alone (0600, not the umask's 0644): it holds every
+                create_file(path, PRIVATE)  # uid's debits. SQLite gives its -wal and -shm files this mode.
+            except OSError:
+                pass  # a missing folder or no right to write: sqlite3 says it in its own words below
         self._local = threading.local()
         self._write_lock = threading.Lock()
         self._conns: list[sqlite3.Connection] = []

@@ -311,6 +311,9 @@ class ServeOptions:
     admins: tuple[str, ...] = ()
     munge_socket: str | None = None
     pool: int = 8
+    tls_cert: str | None = None
+    """Serve HTTPS with this certificate and ``tls_key`` (checked by the CLI before)."""
+    tls_key: str | None = None
 
     def build_auth(self) -> TokenAuth | MungeAuth:
         """Raises ``ValueError`` with a readable message on a bad tokens file or user."""
@@ -341,6 +344,8 @@ def serve(opts: ServeOptions, host: str, port: int, *, workers: int = 1, log_lev
 
     import uvicorn
 
+    from tui.tls import clear_text_warning
+
     ledger = open_ledger(opts.db, pool_size=opts.pool)
     auth = opts.build_auth()
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -349,13 +354,18 @@ def serve(opts: ServeOptions, host: str, port: int, *, workers: int = 1, log_lev
     sock.bind((host, port))
     sock.listen(2048)
     sock.set_inheritable(True)
+    if not opts.tls_cert:
+        what = "bearer tokens" if opts.auth == "token" else "MUNGE credentials"
+        clear_text_warning("serve-allocations", host, sock.getsockname()[1], f"{what} and the ledger's records")
+    tls: dict[str, Any] = {"ssl_certfile": opts.tls_cert, "ssl_keyfile": opts.tls_key} if opts.tls_cert else {}
     if ready is not None:
         ready(sock.getsockname()[1], ledger.dialect)
     if workers > 1:
         ledger.close()
         os.environ[_ENV] = json.dumps(asdict(opts))
         config = uvicorn.Config("tui.allocations.service:app_from_env", factory=True, workers=workers,
-                                log_level=log_level, access_log=False, timeout_graceful_shutdown=5, fd=sock.fileno())
+                                log_level=log_level, access_log=False, timeout_graceful_shutdown=5, fd=sock.fileno(),
+                                **tls)
         from uvicorn.supervisors import Multiprocess
 
         try:
@@ -364,7 +374,7 @@ def serve(opts: ServeOptions, host: str, port: int, *, workers: int = 1, log_lev
             pass
         return
     server = uvicorn.Server(uvicorn.Config(create_app(ledger, auth), log_level=log_level, access_log=False,
-                                           timeout_graceful_shutdown=5, fd=sock.fileno()))
+                                           timeout_graceful_shutdown=5, fd=sock.fileno(), **tls))
     try:
         server.run(sockets=[sock])
     except KeyboardInterrupt:

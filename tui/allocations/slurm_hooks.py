@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import date
 
-from tui.allocations.client import AllocationClient, ApiError, ApiUnavailable
+from tui.allocations.client import AllocationClient, ApiError, ApiUnavailable, TlsRefused
 from tui.allocations.records import AllocationRecord
 from tui.sources.commands import run
 from tui.sources.slurm_text import parse_tres_counts
@@ -250,13 +250,16 @@ def submitted_job(options: Mapping[str, str], uid: int, gid: int,
 
 
 def run_hook(step: Callable[[AllocationClient], Awaitable[str]], url: str, token: str | None, munge: bool,
-             timeout: float = 10.0) -> str:
+             timeout: float = 10.0, ca_file: str | None = None) -> str:
     """Run one hook step with a client (sync entry point for the CLI)."""
     async def go() -> str:
-        async with AllocationClient(url, token=token, munge=munge, timeout=timeout, max_retries=2) as api:
+        async with AllocationClient(url, token=token, munge=munge, timeout=timeout, max_retries=2,
+                                    ca_file=ca_file) as api:
             return await step(api)
 
     try:
         return asyncio.run(go())
+    except TlsRefused:
+        raise  # already one line naming the URL and why
     except ApiUnavailable as exc:
         raise ApiUnavailable(f"the allocation service at {url} did not answer: {exc}") from exc

@@ -57,9 +57,12 @@ class Feed:
         return f"{label}: read {self.read_at.astimezone():%H:%M:%S}"
 
 
-async def read_service(url: str, *, token: str | None, munge: bool, timeout: float) -> tuple[Allocation, ...]:
-    """Every allocation the caller may see, from the service (one try: the pane asks again later)."""
-    async with AllocationClient(url, token=token, munge=munge, timeout=timeout, max_retries=0) as api:
+async def read_service(url: str, *, token: str | None, munge: bool, timeout: float,
+                       ca_file: str | None = None) -> tuple[Allocation, ...]:
+    """Every allocation the caller may see, from the service (one try: the pane asks again later);
+    an https one verified against ``ca_file`` or the system's CAs."""
+    async with AllocationClient(url, token=token, munge=munge, timeout=timeout, max_retries=0,
+                                ca_file=ca_file) as api:
         return tuple(to_model(a) for a in await api.allocations())
 
 

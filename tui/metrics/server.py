@@ -7,12 +7,20 @@ first snapshot, and for as long as there is none, ``/metrics`` answers 503 with 
 snapshot that cannot be read again (a vanished folder) is one line on stderr; the last one stays
 served, its age growing, so a stale-data alert fires.
 
+With a certificate and key it serves HTTPS, and with users (name -> salted hash,
+:mod:`tui.passwords`) it asks for basic auth, as Prometheus exporters' web config does; the TLS
+handshake runs in the connection's own thread, so a client that stalls or is refused (it does
+not trust the certificate) holds up no other scrape and costs no traceback.
+
 stdlib ``http.server``: the body is pre-rendered, so a framework would add nothing but startup.
 """
 
 from __future__ import annotations
 
+import base64
 import gzip
+import socket
+import ssl
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -149,11 +157,30 @@ def run_allocation_feed(origin: str, where: str, read: Callable[[], tuple[Alloca
         stop.wait(max(period_s, 1.0))
 
 
-def _handler(state: MetricsState) -> type[BaseHTTPRequestHandler]:
+def _basic_user(header: str | None) -> tuple[str, str] | None:
+    """(user, password) of an ``Authorization: Basic`` header."""
+    kind, _, value = (header or "").partition(" ")
+    if kind.lower() != "basic":
+        return None
+    try:
+        user, sep, password = base64.b64decode(value.strip(), validate=True).decode("utf-8").partition(":")
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return (user, password) if sep else None
+
+
+def _handler(state: MetricsState, check: Callable[[str, str], bool] | None) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        timeout = 60  # a connection that says nothing for a minute is closed (its thread ends)
 
         def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            if check is not None:
+                given = _basic_user(self.headers.get("Authorization"))
+                if given is None or not check(*given):
+                    self._send(401, b"fairtop serve-metrics: basic auth needed\n", "text/plain; charset=utf-8",
+                               challenge='Basic realm="fairtop metrics", charset="UTF-8"')
+                    return
             if self.path.split("?", 1)[0] != "/metrics":
                 self._send(404, b"fairtop serve-metrics: GET /metrics\n", "text/plain; charset=utf-8")
                 return
@@ -165,8 +192,10 @@ def _handler(state: MetricsState) -> type[BaseHTTPRequestHandler]:
                 return
             self._send(200, body, CONTENT_TYPE if openmetrics else TEXT_CONTENT_TYPE, gz)
 
-        def _send(self, code: int, body: bytes, content_type: str, gz: bool = False) -> None:
+        def _send(self, code: int, body: bytes, content_type: str, gz: bool = False, challenge: str = "") -> None:
             self.send_response(code)
+            if challenge:
+                self.send_header("WWW-Authenticate", challenge)
             self.send_header("Content-Type", content_type)
             if gz:
                 self.send_header("Content-Encoding", "gzip")
@@ -185,17 +214,38 @@ def _handler(state: MetricsState) -> type[BaseHTTPRequestHandler]:
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    tls: ssl.SSLContext | None = None
+
+    def get_request(self) -> tuple[socket.socket, object]:
+        """Accept; with TLS, wrap without the handshake, which the connection's thread makes."""
+        conn, addr = super().get_request()
+        if self.tls is not None:
+            conn = self.tls.wrap_socket(conn, server_side=True, do_handshake_on_connect=False)
+        return conn, addr
+
+    def finish_request(self, request: object, client_address: object) -> None:
+        if isinstance(request, ssl.SSLSocket):
+            request.settimeout(30)
+            try:
+                request.do_handshake()
+            except (OSError, ssl.SSLError):  # refused, untrusted, plain HTTP, stalled: nothing to serve
+                return
+        super().finish_request(request, client_address)  # type: ignore[arg-type]
 
     def handle_error(self, request: object, client_address: object) -> None:
-        """A scraper that hung up (reset, broken pipe) is not an error worth a traceback."""
-        if isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+        """A scraper that hung up (reset, broken pipe, TLS closed) is not an error worth a traceback."""
+        if isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError, ssl.SSLError, TimeoutError)):
             return
         super().handle_error(request, client_address)  # type: ignore[arg-type]
 
 
-def make_server(state: MetricsState, host: str, port: int) -> ThreadingHTTPServer:
-    """The server bound to ``host:port`` (0: a free port); OSError when it cannot bind."""
-    return _Server((host, port), _handler(state))
+def make_server(state: MetricsState, host: str, port: int, tls: ssl.SSLContext | None = None,
+                users: Callable[[str, str], bool] | None = None) -> ThreadingHTTPServer:
+    """The server bound to ``host:port`` (0: a free port); OSError when it cannot bind. ``tls``:
+    serve HTTPS; ``users``: the basic-auth check (:class:`tui.passwords.PasswordCheck`)."""
+    server = _Server((host, port), _handler(state, users))
+    server.tls = tls
+    return server
 
 
 def allocation_readers(access: AllocationAccess) -> list[Reader]:
@@ -208,7 +258,8 @@ def allocation_readers(access: AllocationAccess) -> list[Reader]:
     url, ledger = access.url, access.ledger
     if url:
         out.append(("service", url, lambda: asyncio.run(read_service(url, token=access.token, munge=access.munge,
-                                                                     timeout=access.timeout))))
+                                                                     timeout=access.timeout,
+                                                                     ca_file=access.ca_file))))
     if ledger:
         out.append(("ledger", ledger, lambda: read_ledger(ledger)))
     return out

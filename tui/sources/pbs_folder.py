@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
+from tui.file_modes import PUBLIC, PUBLIC_DIR, make_dir, write_file
 from tui.model import Snapshot
 from tui.sources.errors import InputError, SourceUnavailable
 from tui.sources.pbs import INT_MAX, read_pbs
@@ -253,18 +253,18 @@ def capture(path: str | Path, timeout: float = CAPTURE_TIMEOUT) -> str:
     folder = Path(path)
     written = [FILES["resource_group"]]
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(rg, folder / FILES["resource_group"])
+        make_dir(folder, PUBLIC_DIR)  # today's modes, stated: 0755 folder, 0644 files, whatever the umask
+        write_file(folder / FILES["resource_group"], rg.read_bytes(), PUBLIC)
         if conf.is_file():
-            shutil.copyfile(conf, folder / FILES["sched_config"])
+            write_file(folder / FILES["sched_config"], conf.read_bytes(), PUBLIC)
             written.append(FILES["sched_config"])
         elif (folder / FILES["sched_config"]).exists():
             (folder / FILES["sched_config"]).unlink()  # not an earlier capture's beside this one
         if usage is not None:  # the exact doubles and the last decay's time, which pbsfs does not print
-            (folder / "usage").write_bytes(usage)
+            write_file(folder / "usage", usage, PUBLIC)
             written.append("usage")
-        (folder / "pbsfs.txt").write_bytes(listing)
-        (folder / FILES["captured_at"]).write_text(date_u(started) + "\n")
+        write_file(folder / "pbsfs.txt", listing, PUBLIC)
+        write_file(folder / FILES["captured_at"], date_u(started) + "\n", PUBLIC)
     except OSError as exc:
         raise InputError(str(folder), f"cannot write: {exc.strerror or exc}") from None
     written += ["pbsfs.txt", FILES["captured_at"]]

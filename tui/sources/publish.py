@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TextIO
 
+from tui.file_modes import PUBLIC_DIR, make_dir
 from tui.sources.errors import InputError
 
 __all__ = ["CURRENT", "prune", "publish_once", "publish_every"]
@@ -66,7 +67,7 @@ def publish_once(root: str | Path, capture: Callable[[Path], str], keep: int = 1
     """
     base = Path(root)
     try:
-        base.mkdir(parents=True, exist_ok=True)
+        make_dir(base, PUBLIC_DIR)  # 0755 whatever the umask (each capture's own modes: its capture())
     except OSError as exc:
         raise InputError(str(root), f"cannot create the folder: {exc.strerror or exc}") from None
     name = (now or datetime.now(timezone.utc)).strftime(_STAMP)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from tui.file_modes import PUBLIC, PUBLIC_DIR, make_dir, write_file
 from tui.model import Snapshot
 from tui.slurm_releases import release
 from tui.sources import sacct, saved, slurm_text
@@ -462,7 +463,7 @@ def capture(path: str | Path, timeout: float = DEFAULT_TIMEOUT, on: str = "") ->
     _check_writable(folder)
     outputs, started = collect(timeout, on)  # before the folder: no cluster, no empty folder left behind
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        make_dir(folder, PUBLIC_DIR)  # today's modes, stated: 0755 folder, 0644 files, whatever the umask
     except OSError as exc:
         raise InputError(str(path), f"cannot create the folder: {exc.strerror or exc}") from None
     outputs[sacct.SACCT_FILE] = _soft(sacct.sacct_command(_history_start(outputs, started), cluster=on),
@@ -478,18 +479,18 @@ def capture(path: str | Path, timeout: float = DEFAULT_TIMEOUT, on: str = "") ->
         lines = []
         for name, out in outputs.items():
             if out.returncode == 0:
-                (folder / name).write_bytes(out.stdout)
+                write_file(folder / name, out.stdout, PUBLIC)
             elif (folder / name).exists():
                 (folder / name).unlink()  # never leave an earlier capture's output beside this one
             err = folder / (name + ".err")
             if out.stderr.strip():
-                err.write_text(out.stderr if out.returncode >= 0 else out.stderr + "\n")
+                write_file(err, out.stderr if out.returncode >= 0 else out.stderr + "\n", PUBLIC)
             elif err.exists():
                 err.unlink()  # a stale message from an earlier capture into the same folder
             failed += out.returncode != 0
             lines.append(f"{out.returncode}\t{name}\t{_cmdline(out.args)}\n")
-        (folder / "commands.txt").write_text("".join(lines))
-        (folder / saved.FILES["captured_at"]).write_text(started.strftime("%Y-%m-%dT%H:%M:%SZ") + "\n")
+        write_file(folder / "commands.txt", "".join(lines), PUBLIC)
+        write_file(folder / saved.FILES["captured_at"], started.strftime("%Y-%m-%dT%H:%M:%SZ") + "\n", PUBLIC)
     except OSError as exc:
         raise InputError(str(folder), f"cannot write: {exc.strerror or exc}") from None
     return f"captured into {folder} ({len(outputs)} commands, {failed} non-zero exits)\n"

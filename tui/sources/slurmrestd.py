@@ -61,6 +61,7 @@ from typing import Any
 import httpx
 import numpy as np
 
+from tui.file_modes import SecretFileError, read_secret
 from tui.model import (
     MAX_SHARES,
     NO_VAL,
@@ -283,14 +284,14 @@ TOKEN_FILE_VAR = "FAIRTOP_SLURM_JWT_FILE"
 
 def _token_file() -> str:
     """The JWT of the file ``$FAIRTOP_SLURM_JWT_FILE`` names ("" when none is named); an error
-    names the file, never its content."""
+    names the file, never its content. A file its group or others may read is refused."""
     path = os.environ.get(TOKEN_FILE_VAR, "")
     if not path:
         return ""
     try:
-        text = open(path, encoding="utf-8").read().strip()
-    except OSError as exc:
-        raise ApiUnavailable(f"{TOKEN_FILE_VAR}={path}: {exc.strerror or exc}") from None
+        text = read_secret(path, "token file")
+    except SecretFileError as exc:
+        raise ApiUnavailable(f"{TOKEN_FILE_VAR}: {exc}") from None
     return text.removeprefix("SLURM_JWT=").strip()
 
 

@@ -186,7 +186,8 @@ class AllocationsPane(ShownPane):
         access = self._access
         assert access is not None and access.url
         try:
-            allocs = await read_service(access.url, token=access.token, munge=access.munge, timeout=access.timeout)
+            allocs = await read_service(access.url, token=access.token, munge=access.munge, timeout=access.timeout,
+                                        ca_file=access.ca_file)
         except Exception as exc:  # anything: the pane says why and keeps the last balances
             self.post_message(FeedRead("service", None, error_text(exc), datetime.now(timezone.utc)))
             return
