@@ -942,6 +942,7 @@ def _history_one(args: argparse.Namespace, days: int, folder: str | None, on: st
 def _capture(args: argparse.Namespace) -> int:
     """``fairtop capture``: a cluster that does not answer is one line and exit 2, and leaves no
     folder behind (the commands run before the folder is made)."""
+    fresh = False
     try:
         capture: Callable[[str | Path], str]
         if args.pbs:
@@ -960,11 +961,18 @@ def _capture(args: argparse.Namespace) -> int:
                                                               public=args.public)
             published = publish_every(args.dir, capture, args.every, args.keep, args.count, arrange=arrange)
             return 0 if published else EXIT_INPUT
+        fresh = not args.pbs and not Path(args.dir).exists()
+        if fresh:  # nobody reads it before we know whether the cluster sets PrivateData
+            from tui.file_modes import PRIVATE_DIR, make_dir
+
+            make_dir(args.dir, PRIVATE_DIR)
         sys.stdout.write(capture(args.dir))
         if not args.pbs:
-            _private_capture(Path(args.dir))
+            _private_capture(Path(args.dir), fresh)
         return 0
     except SourceUnavailable as exc:
+        if fresh:
+            _remove_if_empty(Path(args.dir))
         print(f"fairtop capture: {' '.join(str(exc).split())}", file=sys.stderr)
         return EXIT_INPUT
 
@@ -1000,9 +1008,16 @@ def _rankings(folder: Path) -> dict[str, dict[str, list[str]]]:
     return out
 
 
-def _private_capture(folder: Path) -> None:
+def _remove_if_empty(folder: Path) -> None:
+    try:
+        folder.rmdir()
+    except OSError:
+        pass  # not empty, or gone
+
+
+def _private_capture(folder: Path, fresh: bool) -> None:
     """A one-off capture of a PrivateData cluster holds every user's usage and jobs: readable by
-    its owner only, said on stderr."""
+    its owner only, said on stderr. Otherwise a folder made here is opened to all (0755)."""
     from tui.sources.private_data import DBD_CONFIG_FILE, HIDES, private_data
 
     def read(name: str) -> bytes | None:
@@ -1010,6 +1025,8 @@ def _private_capture(folder: Path) -> None:
         return path.read_bytes() if path.is_file() else None
 
     hides = private_data(read("scontrol_show_config.txt"), read(DBD_CONFIG_FILE)) & set(HIDES)
+    if not hides and fresh:
+        os.chmod(folder, 0o755)
     if hides:
         os.chmod(folder, 0o700)
         print(f"fairtop capture: PrivateData={','.join(sorted(hides))}: {folder} holds every user's usage and jobs, "

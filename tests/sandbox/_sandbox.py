@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -154,3 +155,23 @@ def after_a_cycle(env: dict[str, str], within: float = 20, timeout: float = 90) 
 def unique(prefix: str) -> str:
     """An account name not used by an earlier run on the same sandbox (its jobs would count)."""
     return f"{prefix}{int(time.time()) % 1_000_000}"
+
+
+def fairtop_for(user: str, env: dict[str, str]) -> str:
+    """A command line that runs fairtop as ``user``: this interpreter, or (when it lives where
+    ``user`` cannot read, e.g. under /root) the system python3 of the same version with this
+    environment's packages on PYTHONPATH."""
+    import site
+    import sysconfig
+
+    candidates = [(sys.executable, str(ROOT))]
+    system = Path(f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}")
+    if system.is_file():
+        candidates.append((str(system), ":".join([str(ROOT), sysconfig.get_paths()["purelib"],
+                                                   *site.getsitepackages()])))
+    for python, path in candidates:
+        probe = subprocess.run(["runuser", "-u", user, "--", "env", f"PYTHONPATH={path}", python, "-c",
+                                "import tui.cli"], env=env, capture_output=True, text=True, check=False)
+        if probe.returncode == 0:
+            return f"env PYTHONPATH={path} {python} -m tui.cli"
+    pytest.skip(f"no Python that {user} may run with fairtop's packages ({sys.executable} is not readable)")

@@ -25,7 +25,7 @@ import pytest
 
 from tests.allocations.services import Server
 from tests.conftest import ROOT
-from tests.sandbox._sandbox import SKIP, on_release, release_env
+from tests.sandbox._sandbox import SKIP, fairtop_for, on_release, release_env
 from tests.sandbox._sandbox import scripts as sandbox_scripts
 from tui.allocations.ledger import open_ledger
 
@@ -67,26 +67,6 @@ def _restart_slurmctld(env: dict[str, str]) -> None:
             return
         time.sleep(0.25)
     raise AssertionError(f"node {node} not idle after restarting slurmctld: {state.stdout} {state.stderr}")
-
-
-def _fairtop_for(user: str, env: dict[str, str]) -> str:
-    """A command line that runs fairtop as ``user``: this interpreter, or (when it lives where
-    ``user`` cannot read, e.g. under /root) the system python3 of the same version with this
-    environment's packages on PYTHONPATH."""
-    import site
-    import sysconfig
-
-    candidates = [(sys.executable, str(ROOT))]
-    system = Path(f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}")
-    if system.is_file():
-        candidates.append((str(system), ":".join([str(ROOT), sysconfig.get_paths()["purelib"],
-                                                   *site.getsitepackages()])))
-    for python, path in candidates:
-        probe = _run(["runuser", "-u", user, "--", "env", f"PYTHONPATH={path}", python, "-c", "import tui.cli"],
-                     env, check=False)
-        if probe.returncode == 0:
-            return f"env PYTHONPATH={path} {python} -m tui.cli"
-    pytest.skip(f"no Python that {user} may run with fairtop's packages ({sys.executable} is not readable)")
 
 
 def _wait_gone(job: str, env: dict[str, str], timeout: float = 60) -> None:
@@ -134,7 +114,7 @@ def install_hooks(env: dict[str, str], tmp: Path) -> Iterator[dict]:
         script.chmod(0o755)
     conf = Path(env["SLURM_CONF"])
     lua = (ROOT / "tui" / "allocations" / "cli_filter.lua").read_text()
-    as_user = _fairtop_for(USER, env)  # the cli_filter runs as the submitter
+    as_user = fairtop_for(USER, env)  # the cli_filter runs as the submitter
     lua = lua.replace('local FAIRTOP = "fairtop"', f'local FAIRTOP = "{as_user}"')
     (conf.parent / "cli_filter.lua").write_text(lua)
     original = conf.read_text()
