@@ -29,7 +29,7 @@ def write(path: Path, text: str) -> Path:
 
 
 def test_defaults() -> None:
-    assert config.load() == Settings()
+    assert config.load(detect_source=False) == Settings()
     assert Settings().read_only is True and Settings().source == "demo"
 
 
@@ -107,7 +107,7 @@ def test_example_config_is_valid() -> None:
     data = tomllib.loads(text)
     assert config.validate(data, "example") == data
     commented = set(re.findall(r"^# ?(\w+) = ", text, re.M)) | set(re.findall(r"^# \[\[(\w+)\]\]$", text, re.M))
-    assert set(Settings.__dataclass_fields__) <= set(data) | commented
+    assert set(Settings.__dataclass_fields__) - {"source_why"} <= set(data) | commented
 
 
 def test_state_written_with_tomli_w_and_config_untouched(paths: Path) -> None:
@@ -183,3 +183,38 @@ def test_example_cluster_tables_are_valid() -> None:
     entries = config.validate(data, "example")["cluster"]
     assert [(c.name, c.source, c.value) for c in entries] == [
         ("alpha", "slurm", None), ("beta", "folder", "/var/cache/fairtop/beta/current")]
+
+
+def test_no_source_anywhere_opens_the_cluster_fairtop_runs_on(tmp_path: Path) -> None:
+    """Issue 24: without a flag or a `source` in any file, live Slurm where sshare answers, PBS
+    where its commands or files are, else the demo saying so; `fairtop info` says which and why."""
+    from tui.sources.detect import detect
+
+    def which(*present: str):
+        return lambda cmd: f"/usr/bin/{cmd}" if cmd in present else None
+
+    up = detect(which("sshare", "scontrol"), lambda: (True, "Slurmctld(primary) at ctl1 is UP"), ())
+    assert (up.source, up.why) == ("slurm", "sshare is on PATH and scontrol ping says: "
+                                            "Slurmctld(primary) at ctl1 is UP")
+    down = detect(which("sshare", "scontrol"), lambda: (True, "Slurmctld(primary) at ctl1 is DOWN"), ())
+    assert down.source == "slurm"  # this cluster's controller is down: said by the live source, no demo
+    lone = detect(which("sshare", "scontrol"), lambda: (False, "scontrol: fatal: Could not establish a "
+                                                               "configuration source"), ())
+    assert lone.source == "demo" and lone.why.startswith("sshare is on PATH but no Slurm controller is configured")
+    pbs = detect(which("qstat"), lambda: (False, ""), (tmp_path / "absent",))
+    assert (pbs.source, pbs.why) == ("pbs", "PBS Professional is here (qstat)")
+    (tmp_path / "pbs.conf").write_text("PBS_HOME=/var/spool/pbs\n")
+    assert detect(which(), lambda: (False, ""), (tmp_path / "pbs.conf",)).source == "pbs"
+    none = detect(which(), lambda: (False, ""), (tmp_path / "absent",))
+    assert none.source == "demo" and "no scheduler found here" in none.why
+
+
+def test_a_named_source_is_never_second_guessed(paths: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tui.sources.detect as detect_module
+
+    monkeypatch.setattr(detect_module, "detect", lambda: pytest.fail("detection ran"))
+    write(config.user_file(), 'source = "demo"\n')
+    assert config.load().source_why == ""
+    args = build_parser().parse_args(["--slurm"])
+    monkeypatch.setattr(config, "user_file", lambda: paths / "none.toml")
+    assert config.load(cli=config.cli_overrides(args)).source == "slurm"

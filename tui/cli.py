@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tui import __version__
 from tui.allocations.errors import AllocationError
@@ -317,7 +317,6 @@ def _allocation_parsers(sub: argparse._SubParsersAction) -> None:
 
 
 def _balance(args: argparse.Namespace) -> str:
-    import os
 
     from tui.allocations import balance
 
@@ -374,7 +373,6 @@ def _hash_password(args: argparse.Namespace) -> int:
 
 
 def _allocations(args: argparse.Namespace) -> int:
-    import os
 
     from tui import config
     from tui.allocations import commands
@@ -807,6 +805,7 @@ def _info(args: argparse.Namespace) -> int:
     except config.ConfigError as exc:
         print(f"fairtop: the configuration is invalid: {exc}", file=sys.stderr)
         return EXIT_INPUT
+    sys.stdout.write(_source_line(settings))
     cadence = Cadence(jobs_s=settings.refresh_rate)
     rates = cadence.per_minute()
     from tui.sources.rest_sshare import per_minute
@@ -829,6 +828,26 @@ def _info(args: argparse.Namespace) -> int:
         f"PriorityCalcPeriod and the config every {cadence.slow_s:g} s: {both['slurmctld']:.1f} a minute to "
         f"slurmctld, {both['slurmdbd']:.1f} to slurmdbd\n")
     return 0
+
+
+def _source_line(settings: Any) -> str:
+    """``fairtop info``'s line on the source: which, and why (named, or found here); for a
+    published capture split by PrivateData, which part this user reads."""
+    from tui import config
+
+    value = getattr(settings, registry.source_class(settings.source).setting or "", None)
+    line = f"source:       {settings.source}" + (f" {value}" if isinstance(value, str) and value else "")
+    line += f"  (found: {settings.source_why})" if settings.source_why else "  (named by a flag or a config file)"
+    if settings.source == "folder":
+        try:
+            source = config.make_source(settings)
+            source.folder()  # type: ignore[attr-defined]
+            note = source.view_note  # type: ignore[attr-defined]
+        except (InputError, ValueError) as exc:
+            note = str(exc)
+        if note:
+            line += f"\n              {note}"
+    return line + "\n"
 
 
 def _history(args: argparse.Namespace) -> str:
@@ -942,7 +961,6 @@ def _history_one(args: argparse.Namespace, days: int, folder: str | None, on: st
 def _capture(args: argparse.Namespace) -> int:
     """``fairtop capture``: a cluster that does not answer is one line and exit 2, and leaves no
     folder behind (the commands run before the folder is made)."""
-    fresh = False
     try:
         capture: Callable[[str | Path], str]
         if args.pbs:
@@ -961,18 +979,11 @@ def _capture(args: argparse.Namespace) -> int:
                                                               public=args.public)
             published = publish_every(args.dir, capture, args.every, args.keep, args.count, arrange=arrange)
             return 0 if published else EXIT_INPUT
-        fresh = not args.pbs and not Path(args.dir).exists()
-        if fresh:  # nobody reads it before we know whether the cluster sets PrivateData
-            from tui.file_modes import PRIVATE_DIR, make_dir
-
-            make_dir(args.dir, PRIVATE_DIR)
         sys.stdout.write(capture(args.dir))
         if not args.pbs:
-            _private_capture(Path(args.dir), fresh)
+            _private_capture(Path(args.dir))
         return 0
     except SourceUnavailable as exc:
-        if fresh:
-            _remove_if_empty(Path(args.dir))
         print(f"fairtop capture: {' '.join(str(exc).split())}", file=sys.stderr)
         return EXIT_INPUT
 
@@ -1008,30 +1019,18 @@ def _rankings(folder: Path) -> dict[str, dict[str, list[str]]]:
     return out
 
 
-def _remove_if_empty(folder: Path) -> None:
-    try:
-        folder.rmdir()
-    except OSError:
-        pass  # not empty, or gone
+def _private_capture(folder: Path) -> None:
+    """A one-off capture of a PrivateData cluster holds every user's usage and jobs: capture()
+    made it readable by its owner only; say so on stderr."""
+    if folder.stat().st_mode & 0o077 == 0 and (folder / "scontrol_show_config.txt").is_file():
+        from tui.sources.private_data import DBD_CONFIG_FILE, HIDES, private_data
 
-
-def _private_capture(folder: Path, fresh: bool) -> None:
-    """A one-off capture of a PrivateData cluster holds every user's usage and jobs: readable by
-    its owner only, said on stderr. Otherwise a folder made here is opened to all (0755)."""
-    from tui.sources.private_data import DBD_CONFIG_FILE, HIDES, private_data
-
-    def read(name: str) -> bytes | None:
-        path = folder / name
-        return path.read_bytes() if path.is_file() else None
-
-    hides = private_data(read("scontrol_show_config.txt"), read(DBD_CONFIG_FILE)) & set(HIDES)
-    if not hides and fresh:
-        os.chmod(folder, 0o755)
-    if hides:
-        os.chmod(folder, 0o700)
-        print(f"fairtop capture: PrivateData={','.join(sorted(hides))}: {folder} holds every user's usage and jobs, "
-              "so it is readable by you only (mode 0700); 'capture --every' publishes a view per user",
-              file=sys.stderr)
+        hides = private_data(*(p.read_bytes() for p in (folder / "scontrol_show_config.txt",
+                                                         folder / DBD_CONFIG_FILE) if p.is_file())) & set(HIDES)
+        if hides:
+            print(f"fairtop capture: PrivateData={','.join(sorted(hides))}: {folder} holds every user's usage and "
+                  "jobs, so it is readable by you only (mode 0700); 'capture --every' publishes a view per user",
+                  file=sys.stderr)
 
 
 def _serve(args: argparse.Namespace) -> int:

@@ -62,7 +62,10 @@ class Settings:
     """Theme name (a file in ``themes/`` or a Textual theme); None: the last one used, else ``dark``."""
     source: str = "demo"
     """Where data comes from: a name from :data:`tui.sources.registry.SOURCES` (``demo``,
-    ``folder``, ``slurm``, ``slurmrestd``)."""
+    ``folder``, ``slurm``, ``slurmrestd``, ``pbs``). Given nowhere (no flag, no ``source`` in any
+    file, no ``[[cluster]]``): the cluster fairtop runs on (:mod:`tui.sources.detect`)."""
+    source_why: str = ""
+    """Why this source: "" when a flag or a file named it, else what detection found (not a key)."""
     demo: str = "slurm"
     """Which built-in demo cluster when ``source = "demo"``: ``slurm`` or ``pbs``."""
     folder: str | None = None
@@ -204,7 +207,7 @@ def expand_source(table: dict[str, Any]) -> dict[str, Any]:
 
 def validate(table: dict[str, Any], source: str) -> dict[str, Any]:
     """Check one file's table: known keys, right types, allowed values. Returns it unchanged."""
-    known = [f.name for f in fields(Settings)]
+    known = [f.name for f in fields(Settings) if f.name in _TYPES]  # source_why is found, not set
     for key, value in table.items():
         if key not in known:
             close = difflib.get_close_matches(key, known, n=1)
@@ -356,10 +359,12 @@ def config_files(config_arg: str | None = None) -> list[tuple[str, Path, bool]]:
     return files
 
 
-def load(config_arg: str | None = None, cli: dict[str, Any] | None = None) -> Settings:
+def load(config_arg: str | None = None, cli: dict[str, Any] | None = None, detect_source: bool = True) -> Settings:
     """Merge the layers into :class:`Settings`. A named file (env, ``--config``) must exist.
 
-    ``cli`` holds flag values; None values are ignored.
+    ``cli`` holds flag values; None values are ignored. Without a source anywhere the cluster
+    fairtop runs on is detected (``detect_source=False``: the demo, for a caller that reads no
+    source).
     """
     merged: dict[str, Any] = {}
     for _, path, required in config_files(config_arg):
@@ -370,7 +375,13 @@ def load(config_arg: str | None = None, cli: dict[str, Any] | None = None) -> Se
             merged.update(table, keymap=keymap, site_factor=site)
     merged.update({k: v for k, v in (cli or {}).items() if v is not None})
     validate(merged, "command line")
-    settings = replace(Settings(), **merged)
+    why = ""
+    if "source" not in merged and not merged.get("cluster") and detect_source:
+        from tui.sources.detect import detect
+
+        found = detect()
+        merged["source"], why = found.source, found.why
+    settings = replace(Settings(), **merged, source_why=why)
     try:
         make_source(settings)
     except ValueError as exc:
@@ -382,7 +393,9 @@ def make_source(settings: Settings, me: str = "") -> registry.Source:
     """The configured source (ValueError when its value is missing or bad)."""
     cls = registry.source_class(settings.source)
     value = getattr(settings, cls.setting) if cls.setting else None
-    return cls(value, me, settings.refresh_rate)
+    source = cls(value, me, settings.refresh_rate)
+    source.why = settings.source_why
+    return source
 
 
 def make_sources(settings: Settings, me: str = "", pick: str | None = None,

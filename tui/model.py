@@ -364,6 +364,8 @@ class Snapshot:
     """What the source can provide (``tui.sources.registry.CAPABILITIES``); None: not stated."""
     private: PrivateView | None = None
     """Set when PrivateData cut this snapshot to one user's view (None: the whole cluster)."""
+    made_up: bool = False
+    """The built-in demo: made-up people and numbers (the summary says whose row it is)."""
     scheduler_version: str | None = None
     """The scheduler's release as the source reported it (Slurm: ``scontrol show config``'s
     SLURM_VERSION, ``sshare -V`` or slurmrestd's meta, e.g. ``"26.05.3"``); None when the source does

@@ -35,7 +35,9 @@ def test_demo_summary_for_alice(demo) -> None:
     # mech_vargas_lab is last (5th of 5) among mech's labs; one pending job at 8,601,704;
     # allocation 1024: 500,000 SU granted, 281,596 left = 56%, and at 1,034 SU/day it lasts to
     # its end on 2025-06-18.
-    assert s.text == ("alice · FairShare 0.349460 · 1,627 of 2,501 users ahead of you · held back by "
+    # made-up numbers: the line says whose they are (never the viewer's own name alone)
+    assert s.text == ("alice (demo user) · FairShare 0.349460 · 1,627 of 2,501 users ahead of you · "
+                      "held back by "
                       "mech_vargas_lab (5th of 5 in mech) · 1 pending job, priority 8.6M · allocation "
                       "mech_vargas_lab 56% left (lasts to its end, 2025-06-18)")
 
@@ -93,7 +95,8 @@ def test_summary_without_usage_or_user(demo) -> None:
     blind = replace(demo, snapshot=replace(demo.snapshot, capabilities=frozenset({"partitions"})))
     s = user_summary(blind)
     assert s is not None
-    assert s.parts[:3] == ("alice", "FairShare unknown (built-in demo cluster (seed 0) gives no usage)",
+    assert s.parts[:3] == ("alice (demo user)",
+                           "FairShare unknown (built-in demo cluster (seed 0) gives no usage)",
                            "pending jobs unknown (the source gives no queue)")
     nobody = build_standing(demo.snapshot, "nobody")
     assert user_summary(nobody).text == "nobody: no association in this snapshot"

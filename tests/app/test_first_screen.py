@@ -23,8 +23,8 @@ from tui.config import Settings, State
 from tui.sources.demo import demo_snapshot
 
 NOW = datetime(2025, 1, 15, tzinfo=timezone.utc)
-SUMMARY = ("alice · FairShare 0.349460 · 1,627 of 2,501 users ahead of you · held back by mech_vargas_lab "
-           "(5th of 5 in mech) · 1 pending job, priority 8.6M")
+SUMMARY = ("alice (demo user) · FairShare 0.349460 · 1,627 of 2,501 users ahead of you · held back by "
+           "mech_vargas_lab (5th of 5 in mech) · 1 pending job, priority 8.6M")
 
 
 def demo_app() -> FairtopApp:

@@ -77,6 +77,11 @@ def _allocation_part(standing: Standing, row: int) -> str | None:
     return text
 
 
+def _who(standing: Standing, name: str) -> str:
+    """Whose numbers these are: on the demo, a made-up user's, and the line says so."""
+    return f"{name} (demo user)" if standing.snapshot.made_up else name
+
+
 def _pbs_summary(standing: Standing) -> UserSummary:
     """PBS: the entity's fairshare_factor (``%.6f`` as the report prints it) and how many leaf
     entities have a higher one (PBS orders by the factor; there is no rank)."""
@@ -89,7 +94,7 @@ def _pbs_summary(standing: Standing) -> UserSummary:
     leaves[np.asarray(pbs.parent)[np.asarray(pbs.parent) >= 0]] = False
     leaves[0] = False
     higher = int(np.count_nonzero(fs.factor[leaves] > fs.factor[row]))
-    return UserSummary((me, f"fairshare_factor {fs.factor[row]:.6f}",
+    return UserSummary((_who(standing, me), f"fairshare_factor {fs.factor[row]:.6f}",
                         f"{higher:,} of {int(leaves.sum()):,} entities have a higher factor",
                         "pending jobs unknown (fairtop reads PBS's fairshare files, not qstat)"), row)
 
@@ -141,7 +146,8 @@ def user_summary(standing: Standing) -> UserSummary | None:
     if not len(standing.my_rows):
         return UserSummary((f"{me}: no association in this snapshot",), None)
     row = int(standing.my_rows[0])
-    parts = [me if len(standing.my_rows) == 1 else f"{me} ({tree.account[row]}, 1 of {len(standing.my_rows)})"]
+    parts = [_who(standing, me if len(standing.my_rows) == 1
+                  else f"{me} ({tree.account[row]}, 1 of {len(standing.my_rows)})")]
     caps = standing.snapshot.capabilities
     if caps is not None and "usage" not in caps:
         parts.append(f"FairShare unknown ({standing.snapshot.source} gives no usage)")

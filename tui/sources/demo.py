@@ -798,6 +798,7 @@ def demo_snapshot(
 
     return Snapshot(
         cluster="demo",
+        made_up=True,
         source=f"built-in demo cluster (seed {seed})",
         taken_at=now,
         tree=tree,

@@ -106,4 +106,4 @@ def demo_pbs_snapshot(seed: int = 0, me: str | None = None, now: datetime | None
     groups = parse_resource_group(groups_text.encode(), "demo resource_group")
     usage = parse_usage(usage_text.encode(), "demo usage")
     tree = tree_from_inputs(groups, usage, unknown_shares=UNKNOWN_SHARES, usage_res="cput")
-    return Snapshot(cluster="demo-pbs", source="demo (PBS Professional)", taken_at=now, pbs=tree)
+    return Snapshot(cluster="demo-pbs", source="demo (PBS Professional)", taken_at=now, pbs=tree, made_up=True)

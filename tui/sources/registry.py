@@ -73,6 +73,8 @@ class Source(ABC):
         self.me = me
         self.refresh_s = refresh_s
         """The app's refresh period (``refresh_rate``): how often a live source is read."""
+        self.why = ""
+        """Why this source was opened when nothing named it (:mod:`tui.sources.detect`; "" when named)."""
         self.cluster = cluster
         """The cluster's name from a ``[[cluster]]`` entry ("" for a single source); live Slurm asks
         that cluster (``-M NAME``)."""
@@ -161,6 +163,8 @@ class DemoSource(Source):
 
     def load(self) -> Snapshot:
         snap = self.read()
+        if self.why:  # the demo because no scheduler answered here: say so on screen
+            snap = replace(snap, warnings=(*snap.warnings, self.why))
         caps = frozenset({"usage", "printed"}) if self.value == "pbs" else self.capabilities
         return replace(snap, capabilities=caps)
 
@@ -281,6 +285,28 @@ class SlurmSource(Source):
 
     def refresh_now(self) -> None:
         self.live_slurm.refresh_usage_now()
+
+
+@register
+class PbsSource(Source):
+    name = "pbs"
+    flag = "--pbs"
+    help = ("the PBS Professional server fairtop runs on ($PBS_HOME/sched_priv and pbsfs, as 'fairtop capture "
+            "--pbs' reads them; root or a PBS manager)")
+    live = True
+    capabilities = frozenset({"usage", "printed"})
+
+    def read(self) -> Snapshot:
+        import os
+        import tempfile
+        from pathlib import Path
+
+        from tui.sources.pbs_folder import capture, load_pbs_folder
+
+        with tempfile.TemporaryDirectory(prefix="fairtop-pbs-") as tmp:
+            capture(Path(tmp) / "now")
+            snap = load_pbs_folder(Path(tmp) / "now")
+        return replace(snap, source=f"live PBS ({os.uname().nodename})")
 
 
 def _live_rest(where: str) -> LiveRest:

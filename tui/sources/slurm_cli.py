@@ -20,14 +20,14 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from tui.file_modes import PUBLIC, PUBLIC_DIR, make_dir, write_file
+from tui.file_modes import PRIVATE, PRIVATE_DIR, PUBLIC, PUBLIC_DIR, make_dir, write_file
 from tui.model import Snapshot
 from tui.slurm_releases import release
 from tui.sources import sacct, saved, slurm_text
 from tui.sources.cluster_split import split_clusters, strip_cluster_header
 from tui.sources.commands import DEFAULT_TIMEOUT, Output, _cmdline, _failure, run
 from tui.sources.errors import InputError, SourceUnavailable
-from tui.sources.private_data import DBD_CONFIG_FILE, USERS_FILE
+from tui.sources.private_data import DBD_CONFIG_FILE, HIDES, USERS_FILE, private_data
 from tui.sources.sshare import SshareTable
 
 __all__ = ["DEFAULT_TIMEOUT", "ASSOC_FIELDS", "Cadence", "LiveSlurm", "Output", "run", "commands", "collect",
@@ -462,35 +462,42 @@ def capture(path: str | Path, timeout: float = DEFAULT_TIMEOUT, on: str = "") ->
     folder = Path(path)
     _check_writable(folder)
     outputs, started = collect(timeout, on)  # before the folder: no cluster, no empty folder left behind
-    try:
-        make_dir(folder, PUBLIC_DIR)  # today's modes, stated: 0755 folder, 0644 files, whatever the umask
-    except OSError as exc:
-        raise InputError(str(path), f"cannot create the folder: {exc.strerror or exc}") from None
-    outputs[sacct.SACCT_FILE] = _soft(sacct.sacct_command(_history_start(outputs, started), cluster=on),
-                                      timeout * 3)
     # What a publisher needs to honour PrivateData (tui.sources.private_data): who coordinates
     # which account or is an operator, and slurmdbd's own PrivateData. Asked by capture only:
     # a live session never needs them.
     outputs[USERS_FILE] = _soft(["sacctmgr", "-P", "show", "user", "withcoord",
                                  "format=User,AdminLevel,Coordinators"], timeout)
     outputs[DBD_CONFIG_FILE] = _soft(["sacctmgr", "show", "configuration"], timeout)
+    # Every user's usage and jobs under PrivateData: the owner's only (0700/0600), from the first
+    # byte; else what every user may read (0755/0644), whatever the umask.
+    private = bool(private_data(*(outputs[k].stdout for k in (saved.FILES["config"], DBD_CONFIG_FILE)
+                                  if outputs[k].returncode == 0)) & set(HIDES))
+    mode = PRIVATE if private else PUBLIC
+    try:
+        make_dir(folder, PRIVATE_DIR if private else PUBLIC_DIR)
+        if private:
+            os.chmod(folder, PRIVATE_DIR)  # an existing folder too: it now holds what others may not read
+    except OSError as exc:
+        raise InputError(str(path), f"cannot create the folder: {exc.strerror or exc}") from None
+    outputs[sacct.SACCT_FILE] = _soft(sacct.sacct_command(_history_start(outputs, started), cluster=on),
+                                      timeout * 3)
     failed = 0
     try:
         lines = []
         for name, out in outputs.items():
             if out.returncode == 0:
-                write_file(folder / name, out.stdout, PUBLIC)
+                write_file(folder / name, out.stdout, mode)
             elif (folder / name).exists():
                 (folder / name).unlink()  # never leave an earlier capture's output beside this one
             err = folder / (name + ".err")
             if out.stderr.strip():
-                write_file(err, out.stderr if out.returncode >= 0 else out.stderr + "\n", PUBLIC)
+                write_file(err, out.stderr if out.returncode >= 0 else out.stderr + "\n", mode)
             elif err.exists():
                 err.unlink()  # a stale message from an earlier capture into the same folder
             failed += out.returncode != 0
             lines.append(f"{out.returncode}\t{name}\t{_cmdline(out.args)}\n")
-        write_file(folder / "commands.txt", "".join(lines), PUBLIC)
-        write_file(folder / saved.FILES["captured_at"], started.strftime("%Y-%m-%dT%H:%M:%SZ") + "\n", PUBLIC)
+        write_file(folder / "commands.txt", "".join(lines), mode)
+        write_file(folder / saved.FILES["captured_at"], started.strftime("%Y-%m-%dT%H:%M:%SZ") + "\n", mode)
     except OSError as exc:
         raise InputError(str(folder), f"cannot write: {exc.strerror or exc}") from None
     return f"captured into {folder} ({len(outputs)} commands, {failed} non-zero exits)\n"
