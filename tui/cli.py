@@ -1,5 +1,5 @@
-"""Command line: ``fairtop`` (the app), ``report``, ``whatif``, ``info``, ``capture``, ``history``, ``serve``,
-``balance``, ``serve-allocations``, ``allocations hook|site-factor``.
+"""Command line: ``fairtop`` (the app), ``report``, ``standing``, ``whatif``, ``info``, ``capture``, ``history``,
+``serve``, ``balance``, ``serve-allocations``, ``allocations hook|site-factor``.
 
 Bad input never shows a traceback: one line naming the file (and line), exit status 2.
 """
@@ -122,6 +122,15 @@ def build_parser() -> argparse.ArgumentParser:
                      help="table (default), json (the contract of docs/whatif.md) or csv (one row per step)")
     wif.add_argument("--cluster", dest="report_cluster", metavar="NAME",
                      help="plan on this cluster: a [[cluster]] of the config, or with --slurm one asked with -M")
+
+    std = sub.add_parser("standing", help="where you stand, in one line: for a login banner, a prompt, a dashboard",
+                         description="The line the app shows above the tree (FairShare, users ahead, what holds "
+                                     "you back, pending jobs, allocation), from the same source the app reads. "
+                                     "Exit status 2 with one line when the source cannot be read.")
+    _app_options(std, again=True)
+    std.add_argument("--format", dest="standing_format", choices=("line", "json"), default="line",
+                     help="line: the one line (default); json: one object with the line, its parts and its values "
+                          "(user, cluster, source, taken_at, fairshare, users_ahead, users, pending_jobs, allocation)")
 
     info = sub.add_parser("info", help="print the config, state and theme paths in use, and check the config",
                           description="Every file fairtop reads or writes: the config files in their precedence "
@@ -929,6 +938,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _serve_metrics(args)
         if args.command == "capture":
             return _capture(args)
+        if args.command == "standing":
+            from tui.standing_line import run
+
+            return run(args)
         from tui.app.main import run_app
 
         return run_app(args)

@@ -1,0 +1,81 @@
+"""``fairtop standing``: the whole process, from a published snapshot folder, against ``python -c pass``.
+
+A login banner or a prompt runs it as a new process every time, so what counts is the process
+from start to exit: interpreter, imports, reading the folder, the engine, the line. The folder is
+what ``fairtop capture --every`` publishes (``DIR/<UTC time>/`` and the ``DIR/current`` symlink),
+here holding a saved capture (tests/fixtures/slurm/live/fair_tree by default). Each command runs
+``-n`` times, interleaved so a busy neighbour hurts all of them alike; the table gives the fastest
+and the median wall time, and the fastest minus the fastest ``python -c pass`` (the floor no
+Python tool goes under) and minus ``import numpy`` (the floor of anything that computes).
+
+    .venv/bin/python bench/standing.py [-n 15] [--capture DIR] [--user NAME]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+FAIRTOP = [sys.executable, "-m", "tui.cli"]
+
+
+def publish(capture: Path, into: Path) -> Path:
+    """``into/<stamp>/`` holding ``capture``'s files and ``into/current`` pointing at it, as the publisher leaves it."""
+    stamp = into / "20261126T060000Z"
+    shutil.copytree(capture, stamp)
+    (into / "current").symlink_to(stamp.name)
+    return into / "current"
+
+
+def timed(argv: list[str]) -> float:
+    t0 = time.perf_counter()
+    done = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT)
+    took = time.perf_counter() - t0
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)}: exit {done.returncode}: {done.stderr.strip()}")
+    return took
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("-n", type=int, default=15, help="runs of each command (default 15)")
+    parser.add_argument("--capture", type=Path, default=ROOT / "tests/fixtures/slurm/live/fair_tree")
+    parser.add_argument("--user", default="la", help="whose line (default la, a user of the default capture)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        current = publish(args.capture, Path(tmp))
+        commands = {
+            "python -c pass": [sys.executable, "-c", "pass"],
+            "python -c 'import numpy'": [sys.executable, "-c", "import numpy"],
+            "fairtop standing --from DIR/current": [*FAIRTOP, "standing", "--from", str(current), "--user", args.user],
+            "  ... --format json": [*FAIRTOP, "standing", "--from", str(current), "--user", args.user,
+                                    "--format", "json"],
+            "fairtop standing --demo": [*FAIRTOP, "standing", "--demo", "--user", "alice"],
+            "fairtop report --from DIR/current": [*FAIRTOP, "report", "--from", str(current)],
+        }
+        print(subprocess.run(commands["fairtop standing --from DIR/current"], capture_output=True, text=True,
+                             cwd=ROOT).stdout.strip())
+        times: dict[str, list[float]] = {name: [] for name in commands}
+        for _ in range(args.n):
+            for name, argv in commands.items():
+                times[name].append(timed(argv))
+    floor, numpy_floor = min(times["python -c pass"]), min(times["python -c 'import numpy'"])
+    print(f"\n{args.n} runs each, {time.strftime('%Y-%m-%d %H:%M')}\n")
+    print("| command | fastest (s) | median (s) | fastest - pass (s) | fastest - import numpy (s) |")
+    print("|:---|---:|---:|---:|---:|")
+    for name, got in times.items():
+        best = min(got)
+        print(f"| `{name.strip()}` | {best:.3f} | {statistics.median(got):.3f} | {best - floor:.3f} | "
+              f"{best - numpy_floor:.3f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
