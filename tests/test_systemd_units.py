@@ -175,6 +175,11 @@ def _http(url: str, body: bytes | None = None) -> str:
         return resp.read().decode()
 
 
+def _owned_by(path: Path, user: str | None) -> None:
+    """What the unit's command wrote belongs to the user it ran as (root here, ourselves elsewhere)."""
+    assert path.stat().st_uid == (pwd.getpwnam(user).pw_uid if user else os.geteuid()), (path, user)
+
+
 def _free_port() -> int:
     import socket
 
@@ -243,7 +248,9 @@ def published(host: Host) -> Iterator[Path]:
     finally:
         _stop(proc)
     assert re.fullmatch(rf"current {re.escape(spec['C'])}/fairtop/\d{{8}}T\d{{6}}Z", line), line
-    yield Path(spec["C"]) / "fairtop" / "current"
+    current = Path(spec["C"]) / "fairtop" / "current"
+    _owned_by(current.resolve() / "sshare_a_l_P.psv", user)
+    yield current
 
 
 def test_the_publisher_publishes_a_snapshot_users_can_read(published: Path) -> None:
@@ -298,6 +305,7 @@ def test_two_ledger_instances_serve_their_own_ledgers(ledgers: dict[str, str], h
     for instance in INSTANCES:
         ledger = Path(host.spec(instance)["S"]) / "fairtop-allocations" / instance / "ledger.db"
         assert ledger.is_file() and ledger.stat().st_mode & 0o077 == 0  # UMask=0077: the ledger is the service's
+        _owned_by(ledger, run_as(Unit.read(UNITS / "fairtop-allocations@.service")))
 
 
 def test_publish_balances_writes_the_file_the_submit_check_reads(ledgers: dict[str, str], host: Host) -> None:
@@ -328,6 +336,7 @@ def test_publish_balances_writes_the_file_the_submit_check_reads(ledgers: dict[s
     lines = (folder / "balances").read_text().splitlines()
     assert lines[1].split("\t")[:6] == ["chem", "7001", "cpu", f"{year}-01-01", f"{year}-12-31", "600"]
     assert oct((folder / "balances").stat().st_mode & 0o777) == "0o644"  # every submitter's filter reads it
+    _owned_by(folder / "balances", user)
 
 
 def test_metrics_serve_the_published_snapshot(published: Path, host: Host) -> None:
