@@ -14,6 +14,8 @@ Python tool goes under) and minus ``import numpy`` (the floor of anything that c
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -34,13 +36,16 @@ def publish(capture: Path, into: Path) -> Path:
     return into / "current"
 
 
-def timed(argv: list[str]) -> float:
+def timed(argv: list[str]) -> tuple[float, float]:
+    """Wall time and CPU time (user + system) of one run of ``argv``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     done = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT)
     took = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(argv)}: exit {done.returncode}: {done.stderr.strip()}")
-    return took
+    return took, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main() -> int:
@@ -62,18 +67,22 @@ def main() -> int:
         }
         print(subprocess.run(commands["fairtop standing --from DIR/current"], capture_output=True, text=True,
                              cwd=ROOT).stdout.strip())
-        times: dict[str, list[float]] = {name: [] for name in commands}
+        times: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
         for _ in range(args.n):
             for name, argv in commands.items():
                 times[name].append(timed(argv))
-    floor, numpy_floor = min(times["python -c pass"]), min(times["python -c 'import numpy'"])
-    print(f"\n{args.n} runs each, {time.strftime('%Y-%m-%d %H:%M')}\n")
-    print("| command | fastest (s) | median (s) | fastest - pass (s) | fastest - import numpy (s) |")
-    print("|:---|---:|---:|---:|---:|")
-    for name, got in times.items():
-        best = min(got)
-        print(f"| `{name.strip()}` | {best:.3f} | {statistics.median(got):.3f} | {best - floor:.3f} | "
-              f"{best - numpy_floor:.3f} |")
+    wall = {name: [w for w, _ in got] for name, got in times.items()}
+    cpu = {name: [c for _, c in got] for name, got in times.items()}
+    floor, numpy_floor = min(wall["python -c pass"]), min(wall["python -c 'import numpy'"])
+    print(f"\n{args.n} runs each, {time.strftime('%Y-%m-%d %H:%M')}, load average "
+          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs\n")
+    print("| command | wall, fastest (s) | wall, median (s) | fastest - pass (s) | fastest - import numpy (s) "
+          "| CPU, least (s) |")
+    print("|:---|---:|---:|---:|---:|---:|")
+    for name in commands:
+        best = min(wall[name])
+        print(f"| `{name.strip()}` | {best:.3f} | {statistics.median(wall[name]):.3f} | {best - floor:.3f} | "
+              f"{best - numpy_floor:.3f} | {min(cpu[name]):.3f} |")
     return 0
 
 
