@@ -3,12 +3,13 @@
 A login banner or a prompt runs it as a new process every time, so what counts is the process
 from start to exit: interpreter, imports, reading the folder, the engine, the line. The folder is
 what ``fairtop capture --every`` publishes (``DIR/<UTC time>/`` and the ``DIR/current`` symlink),
-here holding a saved capture (tests/fixtures/slurm/live/fair_tree by default). Each command runs
+here holding a saved capture: tests/fixtures/slurm/live/fair_tree (8 users) and near_tie (2,080
+associations, 2,021 users, a 1.5 MB ``scontrol show assoc_mgr``). Each command runs
 ``-n`` times, interleaved so a busy neighbour hurts all of them alike; the table gives the fastest
 and the median wall time, and the fastest minus the fastest ``python -c pass`` (the floor no
 Python tool goes under) and minus ``import numpy`` (the floor of anything that computes).
 
-    .venv/bin/python bench/standing.py [-n 15] [--capture DIR] [--user NAME]
+    .venv/bin/python bench/standing.py [-n 15]
 """
 
 from __future__ import annotations
@@ -26,6 +27,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 FAIRTOP = [sys.executable, "-m", "tui.cli"]
+
+
+CAPTURES = {"small": (ROOT / "tests/fixtures/slurm/live/fair_tree", "la"),
+            "2k": (ROOT / "tests/fixtures/slurm/near_tie/fair_tree", "u02144")}
 
 
 def publish(capture: Path, into: Path) -> Path:
@@ -51,22 +56,25 @@ def timed(argv: list[str]) -> tuple[float, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-n", type=int, default=15, help="runs of each command (default 15)")
-    parser.add_argument("--capture", type=Path, default=ROOT / "tests/fixtures/slurm/live/fair_tree")
-    parser.add_argument("--user", default="la", help="whose line (default la, a user of the default capture)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        current = publish(args.capture, Path(tmp))
+        current = {name: publish(capture, Path(tmp) / name) for name, (capture, _) in CAPTURES.items()}
+        small, big = current["small"], current["2k"]
         commands = {
             "python -c pass": [sys.executable, "-c", "pass"],
             "python -c 'import numpy'": [sys.executable, "-c", "import numpy"],
-            "fairtop standing --from DIR/current": [*FAIRTOP, "standing", "--from", str(current), "--user", args.user],
-            "  ... --format json": [*FAIRTOP, "standing", "--from", str(current), "--user", args.user,
+            "fairtop standing --from DIR/current (8 users)": [*FAIRTOP, "standing", "--from", str(small), "--user",
+                                                              CAPTURES["small"][1]],
+            "  ... --format json": [*FAIRTOP, "standing", "--from", str(small), "--user", CAPTURES["small"][1],
                                     "--format", "json"],
-            "fairtop standing --demo": [*FAIRTOP, "standing", "--demo", "--user", "alice"],
-            "fairtop report --from DIR/current": [*FAIRTOP, "report", "--from", str(current)],
+            "fairtop standing --from DIR/current (2,021 users)": [*FAIRTOP, "standing", "--from", str(big), "--user",
+                                                                  CAPTURES["2k"][1]],
+            "fairtop standing --demo (2,501 users, made in memory)": [*FAIRTOP, "standing", "--demo", "--user",
+                                                                      "alice"],
+            "fairtop report --from DIR/current (8 users)": [*FAIRTOP, "report", "--from", str(small)],
         }
-        print(subprocess.run(commands["fairtop standing --from DIR/current"], capture_output=True, text=True,
-                             cwd=ROOT).stdout.strip())
+        for argv in list(commands.values())[2:5]:
+            print(subprocess.run(argv, capture_output=True, text=True, cwd=ROOT).stdout.strip()[:160])
         times: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
         for _ in range(args.n):
             for name, argv in commands.items():
