@@ -26,8 +26,20 @@ from tests.needs import file, needs, root
 LMOD_INIT = Path("/usr/share/lmod/lmod/init/bash")
 SYSTEM_PYTHON = "/usr/bin/python3"
 USER = "nobody"
+
+
+def _system_python() -> str | None:
+    """None if the system python3 can make the site venv (3.11+, venv and ensurepip), else what is missing."""
+    check = "import sys, ensurepip, venv; sys.exit(sys.version_info < (3, 11))"
+    if not Path(SYSTEM_PYTHON).exists():
+        return f"no {SYSTEM_PYTHON} to make the site venv of"
+    if not subprocess.run([SYSTEM_PYTHON, "-c", check], stderr=subprocess.DEVNULL).returncode:
+        return None
+    return f"no {SYSTEM_PYTHON} 3.11+ with venv to make the site venv of (apt-get install python3-venv)"
+
+
 pytestmark = needs(root("runs runuser as a normal user"), file(LMOD_INIT, "apt-get install lmod; .ci/run does so"),
-                   file(SYSTEM_PYTHON, "the system python3 the site venv is made of"))
+                   _system_python())
 
 
 @pytest.fixture(scope="module")
