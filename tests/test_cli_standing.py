@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -106,3 +107,16 @@ def test_imports_no_ui_and_no_network_client(published: Path) -> None:
     done = subprocess.run([sys.executable, "-c", code, "standing", "--from", str(published), "--user", "la"],
                           capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert done.stdout == LA + "\n" and done.stderr.strip() == "[] 0"
+
+
+def test_a_pbs_folder(tmp_path: Path) -> None:
+    """The pbsfs(8B) man page's tree: pbsuser3's fairshare_tree_usage 0.832973 over its 24 % gives
+    2^(-0.832973/0.24) = 0.090201; pbsuser, pbsuser1 and pbsuser2 have a higher factor, unknown does not."""
+    shutil.copy(FIXTURES / "pbs" / "man_resource_group", tmp_path / "resource_group")
+    shutil.copy(FIXTURES / "pbs" / "man_usage.txt", tmp_path / "usage.txt")
+    done = _standing("--from", str(tmp_path), "--user", "pbsuser3")
+    assert (done.returncode, done.stdout) == (0, "pbsuser3 · fairshare_factor 0.090201 · 3 of 5 entities have a higher "
+                                                 "factor · pending jobs unknown (fairtop reads PBS's fairshare files, "
+                                                 "not qstat)\n")
+    doc = json.loads(_standing("--from", str(tmp_path), "--user", "pbsuser3", "--format", "json").stdout)
+    assert (doc["fairshare_factor"], doc["higher"], doc["entities"]) == (0.090201, 3, 5)
