@@ -13,3 +13,10 @@ FIXTURES = ROOT / "tests" / "fixtures"
 @pytest.fixture
 def fixtures() -> Path:
     return FIXTURES
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Tests marked ``needs(...)`` skip (or fail in CI as root) on what is missing: tests/needs.py."""
+    from tests.needs import apply
+
+    apply(item)

@@ -24,6 +24,7 @@ from urllib.request import urlopen
 import pytest
 
 from tests.conftest import FIXTURES, ROOT
+from tests.needs import missing
 from tui.cli import build_parser
 from tui.serve import child_command, url_for
 
@@ -172,10 +173,9 @@ Object.assign(window.WebSocket, {CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3})
 
 @pytest.fixture
 def browser():
-    missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not Path(p).exists()]
-    if missing:
-        pytest.skip(f"!!!!!!!! NO BROWSER: {', '.join(missing)} missing; the real-browser test of 'fairtop serve' "
-                    "did NOT run (apt-get install chromium chromium-driver; .ci/run does so as root)")
+    absent = [p for p in (CHROMIUM, CHROMEDRIVER) if not Path(p).exists()]
+    if absent:
+        missing(f"no {' or '.join(absent)} (apt-get install chromium chromium-driver; .ci/run does so as root)")
     webdriver = pytest.importorskip("selenium.webdriver",
                                     reason="!!!!!!!! selenium not installed (pip install -e .[test])")
     pytest.importorskip("pyte", reason="!!!!!!!! pyte not installed (pip install -e .[test])")

@@ -1,5 +1,6 @@
-"""Command line: ``fairtop`` (the app), ``report``, ``whatif``, ``info``, ``capture``, ``history``, ``serve``,
-``balance``, ``serve-allocations``, ``allocations hook|site-factor``, ``serve-metrics``, ``hash-password``.
+"""Command line: ``fairtop`` (the app), ``report``, ``standing``, ``whatif``, ``info``, ``capture``, ``history``,
+``serve``, ``balance``, ``serve-allocations``, ``allocations hook|site-factor``, ``serve-metrics``,
+``hash-password``.
 
 Bad input never shows a traceback: one line naming the file (and line), exit status 2.
 """
@@ -127,6 +128,8 @@ def build_parser() -> argparse.ArgumentParser:
     wif.add_argument("--cluster", dest="report_cluster", metavar="NAME",
                      help="plan on this cluster: a [[cluster]] of the config, or with --slurm one asked with -M")
 
+    _standing_options(sub.add_parser("standing", help=STANDING_HELP, description=STANDING_DESCRIPTION))
+
     info = sub.add_parser("info", help="print the config, state and theme paths in use, and check the config",
                           description="Every file fairtop reads or writes: the config files in their precedence "
                                       "(each valid, INVALID with the reason, or not found; exit 2 when one is "
@@ -178,6 +181,32 @@ def build_parser() -> argparse.ArgumentParser:
     _allocation_parsers(sub)
     _metrics_parser(sub)
     return parser
+
+
+STANDING_HELP = "where you stand, in one line: for a login banner, a prompt, a dashboard"
+STANDING_DESCRIPTION = ("The line the app shows above the tree (FairShare, users ahead, what holds you back, pending "
+                        "jobs, allocation), from the same source the app reads. Exit status 2 with one line when the "
+                        "source cannot be read.")
+
+
+def _standing_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    _app_options(parser, again=True)
+    parser.add_argument("--format", dest="standing_format", choices=("line", "json"), default="line",
+                        help="line: the one line (default); json: one object with the line, its parts and its values "
+                             "(user, cluster, source, taken_at, fairshare, users_ahead, users, pending_jobs, "
+                             "allocation)")
+    return parser
+
+
+def _standing_fast(argv: Sequence[str]) -> int:
+    """``fairtop standing ...`` with its own parser: a banner runs it at every login, and building the
+    other commands' parsers took as long as reading a small snapshot (bench/standing.py)."""
+    from tui.standing_line import run
+
+    parser = argparse.ArgumentParser(prog="fairtop standing", description=STANDING_DESCRIPTION)
+    args = _standing_options(parser).parse_args(argv)
+    args.command = "standing"
+    return run(args)
 
 
 def _app_options(parser: argparse.ArgumentParser, again: bool = False) -> None:
@@ -1055,6 +1084,9 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if list(argv[:1]) == ["standing"]:
+        return _standing_fast(argv[1:])
     args = build_parser().parse_args(argv)
     try:
         if args.command == "report":
@@ -1086,6 +1118,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _hash_password(args)
         if args.command == "capture":
             return _capture(args)
+        if args.command == "standing":
+            from tui.standing_line import run
+
+            return run(args)
         from tui.app.main import run_app
 
         return run_app(args)

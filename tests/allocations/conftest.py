@@ -3,25 +3,25 @@
 PostgreSQL: ``$FAIRTOP_TEST_PG`` (a server URL where databases may be created; ``.ci/run`` sets it)
 or a throwaway cluster started here (root and Debian's ``postgresql`` needed). munge:
 ``$FAIRTOP_TEST_MUNGE_SOCKET`` or a munged started here. When neither is possible the tests that
-need them are skipped with a loud reason (``-ra`` lists them).
+need them skip with one line (``-ra`` lists them), or fail in CI as root (tests/needs.py).
 """
 
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Iterator
+from typing import NoReturn
 from pathlib import Path
 
 import pytest
 
+from tests.needs import missing
+
 from .services import Munged, PgCluster, Server, create_database, write_tokens
 
 
-def _loud_skip(what: str, why: str) -> None:
-    message = f"!!! {what} NOT AVAILABLE, tests that need it are SKIPPED: {why}"
-    warnings.warn(message, stacklevel=2)
-    pytest.skip(message)
+def _loud_skip(what: str, why: str) -> NoReturn:
+    missing(f"no {what}: {why}")
 
 
 @pytest.fixture(scope="session")

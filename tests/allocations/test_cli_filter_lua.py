@@ -15,14 +15,13 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+from tests.needs import needs, program
 from tui.allocations import slurm_hooks as hooks
 from tui.allocations.balance_file import format_balances, write_balances
 from tui.allocations.records import AllocationRecord
 
 LUA = shutil.which("lua5.3")
-# skipped loudly without lua5.3, except as root in CI, where .ci/run installs it: there they fail
-pytestmark = pytest.mark.skipif(LUA is None and not (os.geteuid() == 0 and os.environ.get("CI")),
-                                reason="no lua5.3 (Debian: apt-get install lua5.3; .ci/run does)")
+pytestmark = needs(program("lua5.3", "apt-get install lua5.3; .ci/run does so as root"))
 FILTER = ROOT / "tui" / "allocations" / "cli_filter.lua"
 GID = os.getgid()
 TODAY = date.today()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -18,6 +17,8 @@ import uuid
 from pathlib import Path
 
 import pytest
+
+from tests.needs import needs, program
 
 ROOT = Path(__file__).resolve().parents[2]
 ALICE_ROW = re.compile(r"^ {4,}alice +\S.*[0-9]", re.MULTILINE)
@@ -46,7 +47,7 @@ def _screen(socket: str, width: int, height: int, tmp: Path, timeout: float = 30
         subprocess.run([*tmux, "kill-server"], capture_output=True)
 
 
-@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux (Debian package tmux)")
+@needs(program("tmux", "apt-get install tmux; .ci/run does so as root"))
 @pytest.mark.parametrize(("width", "height"), [(80, 24), (120, 40)])
 def test_the_first_screen_shows_your_row(width: int, height: int, tmp_path: Path) -> None:
     for run in range(3):  # the bug showed in some starts and not others

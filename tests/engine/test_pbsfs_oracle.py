@@ -1,5 +1,5 @@
-"""fairtop's PBS numbers against the real OpenPBS ``pbsfs`` (../shared/pbs-sandbox: OpenPBS master
-cd7ab5e built from source, run on plain files as PBS_HOME, no server).
+"""fairtop's PBS numbers against the real OpenPBS ``pbsfs`` (OpenPBS master cd7ab5e built from source
+by ../shared/pbs-sandbox/build.sh into /opt/openpbs, run here on plain files as PBS_HOME, no server).
 
 Seeded random trees (zero shares, empty groups, nesting to depth 4, entities never given usage,
 names with ``:``); usage set with ``pbsfs -s`` (which writes the binary usage file), then for each
@@ -7,7 +7,7 @@ tree: the whole ``pbsfs -p`` listing, ``pbsfs -g`` of every entity (percentage,
 fairshare_tree_usage, usage, usage/perc, the path from the root), ``pbsfs -c`` of random pairs,
 ``pbsfs -t``, and one ``pbsfs -d`` decay: every byte equal to fairtop's, which reads the files
 pbsfs wrote (``fairtop --from`` / ``report --pbs-usage``). CI builds pbsfs (``.ci/pbs.sh``);
-elsewhere these skip loudly without it, and fail as root in CI.
+elsewhere these skip with one line without it (or without root), and fail in CI as root (tests/needs.py).
 """
 
 from __future__ import annotations
@@ -23,22 +23,29 @@ import numpy as np
 import pytest
 
 from tests.conftest import ROOT
+from tests.needs import file, needs, root
 from tui.engine.pbs import compute, decay_usage
 from tui.formats.pbsfs import compare, entity, listing, percent_text, tree_text
 from tui.sources.pbs_folder import load_pbs_folder
 
 PBS_PREFIX = Path(os.environ.get("PBS_PREFIX", "/opt/openpbs"))
 PBSFS = PBS_PREFIX / "sbin" / "pbsfs"
-SCRIPTS = Path(os.environ.get("FAIRTOP_PBS_SANDBOX", ROOT.parent / "shared" / "pbs-sandbox"))
-IN_CI = os.geteuid() == 0 and bool(os.environ.get("CI"))
-pytestmark = pytest.mark.skipif(not PBSFS.exists() and not IN_CI,
-                                reason=f"no {PBSFS}: build it with ../shared/pbs-sandbox/build.sh (as root; CI does)")
+pytestmark = needs(file(PBSFS, "built by ../shared/pbs-sandbox/build.sh; .ci/pbs.sh does so as root"),
+                   root("pbsfs runs only as root"))
 TREES = 40
 
 
 def _pbsfs(home: Path, *args: str) -> str:
-    assert PBSFS.exists(), f"{PBSFS} missing: .ci/pbs.sh builds it"
-    done = subprocess.run([str(SCRIPTS / "pbsfs.sh"), str(home), *args], capture_output=True, text=True, timeout=60)
+    """The real pbsfs on the fairshare files under ``home/sched_priv`` with no PBS server (it reads only
+    those files): a pbs.conf naming ``home`` as PBS_HOME, OpenPBS's default sched_config if none."""
+    (home / "sched_priv").mkdir(parents=True, exist_ok=True)
+    if not (home / "sched_priv" / "sched_config").exists():
+        shutil.copy(PBS_PREFIX / "etc" / "pbs_sched_config", home / "sched_priv" / "sched_config")
+    conf = home / "pbs.conf"
+    conf.write_text(f"PBS_EXEC={PBS_PREFIX}\nPBS_HOME={home}\nPBS_SERVER=localhost\nPBS_START_SERVER=0\n"
+                    "PBS_START_SCHED=0\nPBS_START_COMM=0\nPBS_START_MOM=0\n")
+    done = subprocess.run([str(PBSFS), *args], env={**os.environ, "PBS_CONF_FILE": str(conf)}, capture_output=True,
+                          text=True, timeout=60)
     assert done.returncode == 0, f"pbsfs {' '.join(args)}: {done.stderr}"
     return done.stdout
 

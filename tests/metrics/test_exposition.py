@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.metrics.scrape import expected, parse, report_rows
+from tests.needs import missing
 from tui.formats.openmetrics import ASSOCIATION_METRICS, label_set
 from tui.formats.pbsfs import pbs_rows
 from tui.metrics.exposition import age_tail, snapshot_body
@@ -56,8 +57,7 @@ def test_nested_accounts_infinity_and_blanks() -> None:
 def test_promtool_accepts_the_output(tmp_path: Path) -> None:
     promtool = shutil.which("promtool")
     if promtool is None:
-        pytest.skip("!!!!!!!! NO PROMTOOL: 'promtool check metrics' did NOT run (apt-get install prometheus; "
-                    ".ci/prometheus.sh does so as root)")
+        missing("no promtool on PATH (apt-get install prometheus; .ci/prometheus.sh does so as root)")
     snap = registry.make("folder", str(FIX / "slurm/nested_parent/fair_tree")).load()
     text, _ = snapshot_body(snap)
     done = subprocess.run([promtool, "check", "metrics"], input=text + age_tail(snap), capture_output=True,

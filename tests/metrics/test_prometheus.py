@@ -9,7 +9,6 @@ installs it) it fails instead.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import socket
 import subprocess
@@ -23,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.metrics.scrape import expected, report_rows
+from tests.needs import missing
 from tui.formats.openmetrics import ASSOCIATION_METRICS
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
@@ -38,11 +38,7 @@ def _free_port() -> int:
 def _prometheus() -> str:
     found = shutil.which("prometheus")
     if found is None:
-        message = ("NO PROMETHEUS: the real-Prometheus test of 'fairtop serve-metrics' did NOT run "
-                   "(apt-get install prometheus; .ci/prometheus.sh does so as root)")
-        if os.geteuid() == 0:
-            pytest.fail(message)
-        pytest.skip("!!!!!!!! " + message)
+        missing("no prometheus on PATH (apt-get install prometheus; .ci/prometheus.sh does so as root)")
     return found
 
 

@@ -29,6 +29,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import ROOT
+from tests.needs import env, needs
 from tui.engine.pbs import compute, decay_usage
 from tui.engine.projection import project_pbs
 from tui.formats.pbsfs import compare, entity, listing
@@ -37,11 +38,9 @@ from tui.sources.pbs_folder import load_pbs_folder
 
 CONF = os.environ.get("FAIRTOP_PBS_SERVER", "")
 PREFIX = Path(os.environ.get("PBS_PREFIX", "/opt/openpbs"))
-IN_CI = os.geteuid() == 0 and bool(os.environ.get("CI"))
 pytestmark = [pytest.mark.sandbox,
-              pytest.mark.skipif(not CONF and not IN_CI,
-                                 reason="no PBS server sandbox: run tests/pbs_sandbox/up.sh as root and set "
-                                        "FAIRTOP_PBS_SERVER to the pbs.conf it prints (CI does)")]
+              needs(env("FAIRTOP_PBS_SERVER", "no PBS server sandbox: tests/pbs_sandbox/up.sh as root prints its "
+                                              "pbs.conf; .ci/run does so"))]
 #: (user, cpus, seconds) of the jobs the fixture runs: two at once on the 2-CPU node, then one of 2 CPUs
 JOBS = (("pbsu1", 1, 40), ("pbsu3", 1, 30), ("pbsu2", 2, 20))
 

@@ -9,7 +9,7 @@ does not apply (no jobs, no allocation). No Textual here.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -37,20 +37,26 @@ class UserSummary:
     parts: tuple[str, ...]
     row: int | None
     """The association the line is about (the user's first), None if the user has none."""
+    facts: dict[str, object] = field(default_factory=dict)
+    """The line's values for a program (``fairtop standing --format json``): user, account,
+    fairshare, users_ahead, users, held_back_by, pending_jobs, top_priority, allocation, ... as far
+    as the source gives them."""
 
     @property
     def text(self) -> str:
         return " · ".join(self.parts)
 
 
-def _jobs_part(standing: Standing, user: str) -> str | None:
+def _jobs_part(standing: Standing, user: str, facts: dict[str, object]) -> str | None:
     caps = standing.snapshot.capabilities
     if caps is not None and "jobs" not in caps:
         return "pending jobs unknown (the source gives no queue)"
     pending = [j for j in standing.snapshot.jobs if j.user == user and j.state == "PENDING"]
+    facts["pending_jobs"] = len(pending)
     if not pending:
         return "no pending jobs"
     known = [j.priority for j in pending if j.priority is not None]
+    facts["top_priority"] = max(known) if known else None
     s = "" if len(pending) == 1 else "s"
     if not known:
         return f"{len(pending):,} pending job{s}, priority unknown"
@@ -58,7 +64,7 @@ def _jobs_part(standing: Standing, user: str) -> str | None:
     return f"{len(pending):,} pending job{s}, {top} {compact_number(max(known))}"
 
 
-def _allocation_part(standing: Standing, row: int) -> str | None:
+def _allocation_part(standing: Standing, row: int, facts: dict[str, object]) -> str | None:
     snap = standing.snapshot
     statuses = allocations_for(snap.allocations, snap.tree, row, snap.taken_at)
     statuses = [s for s in statuses if s.granted > 0]
@@ -66,6 +72,9 @@ def _allocation_part(standing: Standing, row: int) -> str | None:
         return None
     tight = min(statuses, key=lambda s: s.remaining / s.granted)  # the one that runs out first matters
     left = max(tight.remaining, 0.0) / tight.granted
+    facts["allocation"] = {"project": tight.project, "left": round(left, 6), "granted": tight.granted,
+                           "remaining": tight.remaining,
+                           "runs_out": tight.exhaustion.isoformat() if tight.exhaustion is not None else None}
     text = f"allocation {tight.project} {left:.0%} left"
     if tight.exhausted:
         return text + " (used up)"
@@ -94,28 +103,36 @@ def _pbs_summary(standing: Standing) -> UserSummary:
     leaves[np.asarray(pbs.parent)[np.asarray(pbs.parent) >= 0]] = False
     leaves[0] = False
     higher = int(np.count_nonzero(fs.factor[leaves] > fs.factor[row]))
+    facts = {"user": me, "fairshare_factor": float(f"{fs.factor[row]:.6f}"), "higher": higher,
+             "entities": int(leaves.sum()), "made_up": standing.snapshot.made_up}
     return UserSummary((_who(standing, me), f"fairshare_factor {fs.factor[row]:.6f}",
                         f"{higher:,} of {int(leaves.sum()):,} entities have a higher factor",
-                        "pending jobs unknown (fairtop reads PBS's fairshare files, not qstat)"), row)
+                        "pending jobs unknown (fairtop reads PBS's fairshare files, not qstat)"), row, facts)
 
 
-def ranking_parts(standing: Standing, row: int) -> list[str]:
+def ranking_parts(standing: Standing, row: int, facts: dict[str, object] | None = None) -> list[str]:
     """Where association ``row`` ranks among all users, in words without other users' names:
     "1,627 of 2,501 users ahead of you" and, under Fair Tree, the level that holds it back (an
-    account on its own path). A publisher computes these for each user of a PrivateData cluster."""
+    account on its own path). A publisher computes these for each user of a PrivateData cluster.
+    ``facts`` (``fairtop standing --format json``) gets the same as numbers."""
     tree, res = standing.snapshot.tree, standing.fairshare
     assert tree is not None and res is not None
+    facts = facts if facts is not None else {}
     users = tree.user_count
     path = rank_path(standing, row)
     if path is not None:
         parts = [f"{path.ahead:,} of {users:,} users ahead of you"]
+        facts["users_ahead"] = path.ahead
         worst = path.held_back_by()
         if worst is not None:
             who = "your own usage" if worst.row == row else worst.name
             parts.append(f"held back by {who} ({worst.place_text})")
+            facts["held_back_by"] = {"name": worst.name, "within": worst.within, "place": worst.place,
+                                     "of": worst.count, "own_usage": worst.row == row}
         return parts
     if not math.isnan(float(res.fairshare[row])):
         higher = int(np.count_nonzero(res.fairshare[tree.is_user] > res.fairshare[row]))
+        facts["users_higher"] = higher
         return [f"{higher:,} of {users:,} users have a higher FairShare"]
     return []
 
@@ -146,6 +163,8 @@ def user_summary(standing: Standing) -> UserSummary | None:
     if not len(standing.my_rows):
         return UserSummary((f"{me}: no association in this snapshot",), None)
     row = int(standing.my_rows[0])
+    facts: dict[str, object] = {"user": me, "account": str(tree.account[row]), "associations": len(standing.my_rows),
+                                "made_up": standing.snapshot.made_up}
     parts = [_who(standing, me if len(standing.my_rows) == 1
                   else f"{me} ({tree.account[row]}, 1 of {len(standing.my_rows)})")]
     caps = standing.snapshot.capabilities
@@ -158,11 +177,25 @@ def user_summary(standing: Standing) -> UserSummary | None:
             sshare_cells(tree, res, standing.snapshot.settings.dampening, rows=[row],
                          release=release(standing.snapshot.scheduler_version))["FairShare"][row]
         parts.append(f"FairShare {text}")
-        parts += _private_ranking(standing, row) if standing.partial else ranking_parts(standing, row)
-    jobs = _jobs_part(standing, me)
+        facts["fairshare"] = _number(text)
+        if standing.partial:  # PrivateData: the tree here is only what this user may see
+            parts += _private_ranking(standing, row)
+        else:
+            facts["users"] = tree.user_count
+            parts += ranking_parts(standing, row, facts)
+    jobs = _jobs_part(standing, me, facts)
     if jobs is not None:
         parts.append(jobs)
-    alloc = _allocation_part(standing, row)
+    alloc = _allocation_part(standing, row, facts)
     if alloc is not None:
         parts.append(alloc)
-    return UserSummary(tuple(parts), row)
+    return UserSummary(tuple(parts), row, facts)
+
+
+def _number(cell: str) -> float | None:
+    """A printed cell as a number (None for a blank or a word)."""
+    try:
+        value = float(cell)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
