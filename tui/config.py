@@ -152,6 +152,18 @@ def current_user() -> str:
         return ""
 
 
+def viewer(settings: Settings) -> str:
+    """Whose standing to open on: ``--user``/``user =``, else the Unix user; on the demo its
+    made-up stand-in, so made-up numbers never carry the user's own name."""
+    if settings.user:
+        return settings.user
+    if settings.source == "demo" and not settings.cluster:
+        from tui.sources.demo_names import DEMO_STAND_IN
+
+        return DEMO_STAND_IN
+    return current_user()
+
+
 def user_theme_dir() -> Path:
     """Where a user adds themes: ``$XDG_CONFIG_HOME/fairtop/themes`` (one ``NAME.toml`` each)."""
     return user_config_path("fairtop", appauthor=False) / "themes"

@@ -29,7 +29,7 @@ def _snapshot(args: argparse.Namespace) -> tuple[str, str, Snapshot]:
 
     overrides = config.cli_overrides(args)
     settings = config.load(getattr(args, "config", None), overrides)
-    me = settings.user or config.current_user()
+    me = config.viewer(settings)
     try:
         sources = config.make_sources(settings, me, getattr(args, "cluster", None), "source" in overrides)
     except ValueError as exc:

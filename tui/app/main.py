@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 
 from tui import config
-from tui.sources.demo_names import DEMO_STAND_IN
 
 
 def build_app(args: argparse.Namespace):  # noqa: ANN201 - FairtopApp, imported lazily
@@ -15,9 +14,7 @@ def build_app(args: argparse.Namespace):  # noqa: ANN201 - FairtopApp, imported 
 
     overrides = config.cli_overrides(args)
     settings = config.load(getattr(args, "config", None), overrides)
-    # The demo's numbers are made up: they go under its stand-in's name, never the user's own
-    me = settings.user or (DEMO_STAND_IN if settings.source == "demo" and not settings.cluster
-                           else config.current_user())
+    me = config.viewer(settings)
     sources = config.make_sources(settings, me, getattr(args, "cluster", None), "source" in overrides)
     for source in sources.values():
         source.check()
