@@ -10,8 +10,9 @@ read from Slurm's source and checked against each release's commands in the sand
   it is the user's own (UserName equal, case-sensitive) or its account is one the user
   coordinates (case-insensitive; coordinating an account covers its sub-accounts). The same
   holds for ``scontrol show assoc_mgr``.
-- ``users``/``accounts`` (slurmdbd): ``sacctmgr show assoc`` lists those associations and their
-  ancestor accounts (names and shares, no usage).
+- ``users``/``accounts`` (slurmdbd): ``sacctmgr show assoc`` lists those associations; up to
+  23.11 also their ancestor accounts (names and shares, no usage: seen on 22.05), from 23.11,
+  whose slurmdbd finds associations by lineage instead of LFT/RGT, not (seen on 26.05).
 - ``jobs``: ``squeue``, ``sprio`` and ``sacct`` list the user's own jobs and those charged to an
   account they coordinate.
 - ``nodes``, ``partitions``: the user view leaves out ``scontrol show node``/``partition`` whole
@@ -28,6 +29,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+
+from tui.slurm_releases import release
 
 __all__ = ["HIDES", "USERS_FILE", "DBD_CONFIG_FILE", "Reader", "private_data", "readers", "user_view",
            "visible_names"]
@@ -250,12 +253,14 @@ def user_view(files: Mapping[str, bytes], reader: Reader, hides: Iterable[str]) 
         return {k: v for k, v in files.items() if k not in own_inputs}, sorted(own_inputs & set(files))
     text = {k: v.decode("utf-8", "replace") for k, v in files.items()}
     account_of = _job_accounts(text.get("squeue.txt", ""))
+    version = re.search(r"^SLURM_VERSION\s*=\s*(\S+)", text.get("scontrol_show_config.txt", ""), re.M)
+    lineage = release(version.group(1) if version else None).sacctmgr_lft  # ancestors listed before 23.11
     out: dict[str, bytes] = {}
     left: list[str] = []
     for name, body in text.items():
         base = name[:-4] if name.endswith(".err") else name
         try:
-            kept = _filtered(base, body, reader, flags, account_of)
+            kept = _filtered(base, body, reader, flags, account_of, lineage)
         except ValueError:
             kept = None  # not in the shape this module knows: fail closed
         if kept is None:
@@ -267,14 +272,14 @@ def user_view(files: Mapping[str, bytes], reader: Reader, hides: Iterable[str]) 
 
 
 def _filtered(name: str, body: str, reader: Reader, flags: frozenset[str],
-              account_of: Mapping[str, str]) -> str | None:
+              account_of: Mapping[str, str], lineage: bool) -> str | None:
     """One file as ``reader`` may see it; None: left out whole."""
     if name in _SAME_FOR_ALL:
         return body
     if name == "sshare_a_l_P.psv":
         return _sshare(body, reader) if "usage" in flags else body
     if name == "sacctmgr_assoc_hdr.psv" or name == "sacctmgr_assoc_nolft.psv":
-        return _sacctmgr_assoc(body, reader, lineage=True) if flags & {"users", "accounts", "usage"} else body
+        return _sacctmgr_assoc(body, reader, lineage) if flags & {"users", "accounts"} else body
     if name == "assoc_mgr.txt":
         return _assoc_mgr(body, reader) if flags & {"usage", "users"} else body
     if name in ("squeue.txt", "sacct_a_P.psv"):
