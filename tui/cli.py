@@ -268,6 +268,9 @@ def _metrics_parser(sub: argparse._SubParsersAction) -> None:
                                      "the clusters asked with -M (a,b).")
     _listen_option(met, 9842)
     _tls_options(met)
+    met.add_argument("--allow-private-data", action="store_true",
+                     help="serve a PrivateData cluster's every user's usage without basic auth anyway (an explicit "
+                          "choice: whoever reaches the port reads what sshare refuses them)")
     _app_options(met, again=True)
     pw = sub.add_parser("hash-password", help="the hash of a password for metrics_basic_auth_users",
                         description="Read a password (from the terminal, twice; or one line of stdin) and print "
@@ -493,6 +496,8 @@ def _serve_metrics(args: argparse.Namespace) -> int:
     readers = allocation_readers(config.allocation_access(settings))
     tls = _service_tls(args, settings)
     users = PasswordCheck(settings.metrics_basic_auth_users) if settings.metrics_basic_auth_users else None
+    if users is None and not args.allow_private_data:
+        _refuse_private_metrics(sources)
     host, port = args.listen
     state = MetricsState()
     try:
@@ -511,6 +516,20 @@ def _serve_metrics(args: argparse.Namespace) -> int:
 
     serve_metrics(server, state, sources, readers, settings.refresh_rate, ready)
     return 0
+
+
+def _refuse_private_metrics(sources: Mapping[str, registry.Source]) -> None:
+    """A cluster whose PrivateData hides usage, jobs, users or accounts is not served to whoever
+    reaches the port: basic auth (``metrics_basic_auth_users``) first, or an explicit flag."""
+    from tui.sources.private_data import HIDES
+
+    for name, source in sources.items():
+        snap = source.load()  # a published folder's read is kept: the first scrape reads nothing again
+        hides = set(snap.private_data) & set(HIDES)
+        if hides:
+            raise InputError("fairtop serve-metrics", f"{name or snap.cluster or 'the source'} sets PrivateData="
+                             f"{','.join(sorted(hides))}: the metrics carry every user's usage, so set "
+                             "metrics_basic_auth_users (and TLS) in the config, or pass --allow-private-data")
 
 
 def _warn(warnings: Sequence[str]) -> None:

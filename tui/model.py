@@ -366,6 +366,8 @@ class Snapshot:
     """Set when PrivateData cut this snapshot to one user's view (None: the whole cluster)."""
     made_up: bool = False
     """The built-in demo: made-up people and numbers (the summary says whose row it is)."""
+    private_data: frozenset[str] = frozenset()
+    """The cluster's PrivateData (slurm.conf's and slurmdbd's, where the source read them)."""
     scheduler_version: str | None = None
     """The scheduler's release as the source reported it (Slurm: ``scontrol show config``'s
     SLURM_VERSION, ``sshare -V`` or slurmrestd's meta, e.g. ``"26.05.3"``); None when the source does

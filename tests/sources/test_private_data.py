@@ -182,3 +182,13 @@ def test_a_reader_without_a_view_is_told_so(tmp_path: Path) -> None:
         pytest.skip("root may read every folder")
     with pytest.raises(InputError, match="no view for nobody"):
         view_folder(tmp_path, "nobody")
+
+
+def test_serve_metrics_refuses_a_private_cluster_without_basic_auth(capsys: pytest.CaptureFixture[str]) -> None:
+    from tui.cli import main
+
+    assert main(["serve-metrics", "--from", str(HERE / "root"), "--listen", "127.0.0.1:0"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "sets PrivateData=accounts,jobs,usage,users: the metrics carry every " \
+                                   "user's usage, so set metrics_basic_auth_users" in err
+    assert load_folder(FIXTURES / "slurm" / "live" / "fair_tree").private_data == frozenset()  # served as before

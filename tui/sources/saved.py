@@ -49,7 +49,7 @@ from tui.slurm_releases import release
 from tui.sources import slurm_text
 from tui.sources.errors import InputError
 from tui.sources.partial_sshare import complete, is_partial
-from tui.sources.private_data import private_data
+from tui.sources.private_data import DBD_CONFIG_FILE, private_data
 from tui.sources.sshare import SshareTable, parse_sshare
 
 __all__ = ["FILES", "Outputs", "algorithm_from_header", "load_folder", "load_table", "sibling_order", "precise_usage",
@@ -68,6 +68,7 @@ FILES = {
     "captured_at": "captured_at.txt",
     "slurm_conf": "slurm.conf",
     "view": "fairtop_view.json",
+    "dbd_config": DBD_CONFIG_FILE,
 }
 
 
@@ -339,7 +340,8 @@ def snapshot_from_files(files: Outputs, table: SshareTable, source: str, default
     return Snapshot(cluster=cluster or default_cluster, source=source, taken_at=when, tree=tree,
                     settings=settings, partitions=_partitions(files, warnings), jobs=jobs,
                     budgets=budgets, printed=printed_columns(table), warnings=tuple(warnings),
-                    usage_unknown=table.added, private=private, scheduler_version=version)
+                    usage_unknown=table.added, private=private, scheduler_version=version,
+                    private_data=private_data(files.data.get(FILES["config"]), files.data.get(FILES["dbd_config"])))
 
 
 def _private_view(files: Outputs, table: SshareTable) -> PrivateView | None:
