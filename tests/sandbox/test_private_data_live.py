@@ -142,3 +142,23 @@ def test_a_one_off_capture_of_a_private_cluster_is_the_owners_only(cluster: dict
         assert "readable by you only (mode 0700)" in done.stderr
     finally:
         subprocess.run(["rm", "-rf", str(top)], check=False)
+
+
+def test_fairtop_with_no_flag_opens_this_cluster_as_the_user_sees_it(cluster: dict[str, str]) -> None:
+    """No source flag, no config: live Slurm (sshare answers here), and la's own standing from la's own
+    commands: FairShare as sshare printed it, nobody else's numbers."""
+    home = _open_dir()
+    try:
+        fairtop = shlex.split(fairtop_for("la", cluster))
+        line = _as("la", cluster, "env", f"XDG_CONFIG_HOME={home}", *fairtop, "standing")
+        assert line.returncode == 0, line.stderr
+        own = _as("la", cluster, "sshare", "-P", "-n", "-A", "grp", "-u", "la", "-o", "FairShare")
+        fairshare = own.stdout.split()[0]
+        want = f"la (grp, 1 of 2) · FairShare {fairshare} · users ahead unknown (PrivateData="
+        assert line.stdout.startswith(want), line.stdout
+        info = _as("la", cluster, "env", f"XDG_CONFIG_HOME={home}", *fairtop, "info")
+        assert "source:       slurm  (found: sshare is on PATH and scontrol ping says: Slurmctld(primary)" \
+            in info.stdout
+    finally:
+        subprocess.run(["rm", "-rf", str(home)], check=False)
+

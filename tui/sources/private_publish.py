@@ -28,7 +28,7 @@ from pathlib import Path
 from tui.sources.errors import InputError
 from tui.sources.private_data import DBD_CONFIG_FILE, HIDES, USERS_FILE, private_data, readers, user_view
 
-__all__ = ["PRIVACY_FILE", "ALL", "USERS", "Ranking", "arrange", "view_folder"]
+__all__ = ["PRIVACY_FILE", "ALL", "USERS", "Ranking", "arrange", "login_name", "my_folder", "view_folder"]
 
 PRIVACY_FILE = "privacy.json"
 ALL = "all"
@@ -157,3 +157,16 @@ def view_folder(folder: Path, reader: str) -> tuple[Path, str]:
         return mine, f"PrivateData={hides}: your own view ({USERS}/{reader}/)"
     raise InputError(str(folder), f"PrivateData={hides}: this capture has no view for {reader} (no Slurm "
                                   "association of that name when it was taken, or no view could be given)")
+
+
+def login_name() -> str:
+    """The Unix user this process runs as (by uid: ``--user`` and ``$USER`` choose no view)."""
+    try:
+        return pwd.getpwuid(os.getuid()).pw_name
+    except KeyError:
+        return str(os.getuid())
+
+
+def my_folder(folder: str | Path) -> tuple[Path, str]:
+    """:func:`view_folder` for this process's own Unix user."""
+    return view_folder(Path(folder), login_name())

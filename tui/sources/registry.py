@@ -205,18 +205,10 @@ class FolderSource(Source):
         """The folder to read: ``value``, or within a capture a publisher split for PrivateData,
         the whole capture if this Unix user may read it, else their own view
         (:func:`tui.sources.private_publish.view_folder`)."""
-        import os
-        import pwd
-        from pathlib import Path
-
-        from tui.sources.private_publish import view_folder
+        from tui.sources.private_publish import my_folder
 
         assert self.value is not None
-        try:
-            login = pwd.getpwuid(os.getuid()).pw_name
-        except KeyError:
-            login = str(os.getuid())
-        folder, self.view_note = view_folder(Path(self.value), login)
+        folder, self.view_note = my_folder(self.value)
         return str(folder)
 
     def check(self) -> None:

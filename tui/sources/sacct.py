@@ -184,6 +184,9 @@ def load_saved_history(folder: str | Path, tz: tzinfo | None = None) -> tuple[li
     InputError
         No sacct file (with how to make one), or a malformed one.
     """
+    from tui.sources.private_publish import my_folder
+
+    folder = my_folder(folder)[0]  # a PrivateData capture: the whole, or this user's own view
     path = Path(folder) / SACCT_FILE
     try:
         data = path.read_bytes()
