@@ -200,7 +200,8 @@ def test_no_source_anywhere_opens_the_cluster_fairtop_runs_on(tmp_path: Path) ->
     assert down.source == "slurm"  # this cluster's controller is down: said by the live source, no demo
     lone = detect(which("sshare", "scontrol"), lambda: (False, "scontrol: fatal: Could not establish a "
                                                                "configuration source"), ())
-    assert lone.source == "demo" and lone.why.startswith("sshare is on PATH but no Slurm controller is configured")
+    assert lone.source == "demo" and lone.why.startswith("the built-in demo, made-up numbers: sshare is on PATH but "
+                                                         "no Slurm controller is configured here (scontrol: fatal")
     pbs = detect(which("qstat"), lambda: (False, ""), (tmp_path / "absent",))
     assert (pbs.source, pbs.why) == ("pbs", "PBS Professional is here (qstat)")
     (tmp_path / "pbs.conf").write_text("PBS_HOME=/var/spool/pbs\n")

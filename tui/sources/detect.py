@@ -52,17 +52,17 @@ def detect(which: Callable[[str], str | None] = shutil.which,
         answers, line = ping()
         if answers:
             return Detected("slurm", f"sshare is on PATH and scontrol ping says: {line}")
-        skipped = f"sshare is on PATH but no Slurm controller is configured here ({line}); "
+        skipped = f"sshare is on PATH but no Slurm controller is configured here ({line})"
     if pbs_paths is None:
         from tui.sources.pbs_folder import conf_file, pbs_home
 
         pbs_paths = (conf_file(), pbs_home() / "sched_priv")
     found = [cmd for cmd in ("qstat", "pbsfs") if which(cmd)] + [str(p) for p in pbs_paths if p.exists()]
     if found:
-        return Detected("pbs", skipped + f"PBS Professional is here ({', '.join(found)})")
+        return Detected("pbs", (skipped + "; " if skipped else "") + f"PBS Professional is here ({', '.join(found)})")
     pbs_conf = os.environ.get("PBS_CONF_FILE") or "/etc/pbs.conf"
     if skipped:
-        return Detected("demo", skipped + f"no PBS either (qstat, pbsfs, {pbs_conf}): the built-in demo, "
-                                          "made-up numbers")
-    return Detected("demo", f"no scheduler found here (no sshare, qstat or pbsfs on PATH, no {pbs_conf}): "
-                            "the built-in demo, made-up numbers")
+        return Detected("demo", f"the built-in demo, made-up numbers: {skipped}, and no PBS either (qstat, pbsfs, "
+                                f"{pbs_conf})")
+    return Detected("demo", "the built-in demo, made-up numbers: no scheduler found here (no sshare, qstat or "
+                            f"pbsfs on PATH, no {pbs_conf})")
