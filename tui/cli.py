@@ -1051,6 +1051,7 @@ def _rankings(folder: Path) -> dict[str, dict[str, list[str]]]:
 
     import numpy as np
 
+    from tui.analysis.rank_path import RankShared
     from tui.analysis.standing import build_standing
     from tui.analysis.summary import ranking_parts
     from tui.sources.saved import load_folder
@@ -1060,10 +1061,11 @@ def _rankings(folder: Path) -> dict[str, dict[str, list[str]]]:
     out: dict[str, dict[str, list[str]]] = {}
     if tree is None or standing.fairshare is None:
         return out
+    shared = RankShared.of(standing)  # each sibling group ordered once, not once per user
     for row in np.flatnonzero(tree.is_user).tolist():
         user = str(tree.user[row])
         mine = _replace(standing, me=user, my_rows=np.asarray([row]))
-        out.setdefault(user, {})[str(tree.account[row])] = ranking_parts(mine, row)
+        out.setdefault(user, {})[str(tree.account[row])] = ranking_parts(mine, row, shared=shared)
     return out
 
 

@@ -10,7 +10,7 @@ lets it keep the rank of the user visited just before. No Textual here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -18,7 +18,7 @@ from tui.analysis.standing import Standing
 from tui.engine.result import FairshareResult
 from tui.model import AssocTree
 
-__all__ = ["LevelPlace", "RankPath", "fair_tree_siblings", "fs_subtree_users", "ordinal", "rank_path"]
+__all__ = ["LevelPlace", "RankPath", "RankShared", "fair_tree_siblings", "fs_subtree_users", "ordinal", "rank_path"]
 
 
 def ordinal(n: int) -> str:
@@ -134,22 +134,48 @@ def fs_subtree_users(tree: AssocTree, result: FairshareResult) -> np.ndarray:
     return count
 
 
-def rank_path(standing: Standing, row: int, users_below: np.ndarray | None = None) -> RankPath | None:
+@dataclass
+class RankShared:
+    """What every user's rank path reuses, for a caller that walks many (a publisher ranking each
+    user of a cluster): users under each row, each sibling group's order, the users' sorted ranks."""
+
+    below: np.ndarray
+    user_ranks: np.ndarray
+    orders: dict[int, np.ndarray] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, standing: Standing) -> RankShared | None:
+        tree, res = standing.snapshot.tree, standing.fairshare
+        if tree is None or res is None or res.rank is None or res.level_fs is None:
+            return None
+        return cls(fs_subtree_users(tree, res), np.sort(res.rank[tree.is_user]))
+
+
+def rank_path(standing: Standing, row: int, users_below: np.ndarray | None = None,
+              shared: RankShared | None = None) -> RankPath | None:
     """The places along ``row``'s fairshare path and the rank they make (None: not a Fair Tree user).
 
-    ``users_below`` is :func:`fs_subtree_users`, passed when the caller has it already.
+    ``users_below`` is :func:`fs_subtree_users`, passed when the caller has it already; ``shared``
+    (:class:`RankShared`) makes a walk of many rows cost each row its own path only.
     """
     tree, res = standing.snapshot.tree, standing.fairshare
     if tree is None or res is None or res.rank is None or res.level_fs is None or not tree.is_user[row]:
         return None
-    below = fs_subtree_users(tree, res) if users_below is None else users_below
+    below = shared.below if shared is not None else (
+        fs_subtree_users(tree, res) if users_below is None else users_below)
     st = res.structure
     chain = [row]
     while st.fs_parent[chain[-1]] > 0:
         chain.append(int(st.fs_parent[chain[-1]]))
     levels = []
     for r in reversed(chain):
-        order = fair_tree_siblings(tree, res, r)
+        if shared is None:
+            order = fair_tree_siblings(tree, res, r)
+        else:
+            group = int(st.fs_parent[r])
+            if group not in shared.orders:
+                shared.orders[group] = fair_tree_siblings(tree, res, r)
+            order = shared.orders[group]
         place, count = int(np.flatnonzero(order == r)[0]) + 1, len(order)
         tied = int(np.count_nonzero(res.level_fs[order] == res.level_fs[r]))
         higher = int(np.count_nonzero(res.level_fs[order[: place - 1]] > res.level_fs[r]))
@@ -158,5 +184,8 @@ def rank_path(standing: Standing, row: int, users_below: np.ndarray | None = Non
         name = str(tree.user[r]) if tree.is_user[r] else str(tree.account[r])
         levels.append(LevelPlace(r, name, str(tree.account[fp]), place, count, tied, ahead, higher))
     rank = int(res.rank[row])
-    ahead_users = int(np.count_nonzero(res.rank[tree.is_user] > rank))
+    if shared is not None:
+        ahead_users = len(shared.user_ranks) - int(np.searchsorted(shared.user_ranks, rank, side="right"))
+    else:
+        ahead_users = int(np.count_nonzero(res.rank[tree.is_user] > rank))
     return RankPath(tuple(levels), tree.user_count, rank, ahead_users)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tui.analysis.allocations import allocations_for
-from tui.analysis.rank_path import rank_path
+from tui.analysis.rank_path import RankShared, rank_path
 from tui.analysis.standing import Standing
 from tui.formats.sshare import sshare_cells
 from tui.slurm_releases import release
@@ -110,16 +110,18 @@ def _pbs_summary(standing: Standing) -> UserSummary:
                         "pending jobs unknown (fairtop reads PBS's fairshare files, not qstat)"), row, facts)
 
 
-def ranking_parts(standing: Standing, row: int, facts: dict[str, object] | None = None) -> list[str]:
+def ranking_parts(standing: Standing, row: int, facts: dict[str, object] | None = None,
+                  shared: RankShared | None = None) -> list[str]:
     """Where association ``row`` ranks among all users, in words without other users' names:
     "1,627 of 2,501 users ahead of you" and, under Fair Tree, the level that holds it back (an
     account on its own path). A publisher computes these for each user of a PrivateData cluster.
-    ``facts`` (``fairtop standing --format json``) gets the same as numbers."""
+    ``facts`` (``fairtop standing --format json``) gets the same as numbers; ``shared`` is for a
+    caller ranking many rows (:class:`~tui.analysis.rank_path.RankShared`)."""
     tree, res = standing.snapshot.tree, standing.fairshare
     assert tree is not None and res is not None
     facts = facts if facts is not None else {}
     users = tree.user_count
-    path = rank_path(standing, row)
+    path = rank_path(standing, row, shared=shared)
     if path is not None:
         parts = [f"{path.ahead:,} of {users:,} users ahead of you"]
         facts["users_ahead"] = path.ahead
