@@ -27,7 +27,8 @@ from tui.sources.saved import load_folder
 
 UTC = timezone.utc
 SLURM = FIXTURES / "slurm"
-CAPTURES = sorted(p.parent for p in SLURM.glob("*/*/sacct_a_P.psv"))
+#: Recorded scenarios (the PrivateData fixture's captures record no decay cycle; test_private_data)
+CAPTURES = sorted(p.parent for p in SLURM.glob("*/*/sacct_a_P.psv") if p.parent.parent.name != "private")
 LIVE = SLURM / "live" / "fair_tree"
 HL = 7 * 86400
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from tui.slurm_releases import release
 
-__all__ = ["HIDES", "USERS_FILE", "DBD_CONFIG_FILE", "Reader", "private_data", "readers", "user_view",
+__all__ = ["HIDES", "USERS_FILE", "DBD_CONFIG_FILE", "Capture", "Reader", "private_data", "readers", "user_view",
            "visible_names"]
 
 HIDES = ("usage", "jobs", "users", "accounts", "nodes", "partitions")
@@ -124,113 +124,120 @@ def readers(users_text: bytes | str, assoc_text: bytes | str) -> dict[str, Reade
     return out
 
 
-# --- each file's filter ------------------------------------------------------------------------------
+# --- the capture, indexed once: each reader's view costs their own rows only --------------------------
 
-def _sees_assoc(reader: Reader, account: str, user: str) -> bool:
-    return user == reader.name or reader.owns_account(account)
+@dataclass
+class _Keyed:
+    """One file's records with whose they are: header text kept whole, then records (each with a
+    user, an account and its text), indexed by user and by lower-cased account."""
+
+    head: str
+    users: list[str]
+    accounts: list[str]
+    texts: list[str]
+    up: list[tuple[int, ...]] | None = None
+    """Per record, the records of the accounts above it (sshare, sacctmgr), nearest last."""
+
+    def __post_init__(self) -> None:
+        self.by_user: dict[str, list[int]] = {}
+        self.by_account: dict[str, list[int]] = {}
+        for k, (user, account) in enumerate(zip(self.users, self.accounts)):
+            self.by_user.setdefault(user, []).append(k)
+            self.by_account.setdefault(account.lower(), []).append(k)
+
+    def mine(self, reader: Reader) -> list[int]:
+        """Records that are the reader's own or in an account they coordinate, in file order."""
+        got = set(self.by_user.get(reader.name, ()))
+        for account in reader.coord:
+            got.update(self.by_account.get(account, ()))
+        return sorted(got)
 
 
-def _sshare(text: str, reader: Reader) -> str:
-    """Rows the reader may see, indented as sshare indents them for that reader: one space per
-    listed ancestor (the client draws the tree of what it was given)."""
-    lines = text.splitlines()
+def _lines_keyed(text: str, user_col: str, acct_col: str, what: str) -> _Keyed:
+    lines = [line for line in text.splitlines() if line.strip()]
     if not lines:
-        return text
+        return _Keyed(text, [], [], [])
     header = lines[0].split("|")
-    if "Account" not in header or "User" not in header:
-        raise ValueError("sshare output without Account and User columns")
-    ia, iu = header.index("Account"), header.index("User")
-    out = [lines[0]]
-    stack: list[tuple[int, bool]] = []  # (printed depth, listed) of the open account rows
-    for line in lines[1:]:
-        cells = line.split("|")
-        if len(cells) <= max(ia, iu):
-            continue
-        name = cells[ia]
+    if user_col not in header or acct_col not in header:
+        raise ValueError(f"{what} without {user_col} and {acct_col} columns")
+    iu, ia = header.index(user_col), header.index(acct_col)
+    rows = [(line, line.split("|")) for line in lines[1:]]
+    rows = [(line, c) for line, c in rows if len(c) > max(iu, ia)]
+    return _Keyed(lines[0] + "\n", [c[iu] for _, c in rows], [c[ia].strip() for _, c in rows], [r for r, _ in rows])
+
+
+def _sshare_keyed(text: str) -> _Keyed:
+    keyed = _lines_keyed(text, "User", "Account", "sshare output")
+    stack: list[tuple[int, int]] = []  # (printed depth, record) of the open account rows
+    up: list[tuple[int, ...]] = []
+    ia = keyed_index(keyed.head, "Account") if keyed.texts else 0
+    for k, line in enumerate(keyed.texts):
+        name = line.split("|")[ia]
         depth = len(name) - len(name.lstrip(" "))
-        user = cells[iu]
         while stack and stack[-1][0] >= depth:
             stack.pop()
-        listed = _sees_assoc(reader, name.strip(), user)
-        if not user:
-            stack.append((depth, listed))
-        if listed:
-            shown = sum(1 for _, seen in stack[:-1 if not user else None] if seen)
-            cells[ia] = " " * shown + name.strip()
-            out.append("|".join(cells))
-    return "\n".join(out) + "\n"
+        up.append(tuple(r for _, r in stack))
+        if not keyed.users[k]:
+            stack.append((depth, k))
+    keyed.up = up
+    return keyed
 
 
-def _sacctmgr_assoc(text: str, reader: Reader, lineage: bool) -> str:
-    """The reader's associations and (``lineage``) their ancestor accounts, in the file's order."""
-    header, rows = _psv(text)
-    if not {"Account", "User", "ParentName"} <= set(header):
-        raise ValueError("sacctmgr assoc output without Account, User and ParentName")
-    ia, iu, ip = header.index("Account"), header.index("User"), header.index("ParentName")
-    parent_of = {r[ia].lower(): r[ip].lower() for r in rows if len(r) > max(ia, iu, ip) and not r[iu]}
-    keep_acct: set[str] = set()
-    keep_rows = []
-    for k, row in enumerate(rows):
-        if len(row) <= max(ia, iu, ip):
-            continue
-        if _sees_assoc(reader, row[ia], row[iu]):
-            keep_rows.append(k)
-            acct = row[ia].lower() if row[iu] else parent_of.get(row[ia].lower(), "")
-            while lineage and acct and acct not in keep_acct:
-                keep_acct.add(acct)
-                acct = parent_of.get(acct, "")
-    out = ["|".join(header)]
-    keep = set(keep_rows)
-    for k, row in enumerate(rows):
-        if k in keep or (len(row) > max(ia, iu) and not row[iu] and row[ia].lower() in keep_acct):
-            out.append("|".join(row))
-    return "\n".join(out) + "\n"
+def keyed_index(head: str, column: str) -> int:
+    return head.rstrip("\n").split("|").index(column)
+
+
+def _sacctmgr_keyed(text: str) -> _Keyed:
+    keyed = _lines_keyed(text, "User", "Account", "sacctmgr assoc output")
+    ip = keyed_index(keyed.head, "ParentName") if keyed.head.strip() else 0
+    if keyed.head.strip() and "ParentName" not in keyed.head.split("|"):
+        raise ValueError("sacctmgr assoc output without ParentName")
+    account_row = {a.lower(): k for k, (u, a) in enumerate(zip(keyed.users, keyed.accounts)) if not u}
+    parent = {k: keyed.texts[k].split("|")[ip].lower() for k in account_row.values()}
+    up: list[tuple[int, ...]] = []
+    for k, (user, account) in enumerate(zip(keyed.users, keyed.accounts)):
+        chain: list[int] = []
+        acct = account.lower() if user else parent.get(k, "")
+        while acct in account_row and account_row[acct] not in chain and len(chain) < 64:
+            chain.append(account_row[acct])
+            acct = parent.get(account_row[acct], "")
+        up.append(tuple(reversed(chain)))
+    keyed.up = up
+    return keyed
 
 
 _RECORD = re.compile(r"^ClusterName=\S* Account=(\S*) UserName=(\S*?)(?:\(\d+\))? ", re.M)
 
 
-def _assoc_mgr(text: str, reader: Reader) -> str:
-    """``scontrol show assoc_mgr`` with only the reader's association records."""
+def _assoc_mgr_keyed(text: str) -> _Keyed:
     starts = [m.start() for m in _RECORD.finditer(text)]
     if not starts:
-        return text if "ClusterName=" not in text else ""
-    head, out = text[:starts[0]], []
+        if "ClusterName=" in text:
+            raise ValueError("assoc_mgr records in a shape this module does not know")
+        return _Keyed(text, [], [], [])
+    users, accounts, texts = [], [], []
     for begin, end in zip(starts, [*starts[1:], len(text)]):
         m = _RECORD.match(text, begin)
         assert m is not None
-        if _sees_assoc(reader, m.group(1), m.group(2)):
-            out.append(text[begin:end])
-    return head + "".join(out)
+        users.append(m.group(2))
+        accounts.append(m.group(1))
+        texts.append(text[begin:end])
+    return _Keyed(text[:starts[0]], users, accounts, texts)
 
 
-def _job_rows(text: str, reader: Reader, user_col: str, acct_col: str) -> str:
-    header, rows = _psv(text)
-    if user_col not in header:
-        raise ValueError(f"no {user_col} column")
-    iu = header.index(user_col)
-    ia = header.index(acct_col) if acct_col in header else None
-    keep = [row for row in rows if len(row) > iu and (
-        row[iu] == reader.name or (ia is not None and len(row) > ia and reader.owns_account(row[ia])))]
-    return "\n".join("|".join(r) for r in [header, *keep]) + "\n"
-
-
-def _sprio(text: str, reader: Reader, account_of: Mapping[str, str]) -> str:
-    """``sprio -l`` (fixed width, no account column): own jobs, and jobs whose account (from
-    squeue) the reader coordinates."""
-    lines = text.splitlines()
+def _sprio_keyed(text: str, account_of: Mapping[str, str]) -> _Keyed:
+    """``sprio -l`` (fixed width, no account column): the account from squeue by job id."""
+    lines = [line for line in text.splitlines() if line.strip()]
     if not lines:
-        return text
+        return _Keyed(text, [], [], [])
     header = lines[0].split()
     if "USER" not in header or header[0] != "JOBID":
         raise ValueError("sprio output without JOBID and USER")
     iu = header.index("USER")
-    keep = [lines[0]]
-    for line in lines[1:]:
-        cells = line.split()
-        if len(cells) > iu and (cells[iu] == reader.name or reader.owns_account(account_of.get(cells[0], ""))):
-            keep.append(line)
-    return "\n".join(keep) + "\n"
+    rows = [(line, line.split()) for line in lines[1:]]
+    rows = [(line, c) for line, c in rows if len(c) > iu]
+    return _Keyed(lines[0] + "\n", [c[iu] for _, c in rows], [account_of.get(c[0], "") for _, c in rows],
+                  [line for line, _ in rows])
 
 
 def _job_accounts(squeue_text: str) -> dict[str, str]:
@@ -241,59 +248,101 @@ def _job_accounts(squeue_text: str) -> dict[str, str]:
     return {r[ij]: r[ia] for r in rows if len(r) > max(ij, ia)}
 
 
-def user_view(files: Mapping[str, bytes], reader: Reader, hides: Iterable[str]) -> tuple[dict[str, bytes], list[str]]:
-    """What of a capture (file name -> content) ``reader`` may read under PrivateData ``hides``.
+class Capture:
+    """A whole capture (file name -> content) indexed once for every reader's view."""
 
-    Returns the filtered files and the names of the files left out whole. An administrator or a
-    cluster that hides nothing gets every file but the publisher's own inputs.
-    """
-    flags = frozenset(hides)
-    own_inputs = {USERS_FILE, DBD_CONFIG_FILE, USERS_FILE + ".err", DBD_CONFIG_FILE + ".err"}
-    if reader.admin or not flags & set(HIDES):
-        return {k: v for k, v in files.items() if k not in own_inputs}, sorted(own_inputs & set(files))
-    text = {k: v.decode("utf-8", "replace") for k, v in files.items()}
-    account_of = _job_accounts(text.get("squeue.txt", ""))
-    version = re.search(r"^SLURM_VERSION\s*=\s*(\S+)", text.get("scontrol_show_config.txt", ""), re.M)
-    lineage = release(version.group(1) if version else None).sacctmgr_lft  # ancestors listed before 23.11
-    out: dict[str, bytes] = {}
-    left: list[str] = []
-    for name, body in text.items():
-        base = name[:-4] if name.endswith(".err") else name
-        try:
-            kept = _filtered(base, body, reader, flags, account_of, lineage)
-        except ValueError:
-            kept = None  # not in the shape this module knows: fail closed
-        if kept is None:
-            if name not in own_inputs:
+    def __init__(self, files: Mapping[str, bytes], hides: Iterable[str]) -> None:
+        self.files = dict(files)
+        self.hides = frozenset(hides)
+        text = {k: v.decode("utf-8", "replace") for k, v in files.items() if not k.endswith(".err")}
+        version = re.search(r"^SLURM_VERSION\s*=\s*(\S+)", text.get("scontrol_show_config.txt", ""), re.M)
+        self.lineage = release(version.group(1) if version else None).sacctmgr_lft  # ancestors before 23.11
+        account_of = _job_accounts(text.get("squeue.txt", ""))
+        makers = {"sshare_a_l_P.psv": lambda t: _sshare_keyed(t),
+                  "sacctmgr_assoc_hdr.psv": _sacctmgr_keyed, "sacctmgr_assoc_nolft.psv": _sacctmgr_keyed,
+                  "assoc_mgr.txt": _assoc_mgr_keyed,
+                  "squeue.txt": lambda t: _lines_keyed(t, "USER", "ACCOUNT", "squeue output"),
+                  "sacct_a_P.psv": lambda t: _lines_keyed(t, "User", "Account", "sacct output"),
+                  "sprio_l.txt": lambda t: _sprio_keyed(t, account_of)}
+        self.keyed: dict[str, _Keyed | None] = {}
+        for name, body in text.items():
+            if name in makers:
+                try:
+                    self.keyed[name] = makers[name](body)
+                except (ValueError, IndexError):
+                    self.keyed[name] = None  # not in the shape this module knows: left out of views
+
+    def _cut(self, name: str) -> bool:
+        """Does PrivateData cut this file (else every user sees it whole)?"""
+        flags = self.hides
+        return {"sshare_a_l_P.psv": "usage" in flags,
+                "sacctmgr_assoc_hdr.psv": bool(flags & {"users", "accounts"}),
+                "sacctmgr_assoc_nolft.psv": bool(flags & {"users", "accounts"}),
+                "assoc_mgr.txt": bool(flags & {"usage", "users"}),
+                "squeue.txt": "jobs" in flags, "sacct_a_P.psv": "jobs" in flags,
+                "sprio_l.txt": "jobs" in flags}.get(name, True)
+
+    def shared(self) -> dict[str, bytes]:
+        """Files every user sees whole under these PrivateData (and the config), by name."""
+        out = {}
+        for name, body in self.files.items():
+            base = name[:-4] if name.endswith(".err") else name
+            if base in _SAME_FOR_ALL or (base in self.keyed and not self._cut(base)) or (
+                    base == "scontrol_show_node.txt" and "nodes" not in self.hides) or (
+                    base == "scontrol_show_partition.txt" and "partitions" not in self.hides):
+                out[name] = body
+        return out
+
+    def view(self, reader: Reader) -> tuple[dict[str, bytes], list[str]]:
+        """What ``reader`` may read: (files, names left out whole). Files every user sees whole
+        are in :meth:`shared`, not here, except for an administrator or a cluster hiding nothing."""
+        own_inputs = {USERS_FILE, DBD_CONFIG_FILE, USERS_FILE + ".err", DBD_CONFIG_FILE + ".err"}
+        if reader.admin or not self.hides & set(HIDES):
+            return {k: v for k, v in self.files.items() if k not in own_inputs}, sorted(own_inputs & set(self.files))
+        shared = self.shared()
+        out: dict[str, bytes] = {}
+        left: list[str] = []
+        for name in self.files:
+            base = name[:-4] if name.endswith(".err") else name
+            if name in shared or name in own_inputs:
+                continue
+            keyed = self.keyed.get(base)
+            if base not in self.keyed or keyed is None:
                 left.append(name)
-        else:
-            out[name] = kept.encode() if not name.endswith(".err") else files[name]
-    return out, sorted(left)
+            elif name.endswith(".err"):
+                out[name] = self.files[name]
+            else:
+                out[name] = self._select(base, keyed, reader).encode()
+        return out, sorted(left)
+
+    def _select(self, name: str, keyed: _Keyed, reader: Reader) -> str:
+        mine = keyed.mine(reader)
+        if name == "sshare_a_l_P.psv":
+            assert keyed.up is not None
+            shown = set(mine)
+            ia = keyed_index(keyed.head, "Account")
+            lines = []
+            for k in mine:
+                cells = keyed.texts[k].split("|")
+                cells[ia] = " " * sum(1 for a in keyed.up[k] if a in shown) + cells[ia].strip()
+                lines.append("|".join(cells))
+            return keyed.head + "".join(line + "\n" for line in lines)
+        if name.startswith("sacctmgr_assoc") and self.lineage:
+            assert keyed.up is not None
+            mine = sorted(set(mine).union(*(keyed.up[k] for k in mine)))
+        joined = "" if name == "assoc_mgr.txt" else "\n"
+        return keyed.head + "".join(keyed.texts[k] + joined for k in mine)
 
 
-def _filtered(name: str, body: str, reader: Reader, flags: frozenset[str],
-              account_of: Mapping[str, str], lineage: bool) -> str | None:
-    """One file as ``reader`` may see it; None: left out whole."""
-    if name in _SAME_FOR_ALL:
-        return body
-    if name == "sshare_a_l_P.psv":
-        return _sshare(body, reader) if "usage" in flags else body
-    if name == "sacctmgr_assoc_hdr.psv" or name == "sacctmgr_assoc_nolft.psv":
-        return _sacctmgr_assoc(body, reader, lineage) if flags & {"users", "accounts"} else body
-    if name == "assoc_mgr.txt":
-        return _assoc_mgr(body, reader) if flags & {"usage", "users"} else body
-    if name in ("squeue.txt", "sacct_a_P.psv"):
-        if "jobs" not in flags:
-            return body
-        return _job_rows(body, reader, "USER" if name == "squeue.txt" else "User",
-                         "ACCOUNT" if name == "squeue.txt" else "Account")
-    if name == "sprio_l.txt":
-        return _sprio(body, reader, account_of) if "jobs" in flags else body
-    if name == "scontrol_show_node.txt":
-        return None if "nodes" in flags else body
-    if name == "scontrol_show_partition.txt":
-        return None if "partitions" in flags else body
-    return None
+def user_view(files: Mapping[str, bytes], reader: Reader, hides: Iterable[str]) -> tuple[dict[str, bytes], list[str]]:
+    """What of a capture (file name -> content) ``reader`` may read under PrivateData ``hides``:
+    the filtered files with those every user sees whole, and the names of the files left out.
+    (A publisher making many views indexes the capture once: :class:`Capture`.)"""
+    capture = Capture(files, hides)
+    view, left = capture.view(reader)
+    if reader.admin or not capture.hides & set(HIDES):
+        return view, left
+    return {**capture.shared(), **view}, left
 
 
 def visible_names(files: Mapping[str, bytes]) -> set[str]:

@@ -7,6 +7,9 @@ user could read what their own ``sshare``, ``squeue``, ``sprio`` and ``sacct`` r
     The cluster's PrivateData and how this capture is laid out; the readers' fairtop reads it first.
 ``all/`` (0700; 0750 with a group named by ``--share-with``)
     The whole capture, for root, the publisher and that group only.
+``common/`` (0755)
+    What every user's commands show whole (the config, partitions, nodes where not private): one
+    copy, which each view links to.
 ``users/`` (0711: it cannot be listed, so it does not give away who has a view)
     ``users/NAME/`` holds what NAME's own commands would show them (:mod:`tui.sources.private_data`)
     plus ``fairtop_view.json`` (their ranking among all users, computed from the whole tree, in
@@ -26,13 +29,14 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from tui.sources.errors import InputError
-from tui.sources.private_data import DBD_CONFIG_FILE, HIDES, USERS_FILE, private_data, readers, user_view
+from tui.sources.private_data import DBD_CONFIG_FILE, HIDES, USERS_FILE, Capture, private_data, readers
 
 __all__ = ["PRIVACY_FILE", "ALL", "USERS", "Ranking", "arrange", "login_name", "my_folder", "view_folder"]
 
 PRIVACY_FILE = "privacy.json"
 ALL = "all"
 USERS = "users"
+COMMON = "common"
 VIEW_FILE = "fairtop_view.json"
 
 Ranking = Callable[[Path], Mapping[str, Mapping[str, list[str]]]]
@@ -67,10 +71,18 @@ def _group_id(group: str) -> int:
         raise InputError("--share-with", f"no such group {group!r}") from None
 
 
+def _uid(name: str) -> int | None:
+    try:
+        return pwd.getpwnam(name).pw_uid
+    except KeyError:
+        return None
+
+
 def arrange(folder: Path, ranking: Ranking | None = None, share_with: str | None = None,
-            public: bool = False) -> str:
+            public: bool = False, uid_of: Callable[[str], int | None] = _uid) -> str:
     """Lay out the capture in ``folder`` (flat files, as :func:`tui.sources.slurm_cli.capture`
-    wrote them) for publishing, and say in one line what each reader can see."""
+    wrote them) for publishing, and say in one line what each reader can see. ``uid_of``: a
+    Slurm user's Unix uid (None: no account here, no view)."""
     files = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
     hides = private_data(files.get("scontrol_show_config.txt"), files.get(DBD_CONFIG_FILE)) & set(HIDES)
     if not hides or public:
@@ -100,14 +112,19 @@ def arrange(folder: Path, ranking: Ranking | None = None, share_with: str | None
         return note + f"; no per-user views ({USERS_FILE} is missing: sacctmgr show user failed)"
     everyone = readers(users_text, files.get("sacctmgr_assoc_hdr.psv", b""))
     ranks = ranking(whole) if ranking is not None else {}
+    capture = Capture(files, hides)
+    common = folder / COMMON  # what every user sees whole (the config, partitions...): once, not per user
+    _mkdir(common, 0o755)
+    shared = capture.shared()
+    for file, data in shared.items():
+        _write(common / file, data, 0o644)
     made, homeless = 0, 0
     for name, reader in sorted(everyone.items()):
-        try:
-            uid = pwd.getpwnam(name).pw_uid
-        except KeyError:
+        uid = uid_of(name)
+        if uid is None:
             homeless += 1  # a Slurm user without a Unix account here reads nothing anyway
             continue
-        view, left = user_view(files, reader, hides)
+        view, left = capture.view(reader)
         withheld = (f"PrivateData={','.join(sorted(hides))}: this is {name}'s view, what their own sshare, "
                     "sacctmgr, squeue, sprio and sacct show them")
         if left:
@@ -123,6 +140,9 @@ def arrange(folder: Path, ranking: Ranking | None = None, share_with: str | None
             raise InputError(str(folder), "cannot give the per-user views to their users: run the publisher "
                                           "as root, or as SlurmUser with CAP_CHOWN (systemd: "
                                           "AmbientCapabilities=CAP_CHOWN)") from None
+        for file in shared:
+            if file not in view:
+                os.symlink(f"../../{COMMON}/{file}", mine / file)
         made += 1
     _write(folder / PRIVACY_FILE, _json({"hides": sorted(hides), "layout": "per-user", "views": True}), 0o644)
     os.chmod(folder, 0o755)
