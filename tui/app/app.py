@@ -23,6 +23,7 @@ from tui.app.clusters import Cluster, ClusterActions
 from tui.app.loading import LoadActions
 from tui.app.messages import StandingLoaded
 from tui.app.screens.help import HelpScreen
+from tui.app.screens.main import MainScreen
 from tui.app.tree_rows import TreeTable
 from tui.app.widgets.fairshare_tree import FairshareTree
 from tui.app.widgets.prompt import PromptBar
@@ -149,6 +150,9 @@ class FairtopApp(ClusterActions, LoadActions, TreeActions, App[int]):
     def get_theme_variable_defaults(self) -> dict[str, str]:
         # Built-in Textual themes lack our variables; app.tcss needs a value under any theme.
         return {"fairtop-me": "#504000"}
+
+    def get_default_screen(self) -> MainScreen:
+        return MainScreen(id="_default")
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -370,7 +374,8 @@ class FairtopApp(ClusterActions, LoadActions, TreeActions, App[int]):
         if self.me:
             found = len(self.standing.my_rows if self.standing else ())
             parts.append((4, f"me: {self.me}" + ("" if found else " (not found)")))
-        self._status.update(fit_parts(parts, self._status.size.width or self.size.width - 2))
+        # One line of a fixed height and width: no layout (a layout repaints the tree's scrollbar).
+        self._status.update(fit_parts(parts, self._status.size.width or self.size.width - 2), layout=False)
 
     # --- actions (declared in tui.app.commands; tree and prompt ones in tui.app.actions) -----
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from rich.segment import Segment
 from textual import events
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
@@ -97,8 +97,8 @@ class FairshareTree(ScrollView, can_focus=True):
         row: int | None
         """Row of ``snapshot.tree`` (None when nothing is shown)."""
 
-    cursor: reactive[int] = reactive(0, always_update=True)
-    """Index into ``rows_shown`` of the highlighted line."""
+    cursor: reactive[int] = reactive(0, always_update=True, repaint=False)
+    """Index into ``rows_shown`` of the highlighted line (its watcher repaints the lines that changed)."""
 
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
@@ -121,6 +121,8 @@ class FairshareTree(ScrollView, can_focus=True):
         """Refreshes waited for the layout's new height before scrolling to the cursor."""
         self.col_offset = 0
         """Number columns scrolled out on the left when not all fit (in priority order)."""
+        self._drawn: dict[int, Strip] = {}
+        """The strip last drawn on each screen line, to repaint only the lines that change."""
 
     # --- data ---------------------------------------------------------------------------------
 
@@ -185,7 +187,12 @@ class FairshareTree(ScrollView, can_focus=True):
         """Recompute the visible rows and put the cursor back on ``keep_row`` (or its ancestor)."""
         assert self.table is not None
         self.rows_shown = tr.visible_rows(self.table, self.order, self.expanded, self.keep)
-        self.virtual_size = Size(self.scrollable_content_region.width, len(self.rows_shown) + 1)  # +1: the header line
+        size = Size(self.scrollable_content_region.width, len(self.rows_shown) + 1)  # +1: the header line
+        if size != self.virtual_size:
+            # Set quietly: the reactive repaints the whole tree; the layout it needs (the
+            # scrollbar) does not, and refresh_changed below repaints the lines that changed.
+            self.set_reactive(FairshareTree.virtual_size, size)
+            self.refresh(repaint=False, layout=True)
         index = 0
         row = keep_row
         while row is not None and row >= 0:
@@ -198,7 +205,7 @@ class FairshareTree(ScrollView, can_focus=True):
         # The new virtual height is laid out on the next refresh: scroll there again once it is
         # (before, the scroll is clamped to the old height; the first tree opens on "me").
         self.call_after_refresh(self._scroll_to_cursor)
-        self.refresh()
+        self.refresh_changed()
 
     def set_filter(self, pattern: str) -> None:
         """Show rows whose name matches ``pattern``, with their ancestors and descendants.
@@ -288,8 +295,24 @@ class FairshareTree(ScrollView, can_focus=True):
 
     def watch_cursor(self, cursor: int) -> None:
         self._scroll_to_cursor(settled=False)
-        self.refresh()
+        self.refresh_changed()
         self.post_message(self.Selected(self, self.selected_row))
+
+    def refresh_changed(self) -> None:
+        """Repaint only the screen lines whose text or style changed since they were drawn.
+
+        Over SSH every repainted line costs its bytes: a cursor move changes two lines, a
+        collapse the lines from the row down, a live refresh the rows whose values changed. A
+        scroll repaints the whole tree by itself (``ScrollView.watch_scroll_y``).
+        """
+        width = self.scrollable_content_region.width
+        if not self._drawn or width <= 0:  # nothing drawn yet (or since a resize): all of it
+            self.refresh()
+            return
+        layout = self.layout_for(width)
+        changed = [y for y in range(self.size.height) if self._drawn.get(y) != self._line(y, width, layout)]
+        for start, stop in _runs(changed):
+            self.refresh(Region(0, start, self.size.width, stop - start))
 
     def _scroll_to_cursor(self, settled: bool = True) -> None:
         """Keep the cursor's row on screen (``settled``: the layout has its new height).
@@ -320,6 +343,7 @@ class FairshareTree(ScrollView, can_focus=True):
         await keys_follow_prompt(self, event)
 
     def on_resize(self) -> None:
+        self._drawn.clear()
         self.virtual_size = Size(self.scrollable_content_region.width, len(self.rows_shown) + 1)
         self._scroll_to_cursor(settled=False)  # a smaller screen (the summary line appearing) keeps the row in view
 
@@ -387,7 +411,11 @@ class FairshareTree(ScrollView, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width  # excludes the scrollbar
-        layout = self.layout_for(width)
+        strip = self._drawn[y] = self._line(y, width, self.layout_for(width))
+        return strip
+
+    def _line(self, y: int, width: int, layout: Layout) -> Strip:
+        """Screen line ``y`` (0: the header) as it is drawn now."""
         if y == 0:
             style = self.get_component_rich_style("assoc-tree--header")
             return Strip([Segment(self._header(layout), style)]).adjust_cell_length(width, style)
@@ -420,3 +448,14 @@ class FairshareTree(ScrollView, can_focus=True):
                 segments.append(Segment(" " + str(t.cells[c.id][row]).rjust(c.width), base))
         return Strip(segments).adjust_cell_length(width, base)
 
+
+
+def _runs(lines: list[int]) -> list[tuple[int, int]]:
+    """Sorted line numbers as ``(start, stop)`` runs of consecutive lines."""
+    runs: list[tuple[int, int]] = []
+    for y in lines:
+        if runs and runs[-1][1] == y:
+            runs[-1] = (runs[-1][0], y + 1)
+        else:
+            runs.append((y, y + 1))
+    return runs
