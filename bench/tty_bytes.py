@@ -13,9 +13,11 @@ in the what-if form (the median of 4), ``:user bob`` (the whole command, typed),
 (``--idle``). Beside them, a minimal Textual ``DataTable`` app with 2,800 rows and 8 columns in the
 same terminal: Down and Page Down.
 
-``--slow``: fairtop behind ``script -qfc CMD /dev/null | pv -qL 32k`` (its pty's output throttled
-to 256 kbit/s, as an SSH link from home) in a 120x40 and a 200x60 window; the bytes are counted
-after the throttle, so the last byte's arrival is when the screen settles. Prints the time from
+``--slow``: fairtop behind ``script -qfc CMD /dev/null | python tty_bytes.py --throttle 32000``
+(its pty's output throttled to 256 kbit/s, as an SSH link from home) in a 120x40 and a 200x60
+window; the bytes are counted after the throttle, so the last byte's arrival is when the screen
+settles. The throttle sends at most 32,000 B/s with no burst allowance (``pv -L 32k`` lets a
+second's worth through at once after an idle moment, which hides what one key costs). Prints the time from
 a Down to the screen settling (median of 3) and, for Down held 2 s (30 keys a second, a
 keyboard's repeat), how long the screen keeps changing after the last key.
 
@@ -25,6 +27,7 @@ keyboard's repeat), how long the screen keeps changing after the last key.
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import shutil
 import statistics
@@ -162,7 +165,8 @@ def slow_link(fairtop: list[str], width: int, height: int, logs: Path) -> dict[s
     """Seconds from a Down to the screen settling, and from the end of Down held 2 s."""
     inner = shlex.join(fairtop)
     # tmux runs the window's command with sh -c: one string, built from our own arguments.
-    cmd = f"script -qfc {shlex.quote(inner)} /dev/null | pv -qL 32k"
+    throttle = shlex.join([sys.executable, str(Path(__file__).resolve()), "--throttle", "32000"])
+    cmd = f"script -qfc {shlex.quote(inner)} /dev/null | {throttle}"
     win = Window(f"slow{width}", ["sh", "-c", cmd], width, height, logs / f"slow{width}.log")
     try:
         win.wait_for("alice")
@@ -181,6 +185,19 @@ def slow_link(fairtop: list[str], width: int, height: int, logs: Path) -> dict[s
         win.close()
 
 
+def throttle(rate: float) -> int:
+    """Copy stdin to stdout at ``rate`` bytes a second, 256 B at a time: a link's serialisation
+    delay, each byte leaving when the ones before it have."""
+    free_at = time.monotonic()
+    while chunk := os.read(0, 4096):
+        for i in range(0, len(chunk), 256):
+            piece = chunk[i:i + 256]
+            free_at = max(free_at, time.monotonic()) + len(piece) / rate
+            time.sleep(max(0.0, free_at - time.monotonic()))
+            os.write(1, piece)
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fairtop", default=str(ROOT / ".venv" / "bin" / "fairtop"), help="the fairtop to run")
@@ -188,8 +205,13 @@ def main() -> int:
     parser.add_argument("--idle", type=float, default=10.0, help="seconds of the idle measure (0: skip)")
     parser.add_argument("--sizes", default=",".join(f"{w}x{h}" for w, h in SIZES))
     parser.add_argument("--slow", action="store_true", help="also the 256 kbit/s link")
+    parser.add_argument("--slow-only", action="store_true", help="only the 256 kbit/s link")
+    parser.add_argument("--throttle", type=float, help=argparse.SUPPRESS)  # the link itself
     args = parser.parse_args()
-    for tool in ("tmux", "script", *(("pv",) if args.slow else ())):
+    if args.throttle:
+        return throttle(args.throttle)
+    args.slow |= args.slow_only
+    for tool in ("tmux", "script"):
         if shutil.which(tool) is None:
             print(f"needs {tool}", file=sys.stderr)
             return 1
@@ -202,7 +224,7 @@ def main() -> int:
         env = ["env", f"XDG_STATE_HOME={state}", f"XDG_CONFIG_HOME={logs / 'config'}"]
         try:
             results: dict[str, dict[str, float]] = {}
-            for w, h in sizes:
+            for w, h in [] if args.slow_only else sizes:
                 run: Callable[[Window], dict[str, int]]
                 for name, argv, run in (
                     ("fairtop", [*env, *fairtop], lambda win: fairtop_actions(win, args.quiet, args.idle)),
@@ -215,20 +237,25 @@ def main() -> int:
                             results.setdefault(f"{name}: {action}", {})[f"{w}x{h}"] = n
                     finally:
                         win.close()
-            header = ["action", *(f"{w}x{h}" for w, h in sizes)]
-            print("| " + " | ".join(header) + " |")
-            print("|---|" + "---:|" * len(sizes))
-            for action, by_size in results.items():
-                print(f"| {action} | " + " | ".join(f"{by_size.get(f'{w}x{h}', 0):,.0f}" for w, h in sizes) + " |")
+            if results:
+                print_table(results, sizes)
             if args.slow:
                 env_fairtop = [*env, *fairtop]
-                print("\n256 kbit/s link (script | pv -qL 32k):")
+                print("\n256 kbit/s link (script | throttle 32,000 B/s):")
                 for w, h in ((120, 40), (200, 60)):
                     for what, s in slow_link(env_fairtop, w, h, logs).items():
                         print(f"  {w}x{h} {what}: {s:.2f}")
         finally:
-            tmux("kill-session", "-t", "bench")
+            tmux("kill-server")
     return 0
+
+
+def print_table(results: dict[str, dict[str, float]], sizes: list[tuple[int, ...]]) -> None:
+    names = [f"{w}x{h}" for w, h in sizes]
+    print("| action | " + " | ".join(names) + " |")
+    print("|---|" + "---:|" * len(names))
+    for action, by_size in results.items():
+        print(f"| {action} | " + " | ".join(f"{by_size.get(n, 0):,.0f}" for n in names) + " |")
 
 
 if __name__ == "__main__":
