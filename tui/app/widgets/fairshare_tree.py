@@ -8,6 +8,7 @@ that array with a few vectorised passes, so 100k associations stay responsive.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,6 +19,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.timer import Timer
 from textual.widget import Widget
 
 from tui.app import tree_rows as tr
@@ -28,6 +30,10 @@ BAR = 8
 NAME_CAP = 40
 """The name column is never wider than this when every column fits (wide terminals)."""
 MIN_NAME = 16
+HELD_KEY_S = 0.1
+"""A cursor move this soon after the previous one is a held key: the tree is then drawn at most
+this often, and a scroll jumps three quarters of a screen ahead instead of one line. Over a slow
+link a held Down otherwise queues seconds of repaints (each scrolled line repaints the tree)."""
 
 
 @dataclass(frozen=True)
@@ -122,6 +128,12 @@ class FairshareTree(ScrollView, can_focus=True):
         self.col_offset = 0
         """Number columns scrolled out on the left when not all fit (in priority order)."""
         self._drawn: dict[int, Strip] = {}
+        self._moved_at = -1.0
+        """When the cursor last moved (``time.monotonic``)."""
+        self._draw_timer: Timer | None = None
+        """Draws the cursor's latest place while a key is held."""
+        self._jump = False
+        """The next scroll to the cursor jumps ahead (a key is held)."""
         """The strip last drawn on each screen line, to repaint only the lines that change."""
 
     # --- data ---------------------------------------------------------------------------------
@@ -294,9 +306,20 @@ class FairshareTree(ScrollView, can_focus=True):
     # --- drawing -------------------------------------------------------------------------------
 
     def watch_cursor(self, cursor: int) -> None:
-        self._scroll_to_cursor(settled=False)
-        self.refresh_changed()
+        now = time.monotonic()
+        held, self._moved_at = now - self._moved_at < HELD_KEY_S, now
         self.post_message(self.Selected(self, self.selected_row))
+        if not held:
+            self._draw_cursor()
+        elif self._draw_timer is None:
+            self._jump = True
+            self._draw_timer = self.set_timer(HELD_KEY_S, self._draw_cursor)
+
+    def _draw_cursor(self) -> None:
+        self._draw_timer = None
+        self._scroll_to_cursor(settled=False)
+        self._jump = False
+        self.refresh_changed()
 
     def refresh_changed(self) -> None:
         """Repaint only the screen lines whose text or style changed since they were drawn.
@@ -332,9 +355,11 @@ class FairshareTree(ScrollView, can_focus=True):
                 return
             self.scroll_to(y=want, animate=False, immediate=True, force=True)
         elif cursor < top:
-            self.scroll_to(y=cursor, animate=False, immediate=True, force=True)
+            ahead = height - 1 - height // 4 if self._jump else 0
+            self.scroll_to(y=max(0, cursor - ahead), animate=False, immediate=True, force=True)
         elif cursor >= top + height:
-            self.scroll_to(y=cursor - height + 1, animate=False, immediate=True, force=True)
+            y = cursor - height // 4 if self._jump else cursor - height + 1
+            self.scroll_to(y=y, animate=False, immediate=True, force=True)
         if settled:
             self._center_next = False
             self._layout_waits = 0
