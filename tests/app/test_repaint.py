@@ -19,6 +19,7 @@ from textual.widget import Widget
 
 from tests.app.conftest import SIZE, ready
 from tui.app.panes.whatif import WhatIfPane
+from tui.app.widgets import fairshare_tree
 from tui.app.widgets.fairshare_tree import FairshareTree
 
 
@@ -113,3 +114,25 @@ async def test_a_tab_in_the_what_if_form_repaints_the_two_fields(make_app) -> No
         footer = app.query_one("Footer")
         assert lines_of(second) & lines(spans)  # the update was caught
         assert lines(spans) <= lines_of(first, second, footer), sorted(lines(spans))
+
+
+async def test_a_held_key_draws_the_tree_once_it_rests(make_app, monkeypatch) -> None:
+    # Keys 1 s apart at most count as held (0.1 s in the app): a loaded machine cannot make the
+    # burst below look like single presses.
+    monkeypatch.setattr(fairshare_tree, "HELD_KEY_S", 1.0)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        tree = app.query_one(FairshareTree)
+        await pilot.press("m")
+        await settle(pilot)
+        top = tree.region.y + 1 - int(tree.scroll_offset.y)
+        first = top + tree.cursor
+        with painted(app) as spans:
+            await pilot.press(*["down"] * 8)
+            await settle(pilot)
+            drawn_while_held = lines(spans) & lines_of(tree)
+            await pilot.pause(1.2)  # the timer draws where the cursor rests
+        assert tree.cursor == first - top + 8
+        assert drawn_while_held <= {first, first + 1}  # at most the first key, at once; the others wait
+        assert {first, first + 8} <= lines(spans) & lines_of(tree) <= {first, first + 1, first + 8}
