@@ -8,9 +8,12 @@ import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
+from rich.console import RenderableType
 from textual import on
+from textual._compositor import ChopsUpdate
 from textual.app import App, ComposeResult, InvalidThemeError
 from textual.containers import Horizontal
+from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
@@ -22,7 +25,9 @@ from tui.app.actions import TreeActions
 from tui.app.clusters import Cluster, ClusterActions
 from tui.app.loading import LoadActions
 from tui.app.messages import StandingLoaded
+from tui.app.painted import PaintedChops
 from tui.app.screens.help import HelpScreen
+from tui.app.screens.main import MainScreen
 from tui.app.tree_rows import TreeTable
 from tui.app.widgets.fairshare_tree import FairshareTree
 from tui.app.widgets.prompt import PromptBar
@@ -145,10 +150,23 @@ class FairtopApp(ClusterActions, LoadActions, TreeActions, App[int]):
         self._theme_errors: list[str] = []
         self._panes: dict[str, Widget] = {}
         """The panes built so far, by tab id (see :data:`PANES`)."""
+        self._painted = PaintedChops()
+        """What the terminal shows: an update sends only what differs (over SSH, bytes are time)."""
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         # Built-in Textual themes lack our variables; app.tcss needs a value under any theme.
         return {"fairtop-me": "#504000"}
+
+    def _display(self, screen: Screen[object], renderable: RenderableType | None) -> None:
+        # Textual's one way to the terminal: pieces of lines already on screen are left out.
+        if isinstance(renderable, ChopsUpdate):
+            renderable = self._painted.changed_only(renderable)
+        elif renderable is not None:
+            self._painted.clear()  # the whole screen is drawn again
+        super()._display(screen, renderable)
+
+    def get_default_screen(self) -> MainScreen:
+        return MainScreen(id="_default")
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -370,7 +388,8 @@ class FairtopApp(ClusterActions, LoadActions, TreeActions, App[int]):
         if self.me:
             found = len(self.standing.my_rows if self.standing else ())
             parts.append((4, f"me: {self.me}" + ("" if found else " (not found)")))
-        self._status.update(fit_parts(parts, self._status.size.width or self.size.width - 2))
+        # One line of a fixed height and width: no layout (a layout repaints the tree's scrollbar).
+        self._status.update(fit_parts(parts, self._status.size.width or self.size.width - 2), layout=False)
 
     # --- actions (declared in tui.app.commands; tree and prompt ones in tui.app.actions) -----
 

@@ -8,16 +8,18 @@ that array with a few vectorised passes, so 100k associations stay responsive.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
 from rich.segment import Segment
 from textual import events
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.timer import Timer
 from textual.widget import Widget
 
 from tui.app import tree_rows as tr
@@ -28,6 +30,10 @@ BAR = 8
 NAME_CAP = 40
 """The name column is never wider than this when every column fits (wide terminals)."""
 MIN_NAME = 16
+HELD_KEY_S = 0.1
+"""A cursor move this soon after the previous one is a held key: the tree is then drawn at most
+this often, and a scroll jumps three quarters of a screen ahead instead of one line. Over a slow
+link a held Down otherwise queues seconds of repaints (each scrolled line repaints the tree)."""
 
 
 @dataclass(frozen=True)
@@ -97,8 +103,8 @@ class FairshareTree(ScrollView, can_focus=True):
         row: int | None
         """Row of ``snapshot.tree`` (None when nothing is shown)."""
 
-    cursor: reactive[int] = reactive(0, always_update=True)
-    """Index into ``rows_shown`` of the highlighted line."""
+    cursor: reactive[int] = reactive(0, always_update=True, repaint=False)
+    """Index into ``rows_shown`` of the highlighted line (its watcher repaints the lines that changed)."""
 
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
@@ -121,6 +127,14 @@ class FairshareTree(ScrollView, can_focus=True):
         """Refreshes waited for the layout's new height before scrolling to the cursor."""
         self.col_offset = 0
         """Number columns scrolled out on the left when not all fit (in priority order)."""
+        self._drawn: dict[int, Strip] = {}
+        self._moved_at = -1.0
+        """When the cursor last moved (``time.monotonic``)."""
+        self._draw_timer: Timer | None = None
+        """Draws the cursor's latest place while a key is held."""
+        self._jump = False
+        """The next scroll to the cursor jumps ahead (a key is held)."""
+        """The strip last drawn on each screen line, to repaint only the lines that change."""
 
     # --- data ---------------------------------------------------------------------------------
 
@@ -185,7 +199,12 @@ class FairshareTree(ScrollView, can_focus=True):
         """Recompute the visible rows and put the cursor back on ``keep_row`` (or its ancestor)."""
         assert self.table is not None
         self.rows_shown = tr.visible_rows(self.table, self.order, self.expanded, self.keep)
-        self.virtual_size = Size(self.scrollable_content_region.width, len(self.rows_shown) + 1)  # +1: the header line
+        size = Size(self.scrollable_content_region.width, len(self.rows_shown) + 1)  # +1: the header line
+        if size != self.virtual_size:
+            # Set quietly: the reactive repaints the whole tree; the layout it needs (the
+            # scrollbar) does not, and refresh_changed below repaints the lines that changed.
+            self.set_reactive(FairshareTree.virtual_size, size)
+            self.refresh(repaint=False, layout=True)
         index = 0
         row = keep_row
         while row is not None and row >= 0:
@@ -198,7 +217,7 @@ class FairshareTree(ScrollView, can_focus=True):
         # The new virtual height is laid out on the next refresh: scroll there again once it is
         # (before, the scroll is clamped to the old height; the first tree opens on "me").
         self.call_after_refresh(self._scroll_to_cursor)
-        self.refresh()
+        self.refresh_changed()
 
     def set_filter(self, pattern: str) -> None:
         """Show rows whose name matches ``pattern``, with their ancestors and descendants.
@@ -287,9 +306,36 @@ class FairshareTree(ScrollView, can_focus=True):
     # --- drawing -------------------------------------------------------------------------------
 
     def watch_cursor(self, cursor: int) -> None:
-        self._scroll_to_cursor(settled=False)
-        self.refresh()
+        now = time.monotonic()
+        held, self._moved_at = now - self._moved_at < HELD_KEY_S, now
         self.post_message(self.Selected(self, self.selected_row))
+        if not held:
+            self._draw_cursor()
+        elif self._draw_timer is None:
+            self._jump = True
+            self._draw_timer = self.set_timer(HELD_KEY_S, self._draw_cursor)
+
+    def _draw_cursor(self) -> None:
+        self._draw_timer = None
+        self._scroll_to_cursor(settled=False)
+        self._jump = False
+        self.refresh_changed()
+
+    def refresh_changed(self) -> None:
+        """Repaint only the screen lines whose text or style changed since they were drawn.
+
+        Over SSH every repainted line costs its bytes: a cursor move changes two lines, a
+        collapse the lines from the row down, a live refresh the rows whose values changed. A
+        scroll repaints the whole tree by itself (``ScrollView.watch_scroll_y``).
+        """
+        width = self.scrollable_content_region.width
+        if not self._drawn or width <= 0:  # nothing drawn yet (or since a resize): all of it
+            self.refresh()
+            return
+        layout = self.layout_for(width)
+        changed = [y for y in range(self.size.height) if self._drawn.get(y) != self._line(y, width, layout)]
+        for start, stop in _runs(changed):
+            self.refresh(Region(0, start, self.size.width, stop - start))
 
     def _scroll_to_cursor(self, settled: bool = True) -> None:
         """Keep the cursor's row on screen (``settled``: the layout has its new height).
@@ -309,9 +355,11 @@ class FairshareTree(ScrollView, can_focus=True):
                 return
             self.scroll_to(y=want, animate=False, immediate=True, force=True)
         elif cursor < top:
-            self.scroll_to(y=cursor, animate=False, immediate=True, force=True)
+            ahead = height - 1 - height // 4 if self._jump else 0
+            self.scroll_to(y=max(0, cursor - ahead), animate=False, immediate=True, force=True)
         elif cursor >= top + height:
-            self.scroll_to(y=cursor - height + 1, animate=False, immediate=True, force=True)
+            y = cursor - height // 4 if self._jump else cursor - height + 1
+            self.scroll_to(y=y, animate=False, immediate=True, force=True)
         if settled:
             self._center_next = False
             self._layout_waits = 0
@@ -320,6 +368,7 @@ class FairshareTree(ScrollView, can_focus=True):
         await keys_follow_prompt(self, event)
 
     def on_resize(self) -> None:
+        self._drawn.clear()
         self.virtual_size = Size(self.scrollable_content_region.width, len(self.rows_shown) + 1)
         self._scroll_to_cursor(settled=False)  # a smaller screen (the summary line appearing) keeps the row in view
 
@@ -387,7 +436,11 @@ class FairshareTree(ScrollView, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width  # excludes the scrollbar
-        layout = self.layout_for(width)
+        strip = self._drawn[y] = self._line(y, width, self.layout_for(width))
+        return strip
+
+    def _line(self, y: int, width: int, layout: Layout) -> Strip:
+        """Screen line ``y`` (0: the header) as it is drawn now."""
         if y == 0:
             style = self.get_component_rich_style("assoc-tree--header")
             return Strip([Segment(self._header(layout), style)]).adjust_cell_length(width, style)
@@ -420,3 +473,14 @@ class FairshareTree(ScrollView, can_focus=True):
                 segments.append(Segment(" " + str(t.cells[c.id][row]).rjust(c.width), base))
         return Strip(segments).adjust_cell_length(width, base)
 
+
+
+def _runs(lines: list[int]) -> list[tuple[int, int]]:
+    """Sorted line numbers as ``(start, stop)`` runs of consecutive lines."""
+    runs: list[tuple[int, int]] = []
+    for y in lines:
+        if runs and runs[-1][1] == y:
+            runs[-1] = (runs[-1][0], y + 1)
+        else:
+            runs.append((y, y + 1))
+    return runs

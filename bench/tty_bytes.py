@@ -1,0 +1,271 @@
+"""Bytes fairtop writes to its terminal per action, and a 256 kbit/s link: ``python bench/tty_bytes.py``.
+
+Each app runs in a tmux window of the given size (a real terminal) and ``tmux pipe-pane`` copies
+everything the app writes to its pty into a file; an action's bytes are the file's growth from
+just before ``tmux send-keys`` until the output has been quiet for a while (``--quiet``, 1 s: the
+breakdown beside a wide tree waits 0.15 s for the selection to rest, then recomputes). A field of
+the what-if form blinks its cursor every 0.5 s, so actions there end at 0.3 s of quiet (a Tab
+resets the blink: the first blink comes 0.5 s after it), and so does a key typed at the prompt.
+
+Actions on ``fairtop --demo --user alice`` (the 2,500-user demo): Down (the median of 5), Page
+Down, sort (``s``), one filter key (``c`` after ``/``), each tab (``2``..``5``, then ``1``), Tab
+in the what-if form (the median of 4), ``:user bob`` (the whole command, typed), idle 10 s
+(``--idle``). Beside them, a minimal Textual ``DataTable`` app with 2,800 rows and 8 columns in the
+same terminal: Down and Page Down.
+
+``--slow``: fairtop behind ``script -qfc CMD /dev/null | python tty_bytes.py --throttle 32000``
+(its pty's output throttled to 256 kbit/s, as an SSH link from home) in a 120x40 and a 200x60
+window; the bytes are counted after the throttle, so the last byte's arrival is when the screen
+settles. The throttle sends at most 32,000 B/s with no burst allowance (``pv -L 32k`` lets a
+second's worth through at once after an idle moment, which hides what one key costs). Prints the time from
+a Down to the screen settling (median of 3) and, for Down held 2 s (30 keys a second, a
+keyboard's repeat), how long the screen keeps changing after the last key.
+
+``--fairtop CMD`` measures another checkout (e.g. ``/work/main/.venv/bin/fairtop``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SOCKET = "fairtop-tty-bytes"
+SIZES = ((80, 24), (120, 40), (200, 60))
+POLL_S = 0.005
+FORM_QUIET_S = 0.3
+START_TIMEOUT_S = 60.0
+
+DATATABLE_APP = '''
+from textual.app import App
+from textual.widgets import DataTable
+
+class Table(App):
+    def compose(self):
+        yield DataTable(cursor_type="row")
+
+    def on_mount(self):
+        table = self.query_one(DataTable)
+        table.add_columns("Account", "User", "RawShares", "NormShares", "RawUsage", "EffectvUsage",
+                          "FairShare", "LevelFS")
+        for i in range(2800):
+            table.add_row(f"acct{i // 40}", f"user{i}", 1, f"{1 / 2800:.6f}", i * 1013 % 99991,
+                          f"{(i * 7 % 1000) / 1000:.6f}", f"{(i * 13 % 1000) / 1000:.6f}", f"{i % 97 / 10:.3f}")
+
+Table().run()
+'''
+
+
+def tmux(*args: str) -> str:
+    return subprocess.run(["tmux", "-L", SOCKET, *args], check=True, capture_output=True, text=True).stdout
+
+
+class Window:
+    """One app in a tmux window with its output copied to ``log``."""
+
+    def __init__(self, name: str, argv: list[str], width: int, height: int, log: Path) -> None:
+        self.target = name
+        self.log = log
+        log.write_bytes(b"")
+        # A session of its own: a detached session has the size it is made with. The copy starts
+        # before the app writes anything (pipe-pane runs a shell command: the path is ours).
+        tmux("new-session", "-d", "-s", name, "-x", str(width), "-y", str(height),
+             "sh", "-c", 'sleep 0.3; exec "$@"', "sh", *argv)
+        tmux("pipe-pane", "-O", "-t", self.target, f"cat >> {shlex.quote(str(log))}")
+
+    def size(self) -> int:
+        return self.log.stat().st_size
+
+    def screen(self) -> str:
+        return tmux("capture-pane", "-p", "-t", self.target)
+
+    def keys(self, *keys: str, literal: bool = False) -> None:
+        tmux("send-keys", "-t", self.target, *(["-l"] if literal else []), *keys)
+
+    def settle(self, quiet: float, start: int | None = None) -> tuple[int, float]:
+        """Wait until nothing was written for ``quiet`` s; (bytes since ``start``, seconds from
+        now to the last byte)."""
+        t0 = time.perf_counter()
+        last_size, last_change = self.size(), t0
+        first = last_size if start is None else start
+        while time.perf_counter() - last_change < quiet:
+            time.sleep(POLL_S)
+            size = self.size()
+            if size != last_size:
+                last_size, last_change = size, time.perf_counter()
+        return last_size - first, last_change - t0
+
+    def action(self, *keys: str, quiet: float, literal: bool = False) -> int:
+        start = self.size()
+        self.keys(*keys, literal=literal)
+        return self.settle(quiet, start)[0]
+
+    def wait_for(self, text: str) -> None:
+        t0 = time.perf_counter()
+        while text not in self.screen():
+            if time.perf_counter() - t0 > START_TIMEOUT_S:
+                raise TimeoutError(f"{self.target}: no {text!r} on screen:\n{self.screen()}")
+            time.sleep(0.05)
+
+    def close(self) -> None:
+        tmux("kill-session", "-t", self.target)
+
+
+def fairtop_actions(win: Window, quiet: float, idle: float) -> dict[str, int]:
+    out: dict[str, int] = {}
+    win.wait_for("alice")
+    win.settle(quiet)
+    out["Down"] = int(statistics.median(win.action("Down", quiet=quiet) for _ in range(5)))
+    out["Page Down"] = win.action("PageDown", quiet=quiet)
+    win.action("m", quiet=quiet)  # back to alice
+    out["sort (s)"] = win.action("s", quiet=quiet)
+    win.action("0", quiet=quiet)
+    win.action("/", quiet=FORM_QUIET_S)  # the prompt's field blinks too
+    out["filter: one key"] = win.action("c", quiet=FORM_QUIET_S, literal=True)
+    win.action("Enter", quiet=quiet)
+    win.action("Escape", quiet=quiet)
+    for key in "23451":
+        out[f"tab {key}"] = win.action(key, quiet=quiet)
+    win.action("4", quiet=quiet)
+    win.action("Tab", quiet=FORM_QUIET_S)  # into the form
+    out["what-if: Tab"] = int(statistics.median(win.action("Tab", quiet=FORM_QUIET_S) for _ in range(4)))
+    win.action("Escape", quiet=FORM_QUIET_S)
+    win.action("1", quiet=quiet)
+    start = win.size()
+    win.keys(":")
+    win.settle(0.2)
+    win.keys("user bob", literal=True)
+    win.settle(0.2)
+    win.keys("Enter")
+    out[":user bob"] = win.settle(quiet, start)[0]
+    if idle:
+        start = win.size()
+        time.sleep(idle)
+        out[f"idle {idle:g} s"] = win.size() - start
+    return out
+
+
+def datatable_actions(win: Window, quiet: float) -> dict[str, int]:
+    win.wait_for("user0")
+    win.settle(quiet)
+    return {"Down": int(statistics.median(win.action("Down", quiet=quiet) for _ in range(5))),
+            "Page Down": win.action("PageDown", quiet=quiet)}
+
+
+def slow_link(fairtop: list[str], width: int, height: int, logs: Path) -> dict[str, float]:
+    """Seconds from a Down to the screen settling, and from the end of Down held 2 s."""
+    inner = shlex.join(fairtop)
+    # tmux runs the window's command with sh -c: one string, built from our own arguments.
+    throttle = shlex.join([sys.executable, str(Path(__file__).resolve()), "--throttle", "32000"])
+    cmd = f"script -qfc {shlex.quote(inner)} /dev/null | {throttle}"
+    win = Window(f"slow{width}", ["sh", "-c", cmd], width, height, logs / f"slow{width}.log")
+    try:
+        win.wait_for("alice")
+        win.settle(1.0)
+        singles = []
+        for _ in range(3):
+            win.keys("Down")
+            singles.append(win.settle(1.0)[1])
+        # A held key repeats every 33 ms: sent through one control-mode client (a tmux process
+        # per key takes longer than that on a loaded machine, and the keys would come slower).
+        with subprocess.Popen(["tmux", "-L", SOCKET, "-C", "attach", "-f", "ignore-size", "-t", win.target],
+                              stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True) as control:
+            assert control.stdin is not None
+            t_end = time.perf_counter() + 2.0
+            while time.perf_counter() < t_end:
+                control.stdin.write(f"send-keys -t {win.target} Down\n")
+                control.stdin.flush()
+                time.sleep(1 / 30)
+            control.stdin.write("detach-client\n")
+            control.stdin.flush()
+            _, lag = win.settle(1.0)
+            control.wait(5)
+        return {"Down: settled after (s)": statistics.median(singles), "Down held 2 s: lag after release (s)": lag}
+    finally:
+        win.close()
+
+
+def throttle(rate: float) -> int:
+    """Copy stdin to stdout at ``rate`` bytes a second, 256 B at a time: a link's serialisation
+    delay, each byte leaving when the ones before it have."""
+    free_at = time.monotonic()
+    while chunk := os.read(0, 4096):
+        for i in range(0, len(chunk), 256):
+            piece = chunk[i:i + 256]
+            free_at = max(free_at, time.monotonic()) + len(piece) / rate
+            time.sleep(max(0.0, free_at - time.monotonic()))
+            os.write(1, piece)
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--fairtop", default=str(ROOT / ".venv" / "bin" / "fairtop"), help="the fairtop to run")
+    parser.add_argument("--quiet", type=float, default=1.0, help="seconds of no output that end an action")
+    parser.add_argument("--idle", type=float, default=10.0, help="seconds of the idle measure (0: skip)")
+    parser.add_argument("--sizes", default=",".join(f"{w}x{h}" for w, h in SIZES))
+    parser.add_argument("--slow", action="store_true", help="also the 256 kbit/s link")
+    parser.add_argument("--slow-only", action="store_true", help="only the 256 kbit/s link")
+    parser.add_argument("--throttle", type=float, help=argparse.SUPPRESS)  # the link itself
+    args = parser.parse_args()
+    if args.throttle:
+        return throttle(args.throttle)
+    args.slow |= args.slow_only
+    for tool in ("tmux", "script"):
+        if shutil.which(tool) is None:
+            print(f"needs {tool}", file=sys.stderr)
+            return 1
+    sizes = [tuple(int(v) for v in s.split("x")) for s in args.sizes.split(",")]
+    fairtop = [*shlex.split(args.fairtop), "--demo", "--user", "alice"]
+    with tempfile.TemporaryDirectory() as tmp:
+        logs = Path(tmp)
+        tmux("new-session", "-d", "-s", "bench")  # the server, for the whole run
+        state = logs / "state"  # a fresh XDG state: no theme or scenario of the user's
+        env = ["env", f"XDG_STATE_HOME={state}", f"XDG_CONFIG_HOME={logs / 'config'}"]
+        try:
+            results: dict[str, dict[str, float]] = {}
+            for w, h in [] if args.slow_only else sizes:
+                run: Callable[[Window], dict[str, int]]
+                for name, argv, run in (
+                    ("fairtop", [*env, *fairtop], lambda win: fairtop_actions(win, args.quiet, args.idle)),
+                    ("DataTable", [*env, sys.executable, "-c", DATATABLE_APP],
+                     lambda win: datatable_actions(win, args.quiet)),
+                ):
+                    win = Window(f"{name}{w}", argv, w, h, logs / f"{name}{w}.log")
+                    try:
+                        for action, n in run(win).items():
+                            results.setdefault(f"{name}: {action}", {})[f"{w}x{h}"] = n
+                    finally:
+                        win.close()
+            if results:
+                print_table(results, sizes)
+            if args.slow:
+                env_fairtop = [*env, *fairtop]
+                print("\n256 kbit/s link (script | throttle 32,000 B/s):")
+                for w, h in ((120, 40), (200, 60)):
+                    for what, s in slow_link(env_fairtop, w, h, logs).items():
+                        print(f"  {w}x{h} {what}: {s:.2f}")
+        finally:
+            tmux("kill-server")
+    return 0
+
+
+def print_table(results: dict[str, dict[str, float]], sizes: list[tuple[int, ...]]) -> None:
+    names = [f"{w}x{h}" for w, h in sizes]
+    print("| action | " + " | ".join(names) + " |")
+    print("|---|" + "---:|" * len(names))
+    for action, by_size in results.items():
+        print(f"| {action} | " + " | ".join(f"{by_size.get(n, 0):,.0f}" for n in names) + " |")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,138 @@
+"""What a key repaints: over SSH every repainted line costs its bytes, so a cursor move in the tree
+and a Tab between two fields of the what-if form must repaint their few lines, not the screen.
+
+The app's updates are caught where Textual hands them to the terminal (``App._display``): the
+screen lines each update covers are recorded, and each test asserts they lie within the widgets
+the key changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from textual._compositor import ChopsUpdate
+from textual.app import App
+from textual.pilot import Pilot
+from textual.screen import Screen
+from textual.widget import Widget
+
+from tests.app.conftest import SIZE, ready
+from tui.app.panes.whatif import WhatIfPane
+from tui.app.widgets import fairshare_tree
+from tui.app.widgets.fairshare_tree import FairshareTree
+
+
+@contextmanager
+def painted(app: App[int]) -> Iterator[set[tuple[int, int, int]]]:
+    """The spans ``(y, x1, x2)`` of the screen the app repaints while the block runs (a
+    whole-screen update: every line, whole)."""
+    spans: set[tuple[int, int, int]] = set()
+
+    def display(screen: Screen[object], renderable: object) -> None:
+        if isinstance(renderable, ChopsUpdate):
+            spans.update(renderable.spans)
+        elif renderable is not None:
+            spans.update((y, 0, app.size.width) for y in range(app.size.height))
+
+    app._display = display  # type: ignore[method-assign]
+    try:
+        yield spans
+    finally:
+        del app._display
+
+
+def lines(spans: set[tuple[int, int, int]]) -> set[int]:
+    return {y for y, _, _ in spans}
+
+
+def lines_of(*widgets: Widget) -> set[int]:
+    return {y for w in widgets for y in range(w.region.y, w.region.bottom)}
+
+
+async def settle(pilot: Pilot[int]) -> None:
+    """Let the screen's update timer run (it paints what the key made dirty)."""
+    for _ in range(3):
+        await pilot.pause(0.05)
+
+
+async def test_a_cursor_move_repaints_two_rows_and_the_status_line(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        tree = app.query_one(FairshareTree)
+        await pilot.press("m")  # alice's row, mid-screen: no scroll
+        await settle(pilot)
+        top = tree.region.y + 1 - int(tree.scroll_offset.y)  # screen line of row 0 (under the header)
+        old = top + tree.cursor
+        with painted(app) as spans:
+            await pilot.press("down")
+            await settle(pilot)
+        assert tree.cursor == old - top + 1
+        status = app.query_one("#status")
+        assert {old, old + 1} <= lines(spans)  # the update was caught
+        assert lines(spans) <= {old, old + 1} | lines_of(status)
+
+
+async def test_a_collapse_repaints_from_its_row_down(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        tree = app.query_one(FairshareTree)
+        await pilot.press("m", "left")  # alice's account, open
+        await settle(pilot)
+        row = tree.selected_row
+        assert row is not None and tree.expanded[row]
+        line = tree.region.y + 1 - int(tree.scroll_offset.y) + tree.cursor
+        with painted(app) as spans:
+            await pilot.press("left")  # collapse it
+            await settle(pilot)
+        assert not tree.expanded[row]
+        scrollbar = tree.scrollable_content_region.right  # its column, right of the rows
+        assert line in lines(spans)
+        above = {(y, x1, x2) for y, x1, x2 in spans if y < line}
+        assert all(x1 >= scrollbar for _, x1, _ in above), sorted(above)  # above the row: the scrollbar only
+
+
+async def test_a_tab_in_the_what_if_form_repaints_the_two_fields(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await pilot.press("4")
+        await ready(pilot)
+        pane = app.query_one(WhatIfPane)
+        await pilot.press("tab")  # into the form's first field
+        await ready(pilot)
+        await settle(pilot)
+        first = app.focused
+        assert first is not None and first in pane.query("Input").nodes
+        with painted(app) as spans:
+            await pilot.press("tab")
+            await settle(pilot)
+        second = app.focused
+        assert second is not None and second is not first
+        footer = app.query_one("Footer")
+        assert lines_of(second) & lines(spans)  # the update was caught
+        assert lines(spans) <= lines_of(first, second, footer), sorted(lines(spans))
+
+
+async def test_a_held_key_draws_the_tree_once_it_rests(make_app, monkeypatch) -> None:
+    # Keys up to 2 s apart count as held (0.1 s in the app), and the held keys' draw waits 2 s:
+    # on a loaded machine the burst below still comes as one, before that draw.
+    monkeypatch.setattr(fairshare_tree, "HELD_KEY_S", 2.0)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        tree = app.query_one(FairshareTree)
+        await pilot.press("m")
+        await settle(pilot)
+        top = tree.region.y + 1 - int(tree.scroll_offset.y)
+        first = top + tree.cursor
+        with painted(app) as spans:
+            await pilot.press(*["down"] * 8)
+            await pilot.pause()
+            drawn_while_held = lines(spans) & lines_of(tree)
+            await pilot.pause(2.2)  # the timer draws where the cursor rests
+        assert tree.cursor == first - top + 8
+        assert drawn_while_held <= {first, first + 1}  # at most the first key, at once; the others wait
+        assert {first, first + 8} <= lines(spans) & lines_of(tree) <= {first, first + 1, first + 8}
