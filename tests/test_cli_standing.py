@@ -60,8 +60,8 @@ def test_json_carries_the_line_and_its_values(published: Path) -> None:
 def test_the_demo_as_the_app_shows_it() -> None:
     done = _standing("--demo", "--user", "alice")
     assert done.returncode == 0
-    assert done.stdout.startswith("alice (demo user) · FairShare 0.349460 · 1,627 of 2,501 users ahead of you · held back by "
-                                  "mech_vargas_lab (5th of 5 in mech) · 1 pending job, priority 8.6M · ")
+    assert done.stdout.startswith("alice (demo user) · FairShare 0.349460 · 1,627 of 2,501 users ahead of you · "
+                                  "held back by mech_vargas_lab (5th of 5 in mech) · 1 pending job, priority 8.6M · ")
     assert re.search(r" · allocation mech_vargas_lab \d+% left \(.*\d{4}-\d\d-\d\d\)\n\Z", done.stdout)
     doc = json.loads(_standing("--demo", "--user", "alice", "--format", "json").stdout)
     assert doc["allocation"]["project"] == "mech_vargas_lab" and doc["allocation"]["granted"] == 500_000
