@@ -20,8 +20,8 @@ import os
 import stat
 from pathlib import Path
 
-__all__ = ["GROUP", "PRIVATE", "PRIVATE_DIR", "PUBLIC", "PUBLIC_DIR", "TRAVERSE_DIR", "SecretFileError", "check_secret_mode",
-           "create_file", "make_dir", "read_secret", "write_atomic", "write_file"]
+__all__ = ["GROUP", "PRIVATE", "PRIVATE_DIR", "PUBLIC", "PUBLIC_DIR", "TRAVERSE_DIR", "SecretFileError",
+           "check_secret_mode", "create_file", "make_dir", "read_secret", "write_atomic", "write_file"]
 
 PRIVATE = 0o600
 PRIVATE_DIR = 0o700

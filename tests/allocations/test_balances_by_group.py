@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import date, timedelta
 from pathlib import Path
 
@@ -26,6 +26,7 @@ from tests.conftest import ROOT
 from tests.needs import needs, program, root
 from tui.allocations.balance_file import (by_group_folder, format_balances, retire_single_file, write_balances,
                                           write_by_group)
+from tui.allocations.records import AllocationRecord
 
 TODAY = date.today()
 START, END = TODAY - timedelta(days=3), TODAY + timedelta(days=30)
@@ -34,7 +35,7 @@ LUA = program("lua5.3", "apt-get install lua5.3; .ci/run does so as root")
 AS_USERS = needs(root("creates test groups and a user (groupadd, useradd -M) and runs runuser"), LUA)
 
 
-def _exists(getter, name: str) -> bool:  # type: ignore[no-untyped-def]
+def _exists(getter: Callable[[str], object], name: str) -> bool:
     try:
         getter(name)
     except KeyError:
@@ -68,7 +69,7 @@ def shared() -> Iterator[Path]:
     shutil.rmtree(where, ignore_errors=True)
 
 
-def _allocs(gids: dict[str, int]) -> list:  # type: ignore[type-arg]
+def _allocs(gids: dict[str, int]) -> list[AllocationRecord]:
     return [_alloc(1, "chem", gids[GROUP_A], "cpu", 11, START, END),
             _alloc(2, "bio", gids[GROUP_B], "cpu", 1_234_567, START, END),
             _alloc(3, "phys", gids[GROUP_C], "gpu", 100, START, END)]
