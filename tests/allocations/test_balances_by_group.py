@@ -169,27 +169,49 @@ def test_only_the_submitters_groups_files_are_opened(tmp_path: Path) -> None:
     assert (code, out) == (0, "") and err.startswith("fairtop: balance not checked: the published balances are 6")
 
 
-def test_a_group_it_cannot_set_stops_the_publisher_with_one_line(tmp_path: Path) -> None:
-    """No root, or root without CAP_CHOWN (a unit's CapabilityBoundingSet=): exit 1, one line, and
-    no file anyone could read instead."""
+def _ledger(where: Path, gid: int) -> Path:
+    """An SQLite ledger with one project of group ``gid``: 600 cpu-minutes."""
     from tui.allocations.ledger import open_ledger
 
-    gid = 4_242_424  # no group of ours
-    db = tmp_path / "ledger.sqlite"
+    db = where / "ledger.sqlite"
     led = open_ledger(str(db), migrate=True)
     project = led.create_project("chem", gid, "chem")
     alloc = led.create_allocation(project["id"], "cpu", "startup", START, END)
     led.credit(alloc["id"], 600)
     led.close()
+    return db
+
+
+def _publish(out: Path, db: Path, home: Path, *before: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FAIRTOP_")}
+    env["XDG_CONFIG_HOME"] = str(home)
+    return subprocess.run([*before, sys.executable, "-m", "tui.cli", "allocations", "publish-balances", str(out),
+                           "--by-group", "--once", "--db", str(db)], env=env, capture_output=True, text=True,
+                          timeout=60, cwd=ROOT)
+
+
+@AS_USERS
+def test_the_command_publishes_by_group_and_retires_the_single_file(gids: dict[str, int], shared: Path,
+                                                                     tmp_path: Path) -> None:
+    out, gid = shared / "balances", gids[GROUP_A]
+    write_balances(out, format_balances(_allocs(gids), time.time()))  # what was published before
+    done = _publish(out, _ledger(tmp_path, gid), tmp_path)
+    assert (done.returncode, done.stderr, done.stdout) == (
+        0, f"fairtop: removed {out} (every user could read it); the balances are now in {out}.d/\n", "")
+    assert not out.exists() and [p.name for p in by_group_folder(out).iterdir()] == [str(gid)]
+    lines = (by_group_folder(out) / str(gid)).read_text().splitlines()
+    assert lines[1].split("\t")[:6] == ["chem", str(gid), "cpu", str(START), str(END), "600"]
+
+
+def test_a_group_it_cannot_set_stops_the_publisher_with_one_line(tmp_path: Path) -> None:
+    """No root, or root without CAP_CHOWN (a unit's CapabilityBoundingSet=): exit 1, one line, and
+    no file anyone could read instead."""
+    gid = 4_242_424  # no group of ours
     drop = ["setpriv", "--bounding-set", "-chown"] if os.geteuid() == 0 else []
     if drop and not shutil.which("setpriv"):
         pytest.skip("no setpriv (util-linux) to run without CAP_CHOWN as root")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FAIRTOP_")}
-    env["XDG_CONFIG_HOME"] = str(tmp_path / "home")
     out = tmp_path / "balances"
-    done = subprocess.run([*drop, sys.executable, "-m", "tui.cli", "allocations", "publish-balances", str(out),
-                           "--by-group", "--once", "--db", str(db)], env=env, capture_output=True, text=True,
-                          timeout=60, cwd=ROOT)
+    done = _publish(out, _ledger(tmp_path, gid), tmp_path, *drop)
     assert (done.returncode, done.stderr, done.stdout) == (
         1, f"fairtop: balances not published: cannot give {out}.d/{gid} to group {gid} (not a member): run as "
            "root or with CAP_CHOWN\n", "")
