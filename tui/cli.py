@@ -313,6 +313,10 @@ def _allocation_parsers(sub: argparse._SubParsersAction) -> None:
     pub.add_argument("file", metavar="FILE", help="where to write (a path every submitting host can read)")
     pub.add_argument("--every", type=float, default=10.0, metavar="S", help="seconds between writes (default 10)")
     pub.add_argument("--once", action="store_true", help="write once and exit")
+    pub.add_argument("--by-group", action="store_true",
+                     help="what a PrivateData site uses: write FILE.d/<gid>, one file per Unix group, readable "
+                          "by that group only (mode 0640; the folder 0711), instead of one file every user can "
+                          "read (needs root or CAP_CHOWN; set BALANCES to FILE.d)")
     for p in (hook, sfc, pub):
         p.add_argument("--url", help="the allocation service (default: $FAIRTOP_ALLOC_URL, else allocation_url)")
         p.add_argument("--auth", choices=("token", "munge"),
@@ -420,7 +424,7 @@ def _allocations(args: argparse.Namespace) -> int:
     if args.allocations_command == "hook":
         return commands.hook(args.step, conn)
     if args.allocations_command == "publish-balances":
-        return commands.publish_balances(conn, args.file, args.every, once=args.once)
+        return commands.publish_balances(conn, args.file, args.every, once=args.once, by_group=args.by_group)
     sys.stdout.write(commands.site_factor(conn, config.site_factor_params(settings), args.apply))
     return 0
 

@@ -8,6 +8,8 @@ TLS key) is refused when others may read it, as ssh refuses a private key.
 * :data:`PRIVATE` (0600): the user's state file, a new SQLite ledger, token files.
 * :data:`PUBLIC` (0644) and :data:`PUBLIC_DIR` (0755): what every user is meant to read (the
   published balances; captures, until their permissions follow PrivateData).
+* :data:`GROUP` (0640) and :data:`TRAVERSE_DIR` (0711): what one group is meant to read, in a
+  folder others may pass through but not list (the balances published ``--by-group``).
 
 An existing folder keeps its mode: an administrator's ``chmod``/``chgrp`` is a decision.
 """
@@ -18,13 +20,15 @@ import os
 import stat
 from pathlib import Path
 
-__all__ = ["PRIVATE", "PRIVATE_DIR", "PUBLIC", "PUBLIC_DIR", "SecretFileError", "check_secret_mode",
-           "create_file", "make_dir", "read_secret", "write_atomic", "write_file"]
+__all__ = ["GROUP", "PRIVATE", "PRIVATE_DIR", "PUBLIC", "PUBLIC_DIR", "TRAVERSE_DIR", "SecretFileError",
+           "check_secret_mode", "create_file", "make_dir", "read_secret", "write_atomic", "write_file"]
 
 PRIVATE = 0o600
 PRIVATE_DIR = 0o700
 PUBLIC = 0o644
 PUBLIC_DIR = 0o755
+GROUP = 0o640
+TRAVERSE_DIR = 0o711
 
 
 class SecretFileError(ValueError):
@@ -47,8 +51,10 @@ def make_dir(path: str | Path, mode: int) -> Path:
     return path
 
 
-def _write_fd(fd: int, data: bytes, mode: int) -> None:
+def _write_fd(fd: int, data: bytes, mode: int, group: int | None = None) -> None:
     with os.fdopen(fd, "wb") as f:
+        if group is not None:  # before the mode (chown may clear set-id bits) and before any byte
+            os.fchown(f.fileno(), -1, group)
         os.fchmod(f.fileno(), mode)
         f.write(data)
 
@@ -59,23 +65,25 @@ def write_file(path: str | Path, data: bytes | str, mode: int) -> None:
     _write_fd(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode), raw, mode)
 
 
-def write_atomic(path: str | Path, data: bytes | str, mode: int) -> None:
+def write_atomic(path: str | Path, data: bytes | str, mode: int, group: int | None = None) -> None:
     """Replace ``path`` with ``data`` atomically (a sibling written with ``mode``, then renamed
     over it): a reader sees the old file or the new one, never half of one, and never a moment
-    with a wider mode."""
+    with a wider mode. ``group``: the file's group, set before its first byte (PermissionError
+    without root, CAP_CHOWN or membership of it; nothing is left behind)."""
     target = Path(path)
     raw = data.encode("utf-8") if isinstance(data, str) else data
     for n in range(100):
         tmp = target.with_name(f".{target.name}.{os.getpid()}.{n}.tmp")
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
+                         mode if group is None else mode & 0o700)  # the group may not be ours yet
             break
         except FileExistsError:
             continue
     else:
         raise FileExistsError(f"{target}: no free temporary name beside it")
     try:
-        _write_fd(fd, raw, mode)
+        _write_fd(fd, raw, mode, group)
         os.replace(tmp, target)
     except BaseException:
         tmp.unlink(missing_ok=True)

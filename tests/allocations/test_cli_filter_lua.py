@@ -41,9 +41,10 @@ ALLOCS = [
 ]
 
 
-def _lua(options: dict[str, str], balances: Path | None, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+def _lua(options: dict[str, str], balances: Path | None, env: dict[str, str] | None = None,
+         user: str | None = None) -> tuple[int, str, str]:
     """slurm_cli_pre_submit(options) in lua5.3: (return code, stderr, stdout). fairtop is replaced by
-    an echo, so a fall back to Python shows on stdout."""
+    an echo, so a fall back to Python shows on stdout. ``user``: run as that user (runuser, as root)."""
     assert LUA, "no lua5.3: .ci/run installs it (apt-get install lua5.3)"
     table = ", ".join(f'["{k}"] = "{v}"' for k, v in options.items())
     script = (f'slurm = {{SUCCESS = 0, ERROR = -1}}\ndofile("{FILTER}")\n'
@@ -51,13 +52,15 @@ def _lua(options: dict[str, str], balances: Path | None, env: dict[str, str] | N
     text = FILTER.read_text().replace('local FAIRTOP = "fairtop"', 'local FAIRTOP = "echo fairtop-started"')
     patched = Path(os.environ.get("PYTEST_TMP", "/tmp")) / f"cli_filter_{os.getpid()}.lua"
     patched.write_text(text)
+    patched.chmod(0o644)  # whatever the umask: a ``user`` reads it too
     run_env = {k: v for k, v in os.environ.items() if k not in ("SLURM_JOB_ID", "FAIRTOP_BALANCES")}
     if balances is not None:
         run_env["FAIRTOP_BALANCES"] = str(balances)
     run_env.update(env or {})
     try:
-        done = subprocess.run([str(LUA), "-e", script.replace(str(FILTER), str(patched))], capture_output=True,
-                              text=True, env=run_env, timeout=30)
+        as_user = ["runuser", "-u", user, "--"] if user else []
+        done = subprocess.run([*as_user, str(LUA), "-e", script.replace(str(FILTER), str(patched))],
+                              capture_output=True, text=True, env=run_env, timeout=30)
     finally:
         patched.unlink(missing_ok=True)
     return done.returncode, done.stderr.strip(), done.stdout.strip()

@@ -7,12 +7,16 @@
 -- Where the balances come from, fastest first:
 -- 1. The file `fairtop allocations publish-balances` writes (BALANCES below, or $FAIRTOP_BALANCES):
 --    read here, no process started. Older than STALE_S seconds: no opinion (the start decides).
+--    A name ending in ".d" is the folder `publish-balances --by-group` writes (PrivateData sites):
+--    one file per Unix gid, readable by that group only; the filter opens the files of the
+--    submitter's own groups (from /proc/self/status) and decides on those. A job's account that
+--    none of them lists is not known to be without allocation: fairtop decides (2.).
 -- 2. Otherwise `fairtop allocations hook submit` asks the service. The options go to fairtop in a
 --    private temporary file (key=value lines), never on a command line: only the constant FAIRTOP
 --    and a name Lua made up reach the shell.
 -- Job steps (srun inside a job) are let through at once.
 local FAIRTOP = "fairtop"
-local BALANCES = nil   -- e.g. "/shared/fairtop/balances" (nil: none; every check starts fairtop)
+local BALANCES = nil   -- e.g. "/shared/fairtop/balances", or ".../balances.d" (nil: every check starts fairtop)
 local STALE_S = 60
 
 local KEYS = {"account", "time", "ntasks", "cpus-per-task", "nodes", "gpus", "gres", "partition", "qos"}
@@ -70,12 +74,19 @@ local function minutes(v)
   return total
 end
 
-local function my_gid()
+-- The submitter's real gid and all its groups (real gid first, then the supplementary ones),
+-- from /proc/self/status: no process started.
+local function my_groups()
   local f = io.open("/proc/self/status", "r")
-  if f == nil then return nil end
+  if f == nil then return nil, {} end
   local text = f:read("*a")
   f:close()
-  return tonumber(text:match("\nGid:%s*(%d+)"))
+  local gid = tonumber(text:match("\nGid:%s*(%d+)"))
+  local groups, seen = {}, {}
+  for g in ((gid and tostring(gid) or "") .. " " .. (text:match("\nGroups:([^\n]*)") or "")):gmatch("%d+") do
+    if not seen[g] then seen[g] = true; groups[#groups + 1] = g end
+  end
+  return gid, groups
 end
 
 local function commas(n)  -- 1234567 -> "1,234,567"
@@ -85,15 +96,13 @@ local function commas(n)  -- 1234567 -> "1,234,567"
   return sign .. out
 end
 
--- The published file's allocations, and its age in seconds; nil when there is none to read.
-local function published()
-  local path = os.getenv("FAIRTOP_BALANCES") or BALANCES
-  if path == nil or path == "" then return nil end
+-- One published file's allocations (appended to `allocs`), and when it was written; nil when it
+-- cannot be read or is not one of ours.
+local function read_balances(path, allocs)
   local f = io.open(path, "r")
   if f == nil then return nil end
   local written = tonumber((f:read("*l") or ""):match("^# fairtop balances 1 (%d+)$"))
   if written == nil then f:close() return nil end
-  local allocs = {}
   for line in f:lines() do
     local a = {}
     for cell in line:gmatch("[^\t]+") do a[#a + 1] = cell end
@@ -103,14 +112,35 @@ local function published()
     end
   end
   f:close()
-  return allocs, os.time() - written
+  return written
+end
+
+-- The published allocations the submitter may read, their age in seconds (of the oldest file
+-- read), and whether they are only its groups' share; nil when there is none to read.
+local function published(groups)
+  local path = os.getenv("FAIRTOP_BALANCES") or BALANCES
+  if path == nil or path == "" then return nil end
+  local allocs, oldest = {}, nil
+  local folder = path:gsub("/+$", "")
+  local by_group = folder:sub(-2) == ".d"
+  if by_group then
+    for _, g in ipairs(groups) do  -- another group's file: refused by the kernel, skipped
+      local written = read_balances(folder .. "/" .. g, allocs)
+      if written ~= nil and (oldest == nil or written < oldest) then oldest = written end
+    end
+  else
+    oldest = read_balances(path, allocs)
+  end
+  if oldest == nil then return nil end
+  return allocs, os.time() - oldest, by_group
 end
 
 -- true: fits (or no opinion: the start decides); false: refused (said why); nil: cannot decide here.
 local function check_published(options)
   local limit = minutes(options.time)
   if not limit then return nil end  -- none given: its partition's default, which fairtop looks up
-  local allocs, age = published()
+  local gid, groups = my_groups()
+  local allocs, age, by_group = published(groups)
   if allocs == nil then return nil end
   if age > STALE_S then
     io.stderr:write(string.format("fairtop: balance not checked: the published balances are %d s old "
@@ -130,7 +160,12 @@ local function check_published(options)
   local resource, units = "cpu", cpus
   if gpus > 0 then resource, units = "gpu", gpus end
   local need = units * limit
-  local account, gid, today = options.account, my_gid(), os.date("%Y-%m-%d")
+  local account, today = options.account, os.date("%Y-%m-%d")
+  if by_group and account ~= nil then  -- an account the readable files do not list: fairtop decides
+    local listed = false
+    for _, a in ipairs(allocs) do listed = listed or a.account == tostring(account) end
+    if not listed then return nil end
+  end
   local chosen = nil
   for pass = 1, 2 do  -- the job's account first, else the submitter's group
     for _, a in ipairs(allocs) do

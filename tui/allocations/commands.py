@@ -111,22 +111,32 @@ def hook(step: str, conn: Connection, env: Mapping[str, str] = os.environ, stdin
     return 0
 
 
-def publish_balances(conn: Connection, path: str, every_s: float, once: bool = False) -> int:
-    """``fairtop allocations publish-balances``: the balances file for cli_filter.lua, every
-    ``every_s`` seconds (once with ``once``); exit 1 when a single write could not be made."""
-    from tui.allocations.balance_file import format_balances, publish_every, write_balances
+def publish_balances(conn: Connection, path: str, every_s: float, once: bool = False, by_group: bool = False) -> int:
+    """``fairtop allocations publish-balances``: the balances file for cli_filter.lua (with
+    ``by_group``, the folder ``PATH.d/`` of one file per gid), every ``every_s`` seconds (once with
+    ``once``); exit 1 when a single write could not be made, or a file's group could not be set."""
+    from tui.allocations.balance_file import GroupNotSettable, publish, publish_every, retire_single_file
 
     if every_s <= 0:
         print(f"fairtop: --every must be > 0, got {every_s:g}", file=sys.stderr)
         return 2
-    if once:
-        try:
-            write_balances(path, format_balances(conn.records(), time.time()))
-        except (AllocationError, ApiUnavailable, OSError) as exc:
-            print(f"fairtop: balances not published: {exc}", file=sys.stderr)
-            return 1
-        return 0
-    publish_every(path, conn.records, every_s, log=lambda line: print(line, file=sys.stderr, flush=True))
+    if by_group and retire_single_file(path):
+        print(f"fairtop: removed {path} (every user could read it); the balances are now in {path}.d/",
+              file=sys.stderr)
+    try:
+        if once:
+            publish(path, conn.records(), time.time(), by_group)
+        else:
+            publish_every(path, conn.records, every_s, log=lambda line: print(line, file=sys.stderr, flush=True),
+                          by_group=by_group)
+    except GroupNotSettable as exc:
+        print(f"fairtop: balances not published: {exc}", file=sys.stderr)
+        return 1
+    except (AllocationError, ApiUnavailable, OSError) as exc:
+        if not once:
+            raise
+        print(f"fairtop: balances not published: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 
