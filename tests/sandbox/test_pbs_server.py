@@ -198,3 +198,23 @@ def test_planner_projection_equals_the_schedulers_decay(env: dict[str, str], tmp
     res = project_pbs(before, [], [], [], [], np.array([at]), leaves, before.decay_factor, float(period),
                       before.last_decay + period - taken)
     assert np.array_equal(res.usage[0], after.usage[leaves]), (res.usage[0], after.usage[leaves])
+
+
+def test_fairtop_with_no_flag_on_the_pbs_server_opens_it(env: dict[str, str], tmp_path: Path) -> None:
+    """Issue 24: no source flag, no config, on the PBS server: the live PBS source (its files and
+    pbsfs), never the demo; its listing equals pbsfs -p's; fairtop info says why."""
+    no_slurm = {**env, "PATH": ":".join(p for p in env["PATH"].split(":")
+                                         if not (Path(p) / "sshare").exists()) + ":/opt/openpbs/bin",
+                "XDG_CONFIG_HOME": str(tmp_path)}
+    for attempt in range(3):  # the scheduler may rewrite its usage between the two reads
+        live = _run(no_slurm, sys.executable, "-m", "tui.cli", "report", "--format", "json")
+        _capture(env, tmp_path / f"cap{attempt}")
+        saved = _run(env, sys.executable, "-m", "tui.cli", "report", "--format", "json", "--from",
+                     str(tmp_path / f"cap{attempt}"))
+        if live == saved:
+            break
+    else:
+        raise AssertionError(f"fairtop report (no flag) differs from a capture's report:\n{live}\n{saved}")
+    assert all(f'"{user}"' in live for user, _, _ in JOBS)  # the server's own users, not the demo's
+    info = _run(no_slurm, sys.executable, "-m", "tui.cli", "info")
+    assert "source:       pbs  (found: PBS Professional is here (qstat, pbsfs" in info, info
