@@ -142,6 +142,19 @@ def _open_loop(url: str, rate: float, seconds: float, gids: list[int], tag: str,
     out.put((*result, usage.ru_utime + usage.ru_stime))
 
 
+def _tally(results: list, url: str, aids: list[int]) -> tuple[list[float], dict[int, int], int, int]:
+    """The clients' (latencies, codes, minutes held, ...) summed: sorted latencies, codes, minutes
+    acknowledged, and the minutes the ledger holds on ``aids``."""
+    lat = sorted(x for r in results for x in r[0])
+    codes: dict[int, int] = {}
+    for r in results:
+        for k, v in r[1].items():
+            codes[k] = codes.get(k, 0) + v
+    with httpx.Client(base_url=url, headers=HEADERS, timeout=30) as su:
+        got = sum(su.get(f"/alloc/{aid}").json()["predebits"] for aid in aids)
+    return lat, codes, sum(r[2] for r in results), got
+
+
 def _rss_mb(pid: int) -> float:
     """Resident memory of a process and its children (the service's worker processes), in MB."""
     total = 0
@@ -186,14 +199,8 @@ def overload(store: str, target: str, args: argparse.Namespace, tokens: Path, ca
         wall = time.perf_counter() - t0
         for p in procs:
             p.join()
-        lat = sorted(x for a in answers for x in a[0]) or [0.0]
-        codes: dict[int, int] = {}
-        for a in answers:
-            for k, v in a[1].items():
-                codes[k] = codes.get(k, 0) + v
-        held = sum(a[2] for a in answers)
-        with httpx.Client(base_url=server.url, headers=HEADERS, timeout=30) as su:
-            got = sum(su.get(f"/alloc/{aid}").json()["predebits"] for aid in aids)
+        lat, codes, held, got = _tally(answers, server.url, aids)
+        lat = lat or [0.0]
         n = len(lat)
         return {"store": store, "asked": rate, "offered": sum(codes.values()) / wall,
                 "late": sum(a[3] for a in answers), "accepted": codes.get(201, 0) / wall,
@@ -259,14 +266,7 @@ def run(store: str, target: str, args: argparse.Namespace, tokens: Path, db_pid:
         client_cpu = sum(cpu for _, cpu in answers)
         for p in procs:
             p.join()
-        lat = sorted(x for r in results for x in r[0])
-        codes: dict[int, int] = {}
-        for r in results:
-            for k, v in r[1].items():
-                codes[k] = codes.get(k, 0) + v
-        held = sum(r[2] for r in results)
-        with httpx.Client(base_url=server.url, headers=HEADERS, timeout=30) as su:
-            got = sum(su.get(f"/alloc/{aid}").json()["predebits"] for aid in aids)
+        lat, codes, held, got = _tally(results, server.url, aids)
         server_cpu = _cpu_seconds(server.proc.pid) - cpu0
         db_cpu = _cpu_seconds(db_pid) - db_cpu0 if db_pid else None
         ledger = open_ledger(target, migrate=True)  # another checkout's service may have left an older schema

@@ -131,10 +131,13 @@ def _watch_reports(fd: int, close: int) -> str:
     done = threading.Event()
     watch = TerminalWatch(lambda reason: (told.append(reason), done.set()), [fd], grace_s=60, period_s=0.2)
     watch.start()
-    time.sleep(0.3)
-    assert told == []  # a live terminal (or pipe) is not reported, however long it is idle
-    os.close(close)
-    assert done.wait(5), "the watch did not notice"
+    try:
+        time.sleep(0.3)
+        assert told == []  # a live terminal (or pipe) is not reported, however long it is idle
+        os.close(close)
+        assert done.wait(5), "the watch did not notice"
+    finally:
+        watch.stop()  # else it ends pytest once its grace is over
     return told[0]
 
 

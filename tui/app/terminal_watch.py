@@ -20,7 +20,6 @@ import logging
 import os
 import select
 import threading
-import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
@@ -71,7 +70,8 @@ class TerminalWatch:
             self._thread.start()
 
     def stop(self) -> None:
-        """Stop watching (the session ends by itself); the thread notices within ``period_s``."""
+        """Stop watching, and after a loss do not end the process (tests); the thread notices
+        within ``period_s``."""
         self._stop.set()
 
     def _run(self) -> None:
@@ -88,8 +88,8 @@ class TerminalWatch:
         if self._stop.is_set():
             return
         self._on_gone(reason)
-        time.sleep(self._grace_s)  # a clean exit ends the process, and this daemon thread, before
-        os._exit(EXIT_TERMINAL_GONE)
+        if not self._stop.wait(self._grace_s):  # a clean exit ends the process, and this thread, before
+            os._exit(EXIT_TERMINAL_GONE)
 
 
 def _isatty(fd: int) -> bool:
