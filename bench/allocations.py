@@ -91,6 +91,141 @@ def _worker(url: str, clients: range, per_client: int, gids: list[int], tag: str
     out.put((results, usage.ru_utime + usage.ru_stime))
 
 
+def _open_loop(url: str, rate: float, seconds: float, gids: list[int], tag: str, max_conns: int,
+               out: mp.Queue) -> None:
+    """Pre-debits arriving at ``rate`` a second for ``seconds`` whatever the answers (an arrival is
+    a job starting: refused, it does not wait, slurmctld requeues it), each on an idle keep-alive
+    connection or a new one (at most ``max_conns``). Puts (latencies of the 201s, codes, minutes
+    held, arrivals sent late, CPU seconds)."""
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+
+    async def main() -> tuple[list[float], dict[int, int], int, int]:
+        idle: asyncio.Queue = asyncio.Queue()
+        opened = 0
+        lat: list[float] = []
+        codes: dict[int, int] = {}
+        held = late = 0
+
+        async def arrival(i: int) -> None:
+            nonlocal opened, held
+            if idle.empty() and opened < max_conns:
+                opened += 1
+                conn = await asyncio.open_connection(host, int(port))
+            else:
+                conn = await idle.get()
+            minutes = 1 + i % 7
+            body = (b'{"job_id": "%s-%d", "uid": %d, "gid": %d, "resource": "cpu", "minutes": %d}'
+                    % (tag.encode(), i, 6000 + i % 100, gids[i % len(gids)], minutes))
+            t0 = time.perf_counter()
+            status = await _post(*conn, f"{host}:{port}", "/job", body)
+            codes[status] = codes.get(status, 0) + 1
+            if status == 201:
+                lat.append(time.perf_counter() - t0)
+                held += minutes
+            idle.put_nowait(conn)
+
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        tasks = []
+        for i in range(int(rate * seconds)):
+            delay = start + i / rate - loop.time()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            elif delay < -0.01:
+                late += 1
+            tasks.append(asyncio.create_task(arrival(i)))
+        await asyncio.gather(*tasks)
+        return lat, codes, held, late
+
+    result = asyncio.run(main())
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    out.put((*result, usage.ru_utime + usage.ru_stime))
+
+
+def _tally(results: list, url: str, aids: list[int]) -> tuple[list[float], dict[int, int], int, int]:
+    """The clients' (latencies, codes, minutes held, ...) summed: sorted latencies, codes, minutes
+    acknowledged, and the minutes the ledger holds on ``aids``."""
+    lat = sorted(x for r in results for x in r[0])
+    codes: dict[int, int] = {}
+    for r in results:
+        for k, v in r[1].items():
+            codes[k] = codes.get(k, 0) + v
+    with httpx.Client(base_url=url, headers=HEADERS, timeout=30) as su:
+        got = sum(su.get(f"/alloc/{aid}").json()["predebits"] for aid in aids)
+    return lat, codes, sum(r[2] for r in results), got
+
+
+def _rss_mb(pid: int) -> float:
+    """Resident memory of a process and its children (the service's worker processes), in MB."""
+    total = 0
+    for status in [Path(f"/proc/{pid}/status"), *(Path(f"/proc/{c}/status") for c in _child_pids(pid))]:
+        try:
+            total += next(int(line.split()[1]) for line in status.read_text().splitlines()
+                          if line.startswith("VmRSS:"))
+        except (OSError, StopIteration):
+            continue
+    return total / 1024
+
+
+def _child_pids(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def overload(store: str, target: str, args: argparse.Namespace, tokens: Path, capacity: float) -> dict:
+    """``args.overload`` times ``capacity`` pre-debits a second, open loop, for ``args.seconds``."""
+    server = Server(target, ["--auth", "token", "--tokens", str(tokens), "--pool", str(args.pool),
+                             "--admit-floor", str(args.admit_floor)]).start()
+    try:
+        gids, aids = _allocations(server.url, args.allocations)
+        rate = args.overload * capacity
+        queue: mp.Queue = mp.Queue()
+        procs = [mp.Process(target=_open_loop, args=(server.url, rate / args.procs, args.seconds, gids,
+                                                      f"{store}{p}", 2048 // args.procs, queue))
+                 for p in range(args.procs)]
+        assert server.proc is not None
+        rss = [_rss_mb(server.proc.pid)]
+        t0 = time.perf_counter()
+        for p in procs:
+            p.start()
+        answers = []
+        while len(answers) < len(procs):
+            try:
+                answers.append(queue.get(timeout=0.25))
+            except Exception:  # noqa: BLE001 - queue.Empty: sample the memory meanwhile
+                rss.append(_rss_mb(server.proc.pid))
+        wall = time.perf_counter() - t0
+        for p in procs:
+            p.join()
+        lat, codes, held, got = _tally(answers, server.url, aids)
+        lat = lat or [0.0]
+        n = len(lat)
+        return {"store": store, "asked": rate, "offered": sum(codes.values()) / wall,
+                "late": sum(a[3] for a in answers), "accepted": codes.get(201, 0) / wall,
+                "refused": codes.get(503, 0) / wall, "codes": codes, "p50_ms": 1000 * lat[n // 2],
+                "p99_ms": 1000 * lat[min(n - 1, int(n * 0.99))], "max_ms": 1000 * lat[-1],
+                "rss_before": rss[0], "rss_max": max(rss), "rss_after": rss[-1], "consistent": got == held}
+    finally:
+        server.stop()
+
+
+def _allocations(url: str, count: int) -> tuple[list[int], list[int]]:
+    """``count`` projects with an allocation each, credited for any run: their gids and ids."""
+    year = date.today().year
+    gids = [9000 + k for k in range(count)]
+    aids = []
+    with httpx.Client(base_url=url, headers=HEADERS, timeout=30) as su:
+        for gid in gids:
+            pid = su.post("/project", json={"name": f"b{gid}", "gid": gid, "account": f"b{gid}"}).json()["id"]
+            aid = su.post("/alloc", json={"project": pid, "resource": "cpu", "category": "bench",
+                                          "start": f"{year}-01-01", "end": f"{year}-12-31"}).json()["id"]
+            su.post(f"/alloc/{aid}/credit", json={"minutes": 10**9})
+            aids.append(aid)
+    return gids, aids
+
+
 def _cpu_seconds(pid: int) -> float:
     """User + system CPU so far of a process, its live children (worker processes, PostgreSQL
     backends) and its children that ended (autovacuum workers)."""
@@ -115,16 +250,7 @@ def run(store: str, target: str, args: argparse.Namespace, tokens: Path, db_pid:
     server = Server(target, ["--auth", "token", "--tokens", str(tokens), "--pool", str(args.pool),
                              "--workers", str(workers)], code=code).start()
     try:
-        year = date.today().year
-        gids = [9000 + k for k in range(args.allocations)]
-        aids = []
-        with httpx.Client(base_url=server.url, headers=HEADERS, timeout=30) as su:
-            for gid in gids:
-                pid = su.post("/project", json={"name": f"b{gid}", "gid": gid, "account": f"b{gid}"}).json()["id"]
-                aid = su.post("/alloc", json={"project": pid, "resource": "cpu", "category": "bench",
-                                              "start": f"{year}-01-01", "end": f"{year}-12-31"}).json()["id"]
-                su.post(f"/alloc/{aid}/credit", json={"minutes": 10**9})
-                aids.append(aid)
+        gids, aids = _allocations(server.url, args.allocations)
         queue: mp.Queue = mp.Queue()
         chunks = [range(p, args.clients, args.procs) for p in range(args.procs)]
         procs = [mp.Process(target=_worker, args=(server.url, c, args.per_client, gids, store, queue))
@@ -140,14 +266,7 @@ def run(store: str, target: str, args: argparse.Namespace, tokens: Path, db_pid:
         client_cpu = sum(cpu for _, cpu in answers)
         for p in procs:
             p.join()
-        lat = sorted(x for r in results for x in r[0])
-        codes: dict[int, int] = {}
-        for r in results:
-            for k, v in r[1].items():
-                codes[k] = codes.get(k, 0) + v
-        held = sum(r[2] for r in results)
-        with httpx.Client(base_url=server.url, headers=HEADERS, timeout=30) as su:
-            got = sum(su.get(f"/alloc/{aid}").json()["predebits"] for aid in aids)
+        lat, codes, held, got = _tally(results, server.url, aids)
         server_cpu = _cpu_seconds(server.proc.pid) - cpu0
         db_cpu = _cpu_seconds(db_pid) - db_cpu0 if db_pid else None
         ledger = open_ledger(target, migrate=True)  # another checkout's service may have left an older schema
@@ -201,6 +320,11 @@ def main() -> int:
                     "this long (storage slower than this machine's; needs root and gcc; not with --pg)")
     ap.add_argument("--code", type=Path, action="append", default=[],
                     help="run the service from this checkout; repeat to compare checkouts in one run")
+    ap.add_argument("--overload", type=float, metavar="FACTOR",
+                    help="after the closed-loop run, offer FACTOR times the rate it measured, open loop, for "
+                         "--seconds; report what was accepted, refused, its latency and the service's memory")
+    ap.add_argument("--seconds", type=float, default=10.0, help="length of the --overload run (default 10)")
+    ap.add_argument("--admit-floor", type=int, default=64, help="the service's --admit-floor in the --overload run")
     args = ap.parse_args()
     if args.flush_ms and (args.pg or os.environ.get("FAIRTOP_TEST_PG")):
         ap.error("--flush-ms starts its own PostgreSQL: leave out --pg and $FAIRTOP_TEST_PG")
@@ -220,6 +344,10 @@ def main() -> int:
                 pg = cluster.url
             rows += [run("postgresql", create_database(pg), args, tokens, code=code,
                          db_pid=cluster.postmaster_pid() if cluster else None) for code in codes]
+        if args.overload:
+            over = [overload(r["store"].split(" ")[0], str(tmp / "over.db") if r["store"].startswith("sqlite")
+                             else create_database(args.pg or os.environ.get("FAIRTOP_TEST_PG") or cluster.url),
+                             args, tokens, r["rate"]) for r in rows]
     finally:
         if cluster:
             cluster.stop()
@@ -236,7 +364,20 @@ def main() -> int:
         print(f"| {r['store']} | {r['requests']:,} | {r['seconds']:.1f} | {r['rate']:,.0f} | {r['p50_ms']:.1f} | "
               f"{r['p99_ms']:.1f} | {r['max_ms']:.1f} | {r['server_cpu_ms']:.2f} | {db} | {r['client_cpu_ms']:.2f} | "
               f"{r['codes']} | {'yes' if r['consistent'] else 'NO'} |")
-    return 0 if all(r["consistent"] and set(r["codes"]) == {201} for r in rows) else 1
+    if args.overload:
+        print(f"\nopen loop at {args.overload:g} x the closed-loop rate for {args.seconds:g} s, "
+              f"--admit-floor {args.admit_floor}, load average now " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
+        print("| store | asked/s | offered/s | late | accepted/s | refused/s | p50 ms | p99 ms | max ms |"
+              " RSS MB before / max / after | answers | consistent |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|:---:|")
+        for o in over:
+            print(f"| {o['store']} | {o['asked']:,.0f} | {o['offered']:,.0f} | {o['late']:,} | {o['accepted']:,.0f} | "
+                  f"{o['refused']:,.0f} | {o['p50_ms']:.1f} | {o['p99_ms']:.1f} | {o['max_ms']:.1f} | "
+                  f"{o['rss_before']:.0f} / {o['rss_max']:.0f} / {o['rss_after']:.0f} | {o['codes']} | "
+                  f"{'yes' if o['consistent'] else 'NO'} |")
+        if not all(o["consistent"] and set(o["codes"]) <= {201, 503} for o in over):
+            return 1
+    return 0 if all(r["consistent"] and set(r["codes"]) <= {201, 503} for r in rows) else 1
 
 
 if __name__ == "__main__":

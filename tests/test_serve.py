@@ -12,6 +12,7 @@ import asyncio
 import base64
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -140,6 +141,55 @@ def test_the_token_guards_the_page_and_the_websocket(server) -> None:
     assert status in (403, 404) and _children(proc.pid) == []
     status, got = asyncio.run(_ws(ws_base + "/ws/" + token))
     assert status is None and b"fairtop" in got  # the right token: a session, the app drawing itself
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` still runs (a zombie waiting for its reaper does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+async def _session_then(ws_url: str, server: subprocess.Popen, kill_server: bool) -> tuple[int, float]:
+    """Open a session, wait for its first screen, then close the websocket (the browser went
+    away) or SIGKILL the server; the session's pid and how long it lived on."""
+    import aiohttp
+
+    async with aiohttp.ClientSession() as session:
+        ws = await session.ws_connect(ws_url + "?width=100&height=30")
+        got = b""
+        while b"fairtop" not in got:
+            msg = await ws.receive(timeout=30)
+            assert msg.type in (aiohttp.WSMsgType.BINARY, aiohttp.WSMsgType.TEXT), msg
+            got += msg.data if msg.type == aiohttp.WSMsgType.BINARY else b""
+        (pid,) = _children(server.pid)
+        if kill_server:
+            server.kill()
+            server.wait()
+        else:
+            await ws.close()
+        gone = time.monotonic()
+        while _alive(pid) and time.monotonic() - gone < 10:
+            await asyncio.sleep(0.05)
+        if not kill_server or ws.closed:
+            return pid, time.monotonic() - gone
+        await ws.close()
+        return pid, time.monotonic() - gone
+
+
+@pytest.mark.parametrize("kill_server", [False, True], ids=["browser-closed", "server-killed"])
+def test_a_session_ends_when_its_browser_or_its_server_goes_away(server, kill_server: bool) -> None:
+    """Closing the websocket stops the session (textual-serve asks it to quit); a server that
+    dies closes the session's input pipe, which the session watches as it watches a terminal."""
+    url, proc = server
+    base, token = url.split("/?token=")
+    pid, lived = asyncio.run(_session_then("ws" + base[len("http"):] + "/ws/" + token, proc, kill_server))
+    try:
+        assert not _alive(pid) and lived < 5, f"the session (pid {pid}) ran on {lived:.1f} s"
+    finally:
+        if _alive(pid):
+            os.kill(pid, signal.SIGKILL)
 
 
 # --- the real browser -------------------------------------------------------------------------

@@ -350,6 +350,10 @@ def _allocation_parsers(sub: argparse._SubParsersAction) -> None:
                      help="PostgreSQL connections per worker (default 8)")
     srv.add_argument("--workers", type=int, default=1, metavar="N",
                      help="worker processes on one socket (default 1; more pay off on PostgreSQL only)")
+    srv.add_argument("--admit-floor", type=int, default=64, metavar="N",
+                     help="requests in progress never refused for being late (default 64); beyond them an "
+                          "overloaded service answers 503 with Retry-After. About the pre-debits it commits in "
+                          "50 ms: lower keeps what it accepts quicker, higher refuses fewer bursts")
 
 
 def _balance(args: argparse.Namespace) -> str:
@@ -451,7 +455,8 @@ def _serve_allocations(args: argparse.Namespace) -> int:
     tls = _service_tls(args, config.load(args.config))
     opts = ServeOptions(db=args.db, auth=args.auth, tokens=args.tokens, superusers=tuple(args.superuser),
                         admins=tuple(args.admin), munge_socket=args.munge_socket, pool=args.pool,
-                        tls_cert=tls[0][0] if tls else None, tls_key=tls[0][1] if tls else None)
+                        tls_cert=tls[0][0] if tls else None, tls_key=tls[0][1] if tls else None,
+                        admit_floor=args.admit_floor)
     try:
         opts.build_auth()
     except SecretFileError as exc:
@@ -461,6 +466,8 @@ def _serve_allocations(args: argparse.Namespace) -> int:
             from None
     if args.workers < 1:
         raise InputError("fairtop serve-allocations", f"--workers must be >= 1, got {args.workers}")
+    if args.admit_floor < 1:
+        raise InputError("fairtop serve-allocations", f"--admit-floor must be >= 1, got {args.admit_floor}")
     new_file = not args.db.startswith(("postgresql://", "postgres://")) and not Path(args.db).exists()
     if args.migrate or args.migrate_only or new_file:  # a new ledger file starts at the current schema
         ledger = open_ledger(args.db, migrate=True)

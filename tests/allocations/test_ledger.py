@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import sqlite3
 import subprocess
 import sys
@@ -240,9 +242,10 @@ def test_cli_migrate_only(tmp_path: Path) -> None:
     assert run.returncode == 1 and "--migrate" in run.stderr
 
 
-async def test_the_asyncio_predebit_drops_a_dead_connection_and_says_503(pg_url: str) -> None:
-    """The service's PostgreSQL hot path (a batch on an asyncio connection): a connection the
-    server ended answers Unavailable (503) once, is not reused, and the next batch reconnects;
+async def test_the_asyncio_predebit_never_reuses_a_connection_the_server_ended(pg_url: str) -> None:
+    """The service's PostgreSQL hot path (a batch on an asyncio connection): a pooled connection
+    the server ended (its socket says so) is not handed out again, the next batch reconnects and
+    succeeds (it answered 503 once before, and a restart so left a 503 per pooled connection);
     refusals leave the connection pooled."""
     import psycopg
 
@@ -262,8 +265,7 @@ async def test_the_asyncio_predebit_drops_a_dead_connection_and_says_503(pg_url:
                               " WHERE datname = current_database() AND pid <> pg_backend_pid()"
                               " AND query LIKE '%fairtop_predebit%'").fetchall()
     assert ended == [(True,)]
-    with pytest.raises(Unavailable):
-        await one("3", 1)
+    await asyncio.sleep(0.5)  # the backend's last words reach the socket
     assert (await one("3", 1))["balance"] == 19  # type: ignore[index]
     assert ledger.allocations()[0]["failures"] == 1 and ledger.audit() == []
     ledger.close()

@@ -5,7 +5,8 @@
   the next at once (no back-off between instances), and the client stays with the one that answers.
 * Timeouts on every request (``httpx.Timeout(10, connect=3)`` unless given).
 * Reads (GET) are retried with backoff (0.5 s * 2**n, capped at 8 s, 25 % jitter; ``Retry-After``
-  honoured up to 60 s) on transport errors and 408/429/502/503/504, after every instance was tried.
+  honoured up to 60 s, plus up to 25 %) on transport errors and 408/429/502/503/504, after every
+  instance was tried.
 * Writes are sent once, to another instance only when the first refused the connection (nothing
   was sent). A pre-debit whose answer was lost is settled by its job id: the client asks
   ``GET /job/{job_id}`` (a read, any instance) whether it landed, and sends it again only if it did
@@ -176,8 +177,8 @@ class AllocationClient:
         if resp is not None:
             try:
                 after = float(resp.headers.get("retry-after", ""))
-                if 0 <= after <= 60:
-                    return after
+                if 0 <= after <= 60:  # a little later than asked: the clients refused together part
+                    return after * (1 + 0.25 * random.random())
             except ValueError:
                 pass
         return min(0.5 * 2**attempt, 8.0) * (1 - 0.25 * random.random())

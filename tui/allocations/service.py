@@ -38,6 +38,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from tui.allocations.admission import DEFAULT_FLOOR, Admission
 from tui.allocations.auth import AuthError, MungeAuth, Principal, TokenAuth, load_tokens
 from tui.allocations.group_commit import GroupCommit
 from tui.allocations.ledger import (
@@ -167,9 +168,11 @@ def _error(status: int, message: str, **extra: Any) -> JSONResponse:
     return JSONResponse({"error": message, **extra}, status_code=status, headers=headers)
 
 
-def create_app(ledger: Ledger, auth: TokenAuth | MungeAuth, threads: int = 16) -> PredebitRoute:
+def create_app(ledger: Ledger, auth: TokenAuth | MungeAuth, threads: int = 16,
+               admit_floor: int = DEFAULT_FLOOR) -> Admission:
     """The service's ASGI app over ``ledger`` with ``auth``: FastAPI behind the lean ``POST /job``
-    (:mod:`tui.allocations.predebit_route`); ``.app`` is the FastAPI app."""
+    (:mod:`tui.allocations.predebit_route`), behind the overload bound
+    (:mod:`tui.allocations.admission`); ``.app.app`` is the FastAPI app."""
     app = FastAPI(title="fairtop allocations", version=str(schema_sections()[-1][0]),
                   description=__doc__.split("\n\n")[0], responses=_ERRORS)
 
@@ -297,7 +300,7 @@ def create_app(ledger: Ledger, auth: TokenAuth | MungeAuth, threads: int = 16) -
         own_gid(who, gid)
         return await call(ledger.failures, who.visible_gids, gid=gid)
 
-    return PredebitRoute(app, JobIn, principal, run_predebit)
+    return Admission(PredebitRoute(app, JobIn, principal, run_predebit), floor=admit_floor)
 
 
 @dataclass(frozen=True)
@@ -314,6 +317,8 @@ class ServeOptions:
     tls_cert: str | None = None
     """Serve HTTPS with this certificate and ``tls_key`` (checked by the CLI before)."""
     tls_key: str | None = None
+    admit_floor: int = DEFAULT_FLOOR
+    """Requests in progress never refused for being late (:mod:`tui.allocations.admission`)."""
 
     def build_auth(self) -> TokenAuth | MungeAuth:
         """Raises ``ValueError`` with a readable message on a bad tokens file or user."""
@@ -327,11 +332,11 @@ class ServeOptions:
 _ENV = "FAIRTOP_ALLOC_SERVE"
 
 
-def app_from_env() -> PredebitRoute:
+def app_from_env() -> Admission:
     """The app of one worker process (``--workers N``), from the options in ``$FAIRTOP_ALLOC_SERVE``."""
     data = json.loads(os.environ[_ENV])
     opts = ServeOptions(**{**data, "superusers": tuple(data["superusers"]), "admins": tuple(data["admins"])})
-    return create_app(open_ledger(opts.db, pool_size=opts.pool), opts.build_auth())
+    return create_app(open_ledger(opts.db, pool_size=opts.pool), opts.build_auth(), admit_floor=opts.admit_floor)
 
 
 def serve(opts: ServeOptions, host: str, port: int, *, workers: int = 1, log_level: str = "warning",
@@ -373,7 +378,8 @@ def serve(opts: ServeOptions, host: str, port: int, *, workers: int = 1, log_lev
         except KeyboardInterrupt:
             pass
         return
-    server = uvicorn.Server(uvicorn.Config(create_app(ledger, auth), log_level=log_level, access_log=False,
+    app = create_app(ledger, auth, admit_floor=opts.admit_floor)
+    server = uvicorn.Server(uvicorn.Config(app, log_level=log_level, access_log=False,
                                            timeout_graceful_shutdown=5, fd=sock.fileno(), **tls))
     try:
         server.run(sockets=[sock])

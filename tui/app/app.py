@@ -28,6 +28,7 @@ from tui.app.messages import StandingLoaded
 from tui.app.painted import PaintedChops
 from tui.app.screens.help import HelpScreen
 from tui.app.screens.main import MainScreen
+from tui.app.terminal_watch import end_with_terminal
 from tui.app.tree_rows import TreeTable
 from tui.app.widgets.fairshare_tree import FairshareTree
 from tui.app.widgets.prompt import PromptBar
@@ -216,6 +217,7 @@ class FairtopApp(ClusterActions, LoadActions, TreeActions, App[int]):
             self.action_set_theme(name)
         self._apply_keymap()
         self._assoc.focus()
+        end_with_terminal(self)  # a session whose terminal went away must not run on unseen
         if any(c.live for c in self.clusters):  # the callbacks skip a cluster that is not live
             self.set_interval(self.settings.refresh_rate, self._refresh_live_source, name="refresh")
             self.set_interval(STATUS_TICK_S, self._tick_status, name="status-clock")

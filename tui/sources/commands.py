@@ -8,17 +8,32 @@
 from __future__ import annotations
 
 import subprocess
+import threading
 from dataclasses import dataclass
 
 from tui.sources.errors import SourceUnavailable
 
-__all__ = ["DEFAULT_TIMEOUT", "Output", "run"]
+__all__ = ["DEFAULT_TIMEOUT", "Output", "refuse_new_commands", "run"]
 
 #: Seconds each command may take (slurmctld's own MessageTimeout default is 10 s).
 DEFAULT_TIMEOUT = 20.0
 #: stderr phrases of Slurm clients that could not reach slurmctld/slurmdbd.
 _NO_ANSWER = ("Unable to contact slurm controller", "Socket timed out", "Connection refused",
               "Problem talking to the database", "Zero Bytes were transmitted", "Unable to establish connection")
+
+
+_refused: list[str] = []
+"""Why no command may start any more (empty while they may); set once, by the ending session."""
+_refused_lock = threading.Lock()
+
+
+def refuse_new_commands(reason: str) -> None:
+    """From now on :func:`run` starts no command and raises :class:`SourceUnavailable` saying
+    ``reason``: the session is ending (its terminal is gone), and a live source's refresh or a
+    worker still running must not ask slurmctld for nobody."""
+    with _refused_lock:
+        if not _refused:
+            _refused.append(reason)
 
 
 @dataclass(frozen=True)
@@ -58,6 +73,8 @@ def run(args: list[str], timeout: float = DEFAULT_TIMEOUT, check: bool = True) -
         The command is not installed, timed out, or (with ``check``) exited non-zero; the message
         names the command and gives stderr's first line.
     """
+    if _refused:
+        raise SourceUnavailable(f"{args[0]}: not started: {_refused[0]}")
     try:
         proc = subprocess.run(args, capture_output=True, timeout=timeout, shell=False, stdin=subprocess.DEVNULL,
                               check=False)
