@@ -148,7 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="a PBS Professional server: resource_group, pbsfs output and sched_config")
     cap.add_argument("--every", type=_period, metavar="PERIOD",
                      help="publish a capture every PERIOD (30s, 5m, 1h) as DIR/<time>, DIR/current pointing at "
-                          "the newest; for a site-wide snapshot (see the README)")
+                          "the newest; for a site-wide snapshot (see docs/admin/publisher.md)")
     cap.add_argument("--keep", type=int, default=12, metavar="N", help="with --every: captures kept (default 12)")
     cap.add_argument("--count", type=int, default=None, metavar="N", help="with --every: stop after N captures")
     cap.add_argument("--cluster", dest="report_cluster", metavar="NAME",

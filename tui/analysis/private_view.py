@@ -41,7 +41,7 @@ def private_breakdown(standing: Standing, row: int) -> tuple[str, list[str]]:
     ]
     if not ranking:
         lines.append("Your place among all users needs everyone's usage: a site publisher ('fairtop capture "
-                     "--every', see the README) computes it for each user without showing the others.")
+                     "--every', see docs/admin/private-data.md) computes it for each user without showing the others.")
     return f"Why {label} has its fairshare · PrivateData view", lines
 
 
