@@ -38,8 +38,8 @@ class PaintedChops:
             line = chops[y]
             sends = False
             for end, (x, strip) in zip(update.chop_ends[y], update.chops[y].items()):
-                if strip is None or x > x2 or end <= x1:
-                    continue
+                if strip is None or x >= x2 or end <= x1:
+                    continue  # x2 is exclusive: Textual sends a chop starting there as a bare cursor move
                 whole = x1 <= x and end <= x2
                 if whole and drawn.get(x) == (end, strip):
                     line[x] = None  # the same cells with the same style: already on screen
