@@ -138,8 +138,9 @@ def main() -> int:
 
         src = export(args.against)
         compile_bytecode(src)
-        apps[f"fairtop@{args.against}"] = ([str(Path(args.fairtop).with_name("python")), "-m", "tui.cli", "--demo",
-                                            "--user", "alice"], root_row, {"PYTHONPATH": str(src)})
+        python = str(Path(args.fairtop).with_name("python"))  # -P: the checkout in the cwd must not come first
+        apps[f"fairtop@{args.against}"] = ([python, "-P", "-m", "tui.cli", "--demo", "--user", "alice"], root_row,
+                                           {"PYTHONPATH": str(src)})
     if Path(args.pbs_tui).exists():
         apps["pbs-tui"] = ([args.pbs_tui, "--dummy"], re.compile(r"▊\s+[0-9]{6,}\s+\w"), {})
     else:
