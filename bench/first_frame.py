@@ -17,6 +17,11 @@ run, so no run pays for starting the server. Prints, per app, the median, min an
 wall time and of the CPU time the app's process had used when its rows appeared (from
 ``/proc/PID/stat``: on a loaded machine the wall time is mostly waiting for a core, the CPU time
 is what the app costs), and the load average before and after.
+
+``--syscalls``: each app once more under ``strace -f -c -e trace=%file`` (every system call that
+names a file: open, stat, access, readlink, ...), stopped when its rows appear; prints the calls
+and the failed ones (mostly the import system's misses along ``sys.path``). On a login node whose
+Python lives on NFS or Lustre each is a round trip.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import argparse
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -81,6 +87,24 @@ def first_frame(argv: list[str], done: re.Pattern[str], name: str, env: dict[str
         tmux("kill-window", "-t", f"bench:{name}")
 
 
+def file_calls(argv: list[str], done: re.Pattern[str], name: str, env: dict[str, str], out: Path) -> tuple[int, int]:
+    """File system calls (and failed ones) of ``argv`` from its start to its first data frame."""
+    traced = ["strace", "-f", "-c", "-e", "trace=%file", "-o", str(out), *argv]
+    tmux("new-window", "-d", "-t", "bench", "-n", name, *(f"-e{k}={v}" for k, v in env.items()), *traced)
+    pid = int(tmux("display-message", "-p", "-t", f"bench:{name}", "#{pane_pid}"))  # strace
+    t0 = time.perf_counter()
+    while not done.search(tmux("capture-pane", "-p", "-t", f"bench:{name}")):
+        if time.perf_counter() - t0 > TIMEOUT_S:
+            raise TimeoutError(f"{name}: no match for {done.pattern!r} under strace")
+        time.sleep(POLL_S)
+    for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+        os.kill(int(child), signal.SIGKILL)  # the app: strace then writes its summary and exits
+    while "total" not in (out.read_text() if out.exists() else ""):
+        time.sleep(POLL_S)
+    total = next(line for line in out.read_text().splitlines() if line.rstrip().endswith("total")).split()
+    return int(total[-3]), int(total[-2]) if len(total) == 6 else 0
+
+
 def compile_bytecode(folder: Path) -> None:
     """Write ``folder``'s ``.pyc`` files, as an installed package has them (pip compiles at
     install; a checkout gets them at its first run unless PYTHONDONTWRITEBYTECODE is set, as it
@@ -96,6 +120,7 @@ def main() -> int:
     parser.add_argument("--pbs-tui", default="/tmp/pbstui-venv/bin/pbs-tui", help="the pbs-tui executable")
     parser.add_argument("--fairtop", default=str(ROOT / ".venv" / "bin" / "fairtop"), help="the fairtop executable")
     parser.add_argument("--against", metavar="REV", help="also time fairtop as of this git revision (e.g. main)")
+    parser.add_argument("--syscalls", action="store_true", help="also count each app's file system calls (strace)")
     args = parser.parse_args()
     if not shutil.which("tmux"):
         print("needs tmux", file=sys.stderr)
@@ -113,8 +138,9 @@ def main() -> int:
 
         src = export(args.against)
         compile_bytecode(src)
-        apps[f"fairtop@{args.against}"] = ([str(Path(args.fairtop).with_name("python")), "-m", "tui.cli", "--demo",
-                                            "--user", "alice"], root_row, {"PYTHONPATH": str(src)})
+        python = str(Path(args.fairtop).with_name("python"))  # -P: the checkout in the cwd must not come first
+        apps[f"fairtop@{args.against}"] = ([python, "-P", "-m", "tui.cli", "--demo", "--user", "alice"], root_row,
+                                           {"PYTHONPATH": str(src)})
     if Path(args.pbs_tui).exists():
         apps["pbs-tui"] = ([args.pbs_tui, "--dummy"], re.compile(r"▊\s+[0-9]{6,}\s+\w"), {})
     else:
@@ -138,6 +164,8 @@ def main() -> int:
                 wall, used = first_frame(argv, done, name, env)
                 times[name].append(wall)
                 cpu[name].append(used)
+        calls = {name: file_calls(argv, done, name, env, floor.with_name(f"{name}.strace"))
+                 for name, (argv, done, env) in apps.items()} if args.syscalls else {}
     finally:
         subprocess.run(["tmux", "-L", SOCKET, "kill-server"], capture_output=True)
     load_after = os.getloadavg()
@@ -146,6 +174,8 @@ def main() -> int:
     for name, runs in times.items():
         print(f"{name:13} wall median {statistics.median(runs):.2f} s (min {min(runs):.2f}, max {max(runs):.2f}); "
               f"CPU median {statistics.median(cpu[name]):.2f} s (min {min(cpu[name]):.2f}, max {max(cpu[name]):.2f})")
+    for name, (n, failed) in calls.items():
+        print(f"{name:13} file system calls to the first frame: {n:,} ({failed:,} failed)")
     return 0
 
 

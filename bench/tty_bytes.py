@@ -21,7 +21,9 @@ second's worth through at once after an idle moment, which hides what one key co
 a Down to the screen settling (median of 3) and, for Down held 2 s (30 keys a second, a
 keyboard's repeat), how long the screen keeps changing after the last key.
 
-``--fairtop CMD`` measures another checkout (e.g. ``/work/main/.venv/bin/fairtop``).
+``--fairtop CMD`` measures another checkout (e.g. ``/work/main/.venv/bin/fairtop``); ``--against REV``
+also measures fairtop as of git revision REV (a ``git archive`` of it on ``PYTHONPATH``) in the
+same run, each size and the slow link taking the two in turn.
 """
 
 from __future__ import annotations
@@ -215,6 +217,7 @@ def main() -> int:
     parser.add_argument("--sizes", default=",".join(f"{w}x{h}" for w, h in SIZES))
     parser.add_argument("--slow", action="store_true", help="also the 256 kbit/s link")
     parser.add_argument("--slow-only", action="store_true", help="only the 256 kbit/s link")
+    parser.add_argument("--against", metavar="REV", help="also fairtop as of this git revision, in the same run")
     parser.add_argument("--throttle", type=float, help=argparse.SUPPRESS)  # the link itself
     args = parser.parse_args()
     if args.throttle:
@@ -225,7 +228,15 @@ def main() -> int:
             print(f"needs {tool}", file=sys.stderr)
             return 1
     sizes = [tuple(int(v) for v in s.split("x")) for s in args.sizes.split(",")]
-    fairtop = [*shlex.split(args.fairtop), "--demo", "--user", "alice"]
+    fairtops = {"fairtop": [*shlex.split(args.fairtop), "--demo", "--user", "alice"]}
+    if args.against:
+        sys.path.insert(0, str(ROOT / "bench"))
+        from report import export
+
+        python = str(Path(shlex.split(args.fairtop)[0]).with_name("python"))
+        # -P: the checkout in the current folder must not come before the exported one
+        fairtops[f"fairtop@{args.against}"] = ["env", f"PYTHONPATH={export(args.against)}", python, "-P", "-m",
+                                               "tui.cli", "--demo", "--user", "alice"]
     with tempfile.TemporaryDirectory() as tmp:
         logs = Path(tmp)
         tmux("new-session", "-d", "-s", "bench")  # the server, for the whole run
@@ -236,11 +247,13 @@ def main() -> int:
             for w, h in [] if args.slow_only else sizes:
                 run: Callable[[Window], dict[str, int]]
                 for name, argv, run in (
-                    ("fairtop", [*env, *fairtop], lambda win: fairtop_actions(win, args.quiet, args.idle)),
+                    *((name, [*env, *cmd], lambda win: fairtop_actions(win, args.quiet, args.idle))
+                      for name, cmd in fairtops.items()),
                     ("DataTable", [*env, sys.executable, "-c", DATATABLE_APP],
                      lambda win: datatable_actions(win, args.quiet)),
                 ):
-                    win = Window(f"{name}{w}", argv, w, h, logs / f"{name}{w}.log")
+                    tag = f"{name}{w}".replace("@", "-")
+                    win = Window(tag, argv, w, h, logs / f"{tag}.log")
                     try:
                         for action, n in run(win).items():
                             results.setdefault(f"{name}: {action}", {})[f"{w}x{h}"] = n
@@ -249,11 +262,11 @@ def main() -> int:
             if results:
                 print_table(results, sizes)
             if args.slow:
-                env_fairtop = [*env, *fairtop]
                 print("\n256 kbit/s link (script | throttle 32,000 B/s):")
                 for w, h in ((120, 40), (200, 60)):
-                    for what, s in slow_link(env_fairtop, w, h, logs).items():
-                        print(f"  {w}x{h} {what}: {s:.2f}")
+                    for name, cmd in fairtops.items():
+                        for what, s in slow_link([*env, *cmd], w, h, logs).items():
+                            print(f"  {name} {w}x{h} {what}: {s:.2f}")
         finally:
             tmux("kill-server")
     return 0

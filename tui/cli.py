@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+from contextlib import contextmanager
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -1115,11 +1116,25 @@ def _serve(args: argparse.Namespace) -> int:
         return 1
 
 
+@contextmanager
+def _messages_looked_up_once() -> Iterator[None]:
+    """argparse translates each help message it is given (``gettext``), and CPython looks for the
+    catalogue on disk at every call, found or not: 4 file system calls a message, ~190 for our
+    subcommands at every start. The same message is looked up once while the parser is built."""
+    translate = argparse._  # type: ignore[attr-defined]
+    argparse._ = functools.cache(translate)  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        argparse._ = translate  # type: ignore[attr-defined]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if list(argv[:1]) == ["standing"]:
         return _standing_fast(argv[1:])
-    args = build_parser().parse_args(argv)
+    with _messages_looked_up_once():
+        args = build_parser().parse_args(argv)
     try:
         if args.command == "report":
             import gc

@@ -65,3 +65,35 @@ def test_a_whole_screen_redraw_forgets_everything() -> None:
     painted.changed_only(update(frame))
     painted.clear()
     assert sent(painted.changed_only(update(frame))) == [(0, 0, "row")]
+
+
+def test_a_changed_chop_sends_the_cells_that_differ() -> None:
+    painted = PaintedChops()
+    before = "mech_vargas_lab/alice ranks 874 of 2,501: fairshare 0.349460"
+    after = "mech_vargas_lab/bruno ranks 874 of 2,501: fairshare 0.349460"
+    painted.changed_only(update([{3: strip(before)}]))
+    assert sent(painted.changed_only(update([{3: strip(after)}]))) == [(0, 3 + 16, "bruno")]
+    # the terminal now shows `after` whole: the same again sends nothing, the old text all of its cells
+    assert painted.changed_only(update([{3: strip(after)}])) is None
+    assert sent(painted.changed_only(update([{3: strip(before)}]))) == [(0, 3 + 16, "alice")]
+    # from the first changed cell to the last: what lies between is sent too
+    spread = before.replace("alice", "aliCe").replace("0.349460", "0.349461")
+    assert sent(painted.changed_only(update([{3: strip(spread)}]))) == [(0, 3 + 19, spread[19:])]
+
+
+def test_a_cut_keeps_whole_characters_and_styles() -> None:
+    painted = PaintedChops()
+    painted.changed_only(update([{0: strip("usage 7,099,364 of 388,484,468 total")}]))
+    # a style change is a change: the cells whose style differs are sent, with their style
+    restyled = Strip([Segment("usage "), Segment("7,099,364", BOLD), Segment(" of 388,484,468 total")])
+    out = painted.changed_only(update([{0: restyled}]))
+    assert sent(out) == [(0, 6, "7,099,364")]
+    assert out is not None and list(out.chops[0][6])[0].style == BOLD
+    # wide characters are never cut in two: such a chop is sent whole
+    wide = "用户 7,099,364 of 388,484,468 total"
+    painted.changed_only(update([{0: strip(wide)}]))
+    assert sent(painted.changed_only(update([{0: strip(wide.replace("7", "8"))}]))) == [
+        (0, 0, wide.replace("7", "8"))]
+    # a change of a few cells in a short chop is sent whole (a cut would save less than its cost)
+    painted.changed_only(update([{0: strip("0.349")}]))
+    assert sent(painted.changed_only(update([{0: strip("0.350")}]))) == [(0, 0, "0.350")]

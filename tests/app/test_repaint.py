@@ -136,3 +136,40 @@ async def test_a_held_key_draws_the_tree_once_it_rests(make_app, monkeypatch) ->
         assert tree.cursor == first - top + 8
         assert drawn_while_held <= {first, first + 1}  # at most the first key, at once; the others wait
         assert {first, first + 8} <= lines(spans) & lines_of(tree) <= {first, first + 1, first + 8}
+
+
+async def test_the_breakdown_beside_the_tree_sends_the_lines_a_neighbour_changes(make_app) -> None:
+    # From 180 columns the breakdown follows the cursor beside the tree. Two users of one account
+    # share their path: the pane sends the lines that differ (title, summary, the user's own step,
+    # the rank sentence, the curves), not the pane; what was cleared and refilled, moved by a
+    # summary one line longer or narrowed by a scrollbar was sent whole (55 lines here).
+    app = make_app()
+    async with app.run_test(size=(200, 60)) as pilot:
+        await ready(pilot)
+        await pilot.press("m")  # alice
+        await pilot.pause(0.3)  # the breakdown waits for the cursor to rest, then its worker runs
+        await ready(pilot)
+        await settle(pilot)
+        side = app.query_one("#pane-side")
+        assert side.display
+        sent: list[ChopsUpdate] = []
+        changed_only = app._painted.changed_only
+
+        def record(update: ChopsUpdate) -> ChopsUpdate | None:
+            kept = changed_only(update)
+            if kept is not None:
+                sent.append(kept)
+            return kept
+
+        app._painted.changed_only = record  # type: ignore[method-assign]
+        await pilot.press("down")  # the next user of alice's account
+        await pilot.pause(0.3)  # the breakdown waits for the cursor to rest
+        await ready(pilot)
+        await settle(pilot)
+        x0 = side.region.x
+        pane_lines = {y for update in sent for y, x1, x2 in update.spans
+                      for end, (x, strip) in zip(update.chop_ends[y], update.chops[y].items())
+                      if strip is not None and x >= x0 and x < x2 and end > x1}  # what is drawn of the pane
+        assert "Why" in str(app.query_one("#pane-side #bd-title").render())
+        assert pane_lines  # the new row's lines were caught
+        assert len(pane_lines) <= side.region.height // 2, sorted(pane_lines)

@@ -132,6 +132,7 @@ class BreakdownPane(PaneFrame):
     """The fairshare breakdown of one association (``pbsfs -g`` for Slurm)."""
 
     DEFAULT_CSS = """
+    BreakdownPane #bd-scroll { scrollbar-gutter: stable; }
     BreakdownPane #bd-summary { color: $foreground; padding-bottom: 1; }
     BreakdownPane #bd-steps { padding-bottom: 1; }
     BreakdownPane #bd-factor { color: $foreground; text-style: bold; padding-bottom: 1; }
@@ -197,8 +198,12 @@ class BreakdownPane(PaneFrame):
             self._label = standing.snapshot.tree.label(row)
             title.update(f"Why {self._label} has its fairshare: computing...")
             self._worker = self._explain(standing, row, self._request)
+            # The last row's lines stay under this title until the new ones arrive: a row's
+            # neighbour shares most of them (its path, the labels), and what is on screen is not
+            # sent again (PaintedChops); cleared first, every line was sent twice.
+            return
         self._clear_explanation()
-        self._show_recovery(None, pending=self._worker is not None)
+        self._show_recovery(None)
 
     def _show_pbs(self, standing: Standing, row: int | None) -> None:
         """``pbsfs -g`` for the selected entity, with every level's formula and numbers."""
@@ -261,6 +266,7 @@ class BreakdownPane(PaneFrame):
         else:
             rank.set_lines([])
         self.query_one("#bd-jobs", Static).update(_jobs_markup(ex))
+        self._show_recovery(None, pending=True)  # the last row's curves go with its explanation
 
     def on_recovery_ready(self, message: RecoveryReady) -> None:
         if message.request_id == self._request:
@@ -272,6 +278,7 @@ class BreakdownPane(PaneFrame):
         if not self._explained:
             self.query_one("#bd-title", Static).update(
                 f"Why {self._label} has its fairshare: could not compute: {text}")
+            self._clear_explanation()  # the last row's, kept while this one computed
         self._show_recovery(None)
         self.query_one("#bd-rec-title", Static).update(f"If you run nothing more: could not compute: {text}")
 
@@ -286,7 +293,10 @@ class BreakdownPane(PaneFrame):
             for widget in (*labels, text):
                 widget.update("")
             for plot in plots:
-                plot.display = False
+                if pending:  # hidden in place: the pane keeps its height, so its scrollbar is not redrawn twice
+                    plot.visible = False
+                else:
+                    plot.display = False
             return
         title.update(f"If you run nothing more and everyone else's usage holds steady "
                      f"(next {rec.days[-1]:g} days):")
@@ -303,7 +313,7 @@ class BreakdownPane(PaneFrame):
 
     @staticmethod
     def _plot(widget: PlotextPlot, dates: list[str] | None, days: np.ndarray, values: list[float]) -> None:
-        widget.display = True
+        widget.display = widget.visible = True
         plt = widget.plt
         plt.clear_data()
         plt.clear_figure()
