@@ -32,6 +32,16 @@ def isolated_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture(autouse=True)
+def every_move_drawn_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Deterministic frames: Pilot's keys come faster than a held key's, so without this a test's
+    second cursor move would be drawn 0.1 s later, or not yet, depending on the machine's load.
+    The held-key test sets its own threshold."""
+    from tui.app.widgets import fairshare_tree
+
+    monkeypatch.setattr(fairshare_tree, "HELD_KEY_S", 0.0)
+
+
+@pytest.fixture(autouse=True)
 def no_cursor_blink(monkeypatch: pytest.MonkeyPatch) -> None:
     """Deterministic frames: the prompt's cursor never blinks."""
     from textual.widgets import Input

@@ -11,7 +11,7 @@ from textual.widget import Widget
 from tests.app.conftest import ME, SIZE, ready, small_demo
 from tui.app import commands, themes
 from tui.app.screens.help import HelpScreen
-from tui.app.widgets.fairshare_tree import FairshareTree
+from tui.app.widgets.fairshare_tree import HELD_KEY_S, FairshareTree
 from tui.sources.errors import SourceUnavailable
 
 
@@ -137,6 +137,7 @@ async def test_large_tree_stays_virtual(make_app) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await pilot.press("plus", "end")
+        await pilot.pause(3 * HELD_KEY_S)  # two keys this quick are a held key: the tree is drawn when it rests
         tree = app.query_one(FairshareTree)
         assert len(tree.rows_shown) == tree.table.size > 20000
         assert tree.cursor == len(tree.rows_shown) - 1
