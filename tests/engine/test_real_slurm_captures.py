@@ -10,8 +10,11 @@ from tests.slurm_oracle import mismatches
 from tui.analysis.standing import build_standing
 from tui.sources.saved import load_folder
 
+#: The recorded scenarios (not the PrivateData fixture: a user's own capture lists only their rows, and
+#: its whole capture is one tree under one algorithm; tests/sources/test_private_data.py reads them).
 CAPTURES = sorted(p.parent for p in FIXTURES.glob("slurm*/*/*/sshare_a_l_P.psv")
-                  if p.parents[2].name == "slurm" or p.parents[2].name.startswith("slurm-"))
+                  if (p.parents[2].name == "slurm" or p.parents[2].name.startswith("slurm-"))
+                  and p.parents[1].name != "private")
 RELEASES = sorted({p.parent.parent.name for p in CAPTURES})  # slurm (22.05), slurm-26.05, ...
 NEAR_TIE = "near_tie"
 """Fair Tree only: ties slurmctld decided in long double from usage the inputs print rounded."""
