@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 
 from tui.slurm_releases import release
 
@@ -114,12 +115,12 @@ def readers(users_text: bytes | str, assoc_text: bytes | str) -> dict[str, Reade
         level = row[ia].strip().lower() if ia is not None and ia < len(row) else ""
         direct = [a.strip().lower() for a in row[ic].split(",")] if ic is not None and ic < len(row) else []
         coord: set[str] = set()
-        todo = [a for a in direct if a]
-        while todo:
-            acct = todo.pop()
+        pending = [a for a in direct if a]
+        while pending:
+            acct = pending.pop()
             if acct not in coord:
                 coord.add(acct)
-                todo.extend(below.get(acct, ()))
+                pending.extend(below.get(acct, ()))
         out[row[iu]] = Reader(row[iu], frozenset(coord), level in ("administrator", "operator"))
     return out
 
@@ -258,7 +259,7 @@ class Capture:
         version = re.search(r"^SLURM_VERSION\s*=\s*(\S+)", text.get("scontrol_show_config.txt", ""), re.M)
         self.lineage = release(version.group(1) if version else None).sacctmgr_lft  # ancestors before 23.11
         account_of = _job_accounts(text.get("squeue.txt", ""))
-        makers = {"sshare_a_l_P.psv": lambda t: _sshare_keyed(t),
+        makers = {"sshare_a_l_P.psv": _sshare_keyed,
                   "sacctmgr_assoc_hdr.psv": _sacctmgr_keyed, "sacctmgr_assoc_nolft.psv": _sacctmgr_keyed,
                   "assoc_mgr.txt": _assoc_mgr_keyed,
                   "squeue.txt": lambda t: _lines_keyed(t, "USER", "ACCOUNT", "squeue output"),
@@ -282,8 +283,10 @@ class Capture:
                 "squeue.txt": "jobs" in flags, "sacct_a_P.psv": "jobs" in flags,
                 "sprio_l.txt": "jobs" in flags}.get(name, True)
 
+    @cached_property
     def shared(self) -> dict[str, bytes]:
-        """Files every user sees whole under these PrivateData (and the config), by name."""
+        """Files every user sees whole under these PrivateData (and the config), by name: found
+        once per capture, not once per reader."""
         out = {}
         for name, body in self.files.items():
             base = name[:-4] if name.endswith(".err") else name
@@ -299,7 +302,7 @@ class Capture:
         own_inputs = {USERS_FILE, DBD_CONFIG_FILE, USERS_FILE + ".err", DBD_CONFIG_FILE + ".err"}
         if reader.admin or not self.hides & set(HIDES):
             return {k: v for k, v in self.files.items() if k not in own_inputs}, sorted(own_inputs & set(self.files))
-        shared = self.shared()
+        shared = self.shared
         out: dict[str, bytes] = {}
         left: list[str] = []
         for name in self.files:
@@ -342,7 +345,7 @@ def user_view(files: Mapping[str, bytes], reader: Reader, hides: Iterable[str]) 
     view, left = capture.view(reader)
     if reader.admin or not capture.hides & set(HIDES):
         return view, left
-    return {**capture.shared(), **view}, left
+    return {**capture.shared, **view}, left
 
 
 def visible_names(files: Mapping[str, bytes]) -> set[str]:

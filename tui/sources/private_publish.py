@@ -115,7 +115,7 @@ def arrange(folder: Path, ranking: Ranking | None = None, share_with: str | None
     capture = Capture(files, hides)
     common = folder / COMMON  # what every user sees whole (the config, partitions...): once, not per user
     _mkdir(common, 0o755)
-    shared = capture.shared()
+    shared = capture.shared
     for file, data in shared.items():
         _write(common / file, data, 0o644)
     made, homeless = 0, 0
