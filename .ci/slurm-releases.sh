@@ -1,5 +1,7 @@
 # shellcheck shell=bash
 # CI (issue 17): Slurm releases beside the default 22.05 sandbox, sourced by .ci/run after it.
+# .ci/run calls releases_build_start before the tests not marked slurm_release and releases_start
+# after them (a fresh machine's build, ~8.5 min, then overlaps those tests instead of preceding them).
 # For each release in $FAIRTOP_CI_SLURM (default "26.05.3"; add 24.11.7 to test it too: about 5 more
 # minutes on a fresh machine, see README "Slurm releases"): build it from ../shared/src with the
 # sandbox's build.sh (cached in /opt/slurm-VERSION by the tarball's sha256: ~4-5 min once on 2 cores,
@@ -47,15 +49,30 @@ releases_down() {
   done
 }
 
-if [ "$(id -u)" != 0 ]; then
-  loud "NOT ROOT: the Slurm ${FAIRTOP_CI_SLURM:-26.05.3} sandbox tests will be SKIPPED"
-elif [ ! -x "$SANDBOX/build.sh" ]; then
-  loud "NO $SANDBOX/build.sh: Slurm ${FAIRTOP_CI_SLURM:-26.05.3} cannot be tested"
-  releases_failed+=("${FAIRTOP_CI_SLURM:-26.05.3}")
-else
+releases_build_pids=()
+releases_build_start() {  # build each release in the background (CI runs the other tests meanwhile)
+  local version
+  [ "$(id -u)" = 0 ] && [ -x "$SANDBOX/build.sh" ] || return 0
   for version in ${FAIRTOP_CI_SLURM:-26.05.3}; do
-    release_up "$version" || { loud "SLURM $version DID NOT BUILD OR START: CI FAILS"; releases_failed+=("$version"); }
+    "$SANDBOX/build.sh" "$version" >/dev/null 2>/tmp/fairtop-ci-build-"$version".log &
+    releases_build_pids+=($!)
+    echo "slurm $version: building (or cached) in the background, pid $!"
   done
-  prev_exit_trap=$(trap -p EXIT | sed "s/^trap -- '//; s/' EXIT\$//")
-  trap "releases_down; ${prev_exit_trap:-true}" EXIT
-fi
+}
+
+releases_start() {  # wait for the builds, then start each release's sandbox (release_up: build cached)
+  local pid version
+  for pid in "${releases_build_pids[@]}"; do wait "$pid"; done
+  if [ "$(id -u)" != 0 ]; then
+    loud "NOT ROOT: the Slurm ${FAIRTOP_CI_SLURM:-26.05.3} sandbox tests will be SKIPPED"
+  elif [ ! -x "$SANDBOX/build.sh" ]; then
+    loud "NO $SANDBOX/build.sh: Slurm ${FAIRTOP_CI_SLURM:-26.05.3} cannot be tested"
+    releases_failed+=("${FAIRTOP_CI_SLURM:-26.05.3}")
+  else
+    for version in ${FAIRTOP_CI_SLURM:-26.05.3}; do
+      release_up "$version" || { loud "SLURM $version DID NOT BUILD OR START: CI FAILS"; releases_failed+=("$version"); }
+    done
+    prev_exit_trap=$(trap -p EXIT | sed "s/^trap -- '//; s/' EXIT\$//")
+    trap "releases_down; ${prev_exit_trap:-true}" EXIT
+  fi
+}
