@@ -137,7 +137,8 @@ def _reason(exc: BaseException) -> str:
 
 def _span(seconds: float) -> str:
     minutes, sec = divmod(round(seconds), 60)
-    return f"{minutes} min {sec} s" if minutes else f"{sec} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min" if hours else f"{minutes} min {sec} s" if minutes else f"{sec} s"
 
 
 def publish_every(root: str | Path, capture: Callable[[Path], str], every_s: float, keep: int = 12,
