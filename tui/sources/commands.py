@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from tui.sources.errors import SourceUnavailable
 
-__all__ = ["DEFAULT_TIMEOUT", "Output", "kill_running", "refuse_new_commands", "run"]
+__all__ = ["DEFAULT_TIMEOUT", "Output", "kill_running", "refuse_new_commands", "run", "run_in_group"]
 
 #: Seconds each command may take (slurmctld's own MessageTimeout default is 10 s).
 DEFAULT_TIMEOUT = 20.0
@@ -81,6 +81,26 @@ def _cmdline(args: list[str] | tuple[str, ...]) -> str:
     return " ".join(args)
 
 
+def run_in_group(args: list[str], timeout: float) -> tuple[int, bytes, bytes]:
+    """Run ``args`` (no shell, no input) in a process group of its own; return its exit status,
+    stdout and stderr. Answered, timed out or interrupted, the whole group is killed: nothing it
+    started outlives it. Raises ``subprocess.TimeoutExpired`` and ``OSError`` (not started)."""
+    proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            shell=False, start_new_session=True)  # own session: no terminal for it either
+    with _refused_lock:
+        _running.add(proc.pid)
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    finally:
+        _kill_group(proc.pid)  # its id names no other group while any member of this one lives
+        with _refused_lock:
+            _running.discard(proc.pid)
+        proc.stdout.close()  # type: ignore[union-attr]  # PIPE: never None
+        proc.stderr.close()  # type: ignore[union-attr]
+        proc.wait()
+    return proc.returncode, stdout, stderr
+
+
 def run(args: list[str], timeout: float = DEFAULT_TIMEOUT, check: bool = True) -> Output:
     """Run one Slurm client command (no shell) and return its output.
 
@@ -101,30 +121,18 @@ def run(args: list[str], timeout: float = DEFAULT_TIMEOUT, check: bool = True) -
     """
     if _refused:
         raise SourceUnavailable(f"{args[0]}: not started: {_refused[0]}")
-    try:  # its own session: a process group to kill, and no terminal for it to wait on
-        proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                shell=False, start_new_session=True)
+    try:
+        returncode, stdout, stderr = run_in_group(args, timeout)
     except FileNotFoundError:
         raise SourceUnavailable(f"{args[0]}: command not found (is the Slurm client installed and on PATH?)") from None
     except PermissionError:
         raise SourceUnavailable(f"{args[0]}: permission denied") from None
-    except OSError as exc:
-        raise SourceUnavailable(f"{args[0]}: {exc.strerror or exc}") from None
-    with _refused_lock:
-        _running.add(proc.pid)
-    try:
-        stdout, stderr = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         raise SourceUnavailable(f"{_cmdline(args)}: no answer within {timeout:g} s "
                                 "(is slurmctld up and SLURM_CONF right?)") from None
-    finally:  # answered, timed out or interrupted: nothing it started outlives it
-        _kill_group(proc.pid)  # its id names no other group while any member of this one lives
-        with _refused_lock:
-            _running.discard(proc.pid)
-        proc.stdout.close()  # type: ignore[union-attr]  # PIPE: never None
-        proc.stderr.close()  # type: ignore[union-attr]
-        proc.wait()
-    out = Output(tuple(args), proc.returncode, stdout, stderr.decode("utf-8", "replace"))
+    except OSError as exc:
+        raise SourceUnavailable(f"{args[0]}: {exc.strerror or exc}") from None
+    out = Output(tuple(args), returncode, stdout, stderr.decode("utf-8", "replace"))
     if check and out.returncode != 0:
         raise SourceUnavailable(_failure(out))
     return out
