@@ -52,25 +52,37 @@ def _positive(text: str) -> float:
     return value
 
 
-def _period(text: str) -> float:
-    """``30s``, ``5m``, ``1h``, or a Slurm time (minutes, ``hh:mm:ss``)."""
+def _duration(text: str) -> float:
+    """``30s``, ``5m``, ``1h``, or a Slurm time (minutes, ``hh:mm:ss``), in seconds."""
     import re
 
     m = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)([smh])", text.strip())
     if m:
-        seconds = float(m.group(1)) * {"s": 1, "m": 60, "h": 3600}[m.group(2)]
-    else:
-        from tui.sources.slurm_units import parse_slurm_time
+        return float(m.group(1)) * {"s": 1, "m": 60, "h": 3600}[m.group(2)]
+    from tui.sources.slurm_units import parse_slurm_time
 
-        try:
-            parsed = parse_slurm_time(text)
-        except ValueError:
-            parsed = None
-        if parsed is None:
-            raise argparse.ArgumentTypeError(f"not a period: {text!r} (e.g. 30s, 5m, 1h)")
-        seconds = float(parsed)
+    try:
+        parsed = parse_slurm_time(text)
+    except ValueError:
+        parsed = None
+    if parsed is None:
+        raise argparse.ArgumentTypeError(f"not a period: {text!r} (e.g. 30s, 5m, 1h)")
+    return float(parsed)
+
+
+def _period(text: str) -> float:
+    """A publishing period: :func:`_duration`, at least 10 s."""
+    seconds = _duration(text)
     if seconds < 10:
         raise argparse.ArgumentTypeError(f"a period of at least 10 s, got {text!r}")
+    return seconds
+
+
+def _timeout(text: str) -> float:
+    """A command's timeout: :func:`_duration`, more than 0 s."""
+    seconds = _duration(text)
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError(f"a timeout of more than 0 s, got {text!r}")
     return seconds
 
 
@@ -154,6 +166,9 @@ def build_parser() -> argparse.ArgumentParser:
     cap.add_argument("--count", type=int, default=None, metavar="N", help="with --every: stop after N captures")
     cap.add_argument("--cluster", dest="report_cluster", metavar="NAME",
                      help="another cluster of this slurmdbd (-M NAME), saved as if captured on it")
+    cap.add_argument("--timeout", type=_timeout, default=None, metavar="PERIOD",
+                     help="how long each command may take before it is killed with its children (default 20s; "
+                          "sacct 3 times as long)")
     cap.add_argument("--share-with", metavar="GROUP",
                      help="with --every under PrivateData: the whole capture is readable by this Unix group too "
                           "(e.g. the admins), not by the publisher only")
@@ -1023,18 +1038,20 @@ def _capture(args: argparse.Namespace) -> int:
     folder behind (the commands run before the folder is made)."""
     try:
         capture: Callable[[str | Path], str]
+        timeout = {} if args.timeout is None else {"timeout": args.timeout}
         if args.pbs:
             from tui.sources.pbs_folder import capture as capture_pbs
 
-            capture = capture_pbs
+            capture = functools.partial(capture_pbs, **timeout)
         else:
             from tui.sources import slurm_cli
 
             on = getattr(args, "report_cluster", None) or ""  # --cluster NAME: sshare -M NAME, ...
-            capture = functools.partial(slurm_cli.capture, on=on)
+            capture = functools.partial(slurm_cli.capture, on=on, **timeout)
         if args.every:
             from tui.sources.publish import publish_every
 
+            _stop_on_sigterm()
             arrange = None if args.pbs else functools.partial(_arrange_private, share_with=args.share_with,
                                                               public=args.public)
             published = publish_every(args.dir, capture, args.every, args.keep, args.count, arrange=arrange)
@@ -1046,6 +1063,17 @@ def _capture(args: argparse.Namespace) -> int:
     except SourceUnavailable as exc:
         print(f"fairtop capture: {' '.join(str(exc).split())}", file=sys.stderr)
         return EXIT_INPUT
+
+
+def _stop_on_sigterm() -> None:
+    """SIGTERM (systemctl stop, kill) ends a publisher as Ctrl+C does: its commands killed with
+    their children and its temporary folder removed, rather than left behind."""
+    import signal
+
+    def stop(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
 
 
 def _arrange_private(folder: Path, share_with: str | None, public: bool) -> str:

@@ -228,6 +228,19 @@ def test_capture_failing_pbsfs_gives_its_message(tmp_path, fake_server):
         capture(tmp_path / "cap")
 
 
+def test_capture_kills_a_hung_pbsfs_with_its_children(tmp_path, fake_server):
+    import random
+
+    from tests.sources.test_publish_faults import _processes
+
+    marker = str(random.randrange(10**8, 10**9))  # in the command line of each of its sleeps
+    script = tmp_path / "bin" / "pbsfs"
+    script.write_text(f"#!/bin/sh\n/bin/sleep 3601.{marker} &\n/bin/sleep 3602.{marker}\n")
+    with pytest.raises(SourceUnavailable, match=r"pbsfs: no answer within 0.5 s"):
+        capture(tmp_path / "cap", timeout=0.5)
+    assert _processes(marker) == []
+
+
 def test_cli_capture_pbs(fake_server, tmp_path, capsys):
     assert main(["capture", "--pbs", str(tmp_path / "cli")]) == 0
     assert "captured" in capsys.readouterr().out

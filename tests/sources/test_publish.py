@@ -52,9 +52,42 @@ def test_a_failed_capture_leaves_current_on_the_last_good_one(tmp_path: Path) ->
     out, err = io.StringIO(), io.StringIO()
     assert publish_every(root, broken, every_s=10, count=1, out=out, err=err, sleep=lambda s: None) == 0
     assert out.getvalue() == ""
-    assert err.getvalue() == "fairtop: capture failed: sshare: Unable to contact slurm controller\n"
+    assert err.getvalue() == (f"fairtop: capture failed: sshare: Unable to contact slurm controller (current stays "
+                              f"on {good}; retried every 10 s, said again only when the reason changes)\n")
     assert (root / CURRENT).resolve() == good
-    assert not [p for p in root.iterdir() if p.name.endswith(".tmp")]
+    assert sorted(p.name for p in root.iterdir()) == [good.name, CURRENT]  # no temporary folder left
+
+
+def test_failures_are_logged_once_per_reason_and_the_recovery_once(tmp_path: Path) -> None:
+    """Six rounds: down, down, down for another reason, down, up, up: three lines on stderr, not six."""
+    root = tmp_path / "pub"
+    copy = _copier(CAPTURES[:1])
+    reasons = iter(["sshare: Unable to contact slurm controller"] * 2 + ["sshare: Socket timed out"] * 2)
+
+    def flaky(folder: Path) -> str:
+        reason = next(reasons, None)
+        if reason:
+            raise RuntimeError(reason)
+        return copy(folder)
+
+    now = [0.0]  # a clock that the publisher's sleep moves on: each round starts 300 s after the last
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    out, err = io.StringIO(), io.StringIO()
+    assert publish_every(root, flaky, every_s=300, count=6, out=out, err=err, sleep=sleep,
+                         clock=lambda: now[0]) == 2
+    published = [line.split(" ", 1)[1] for line in out.getvalue().splitlines()]
+    assert len(published) == 2 and (root / CURRENT).resolve() == Path(published[1])
+    lines = err.getvalue().splitlines()
+    assert lines == [
+        "fairtop: capture failed: sshare: Unable to contact slurm controller (nothing published yet; retried "
+        "every 5 min 0 s, said again only when the reason changes)",
+        "fairtop: capture failed: sshare: Socket timed out (nothing published yet; retried every 5 min 0 s, said "
+        "again only when the reason changes)",
+        f"fairtop: capture recovered after 4 failed rounds in 20 min 0 s: current {published[0]}",
+    ]
 
 
 def test_two_sessions_follow_one_publisher(tmp_path: Path) -> None:

@@ -1,5 +1,9 @@
 """Run one Slurm client command: from an argument list (never a shell string), with a timeout.
 
+Each command runs in its own process group, and the whole group is killed when it times out, when
+the caller is interrupted, and after it exits: a wrapper script's children (a site's ``sshare``
+that calls ssh, a hung ``sleep``) die with it instead of living on, orphaned, one per try.
+
 :func:`run` and :class:`Output` live here so that :mod:`tui.sources.sacct` and
 :mod:`tui.sources.slurm_cli` can both use them without importing each other;
 ``slurm_cli`` re-exports them.
@@ -7,13 +11,15 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import threading
 from dataclasses import dataclass
 
 from tui.sources.errors import SourceUnavailable
 
-__all__ = ["DEFAULT_TIMEOUT", "Output", "refuse_new_commands", "run"]
+__all__ = ["DEFAULT_TIMEOUT", "Output", "kill_running", "refuse_new_commands", "run", "run_in_group"]
 
 #: Seconds each command may take (slurmctld's own MessageTimeout default is 10 s).
 DEFAULT_TIMEOUT = 20.0
@@ -36,6 +42,26 @@ def refuse_new_commands(reason: str) -> None:
             _refused.append(reason)
 
 
+_running: set[int] = set()
+"""Process groups of the commands running now (their leaders' PIDs)."""
+
+
+def kill_running() -> int:
+    """Kill every command running now, with its children (a caller stopping before they answer:
+    interrupted, or its deadline passed). Returns how many groups were signalled."""
+    with _refused_lock:
+        groups = list(_running)
+    return sum(_kill_group(pgid) for pgid in groups)
+
+
+def _kill_group(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        return False  # all gone already
+    return True
+
+
 @dataclass(frozen=True)
 class Output:
     """One command's result."""
@@ -53,6 +79,26 @@ class Output:
 
 def _cmdline(args: list[str] | tuple[str, ...]) -> str:
     return " ".join(args)
+
+
+def run_in_group(args: list[str], timeout: float) -> tuple[int, bytes, bytes]:
+    """Run ``args`` (no shell, no input) in a process group of its own; return its exit status,
+    stdout and stderr. Answered, timed out or interrupted, the whole group is killed: nothing it
+    started outlives it. Raises ``subprocess.TimeoutExpired`` and ``OSError`` (not started)."""
+    proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            shell=False, start_new_session=True)  # own session: no terminal for it either
+    with _refused_lock:
+        _running.add(proc.pid)
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    finally:
+        _kill_group(proc.pid)  # its id names no other group while any member of this one lives
+        with _refused_lock:
+            _running.discard(proc.pid)
+        proc.stdout.close()  # type: ignore[union-attr]  # PIPE: never None
+        proc.stderr.close()  # type: ignore[union-attr]
+        proc.wait()
+    return proc.returncode, stdout, stderr
 
 
 def run(args: list[str], timeout: float = DEFAULT_TIMEOUT, check: bool = True) -> Output:
@@ -76,8 +122,7 @@ def run(args: list[str], timeout: float = DEFAULT_TIMEOUT, check: bool = True) -
     if _refused:
         raise SourceUnavailable(f"{args[0]}: not started: {_refused[0]}")
     try:
-        proc = subprocess.run(args, capture_output=True, timeout=timeout, shell=False, stdin=subprocess.DEVNULL,
-                              check=False)
+        returncode, stdout, stderr = run_in_group(args, timeout)
     except FileNotFoundError:
         raise SourceUnavailable(f"{args[0]}: command not found (is the Slurm client installed and on PATH?)") from None
     except PermissionError:
@@ -87,7 +132,7 @@ def run(args: list[str], timeout: float = DEFAULT_TIMEOUT, check: bool = True) -
                                 "(is slurmctld up and SLURM_CONF right?)") from None
     except OSError as exc:
         raise SourceUnavailable(f"{args[0]}: {exc.strerror or exc}") from None
-    out = Output(tuple(args), proc.returncode, proc.stdout, proc.stderr.decode("utf-8", "replace"))
+    out = Output(tuple(args), returncode, stdout, stderr.decode("utf-8", "replace"))
     if check and out.returncode != 0:
         raise SourceUnavailable(_failure(out))
     return out

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from tui.file_modes import PUBLIC, PUBLIC_DIR, make_dir, write_file
 from tui.model import Snapshot
+from tui.sources.commands import run_in_group
 from tui.sources.errors import InputError, SourceUnavailable
 from tui.sources.pbs import INT_MAX, read_pbs
 
@@ -191,8 +192,7 @@ def _run_pbsfs(timeout: float) -> bytes:
     """``pbsfs``'s stdout (no shell, no input), or :class:`SourceUnavailable` saying why not."""
     args = ["pbsfs"]
     try:
-        proc = subprocess.run(args, capture_output=True, timeout=timeout, shell=False,
-                              stdin=subprocess.DEVNULL, check=False)
+        returncode, stdout, stderr = run_in_group(args, timeout)  # a hung pbsfs dies with its children
     except FileNotFoundError:
         raise SourceUnavailable("pbsfs: command not found (run capture --pbs on the PBS server, "
                                 "with $PBS_EXEC/sbin on PATH)") from None
@@ -200,11 +200,11 @@ def _run_pbsfs(timeout: float) -> bytes:
         raise SourceUnavailable(f"pbsfs: no answer within {timeout:g} s") from None
     except OSError as exc:
         raise SourceUnavailable(f"pbsfs: {exc.strerror or exc}") from None
-    if proc.returncode != 0:
-        err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+    if returncode != 0:
+        err = stderr.decode("utf-8", "replace").strip().splitlines()
         hint = " (pbsfs must run as root)" if hasattr(os, "geteuid") and os.geteuid() != 0 else ""
-        raise SourceUnavailable(f"pbsfs: exit status {proc.returncode}: {err[0] if err else 'no message'}{hint}")
-    return proc.stdout
+        raise SourceUnavailable(f"pbsfs: exit status {returncode}: {err[0] if err else 'no message'}{hint}")
+    return stdout
 
 
 def _read_or_none(path: Path) -> bytes | None:

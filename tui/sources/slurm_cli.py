@@ -25,7 +25,7 @@ from tui.model import Snapshot
 from tui.slurm_releases import release
 from tui.sources import sacct, saved, slurm_text
 from tui.sources.cluster_split import split_clusters, strip_cluster_header
-from tui.sources.commands import DEFAULT_TIMEOUT, Output, _cmdline, _failure, run
+from tui.sources.commands import DEFAULT_TIMEOUT, Output, _cmdline, _failure, kill_running, run
 from tui.sources.errors import InputError, SourceUnavailable
 from tui.sources.private_data import DBD_CONFIG_FILE, HIDES, USERS_FILE, private_data
 from tui.sources.sshare import SshareTable
@@ -109,8 +109,12 @@ def collect(timeout: float = DEFAULT_TIMEOUT, on: str = "") -> tuple[dict[str, O
     rest = {k: v for k, v in commands(cluster, on, lft).items() if k not in outputs}
     with ThreadPoolExecutor(max_workers=len(rest)) as pool:
         futures = {name: pool.submit(_soft, args, timeout) for name, args in rest.items()}
-        for name, fut in futures.items():
-            outputs[name] = fut.result()
+        try:
+            for name, fut in futures.items():
+                outputs[name] = fut.result()
+        except BaseException:  # interrupted (Ctrl+C, SIGTERM): the pool would wait out every timeout
+            kill_running()
+            raise
     return outputs, started
 
 
