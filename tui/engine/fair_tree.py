@@ -21,8 +21,6 @@ forward fill over users in walk order.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from tui.engine.result import FairshareResult
@@ -85,44 +83,8 @@ def _sortable(x: np.ndarray) -> np.ndarray:
     return np.where(sign == 1, ~bits, bits | np.uint64(1 << 63))
 
 
-@dataclass(frozen=True)
-class RankPlan:
-    """What :func:`rank_users` needs that depends on the tree's shape alone, not on LevelFS.
-
-    A projection ranks the same tree at every day of its horizon; this is made once for all.
-    """
-
-    child: np.ndarray
-    """Non-root rows in ``children_list`` order (the packed key's index bits follow it)."""
-    fixed_key: np.ndarray
-    """uint64 per ``child``: its group, account bit and index, the LevelFS prefix bits left 0."""
-    index_bits: int
-    prefix_bits: int
-    subtree_size: np.ndarray
-    """Rows in each row's fairshare subtree, itself included."""
-
-
-def rank_plan(fs_parent: np.ndarray, is_user: np.ndarray, sibling_order: np.ndarray | None,
-              levels: list[np.ndarray]) -> RankPlan:
-    """The LevelFS-free part of :func:`sorted_siblings` and :func:`rank_users` for one tree."""
-    n = len(fs_parent)
-    child = np.arange(1, n)
-    if sibling_order is not None:  # the index bits below then follow children_list order
-        child = child[np.argsort(sibling_order[1:], kind="stable")]
-    bits = max(1, int(n).bit_length())
-    fbits = 63 - 2 * bits - 1  # what is left of the key for a LevelFS prefix
-    account = (~is_user[child]).astype(np.uint64)
-    index = np.arange(len(child), dtype=np.uint64)
-    fixed = (fs_parent[child].astype(np.uint64) << np.uint64(fbits + 1 + bits)) | (account << np.uint64(bits)) | index
-    # Subtree sizes in the fairshare tree, bottom-up.
-    size = np.ones(n, dtype=np.int64)
-    for rows in reversed(levels):
-        size += np.bincount(fs_parent[rows], weights=size[rows], minlength=n).astype(np.int64)
-    return RankPlan(child, fixed, bits, fbits, size)
-
-
 def sorted_siblings(fs_parent: np.ndarray, lf: np.ndarray, is_user: np.ndarray,
-                    sibling_order: np.ndarray | None, plan: RankPlan | None = None) -> np.ndarray:
+                    sibling_order: np.ndarray | None) -> np.ndarray:
     """Every non-root row, grouped by fairshare parent, each group in Fair Tree's sorted order.
 
     Order within a group: LevelFS descending (exact long double), users before accounts on
@@ -130,16 +92,21 @@ def sorted_siblings(fs_parent: np.ndarray, lf: np.ndarray, is_user: np.ndarray,
 
     One radix-friendly argsort of a packed uint64 key (group, a prefix of LevelFS as a double,
     account bit) does nearly all of it; groups in which the truncated prefix cannot tell two
-    different LevelFS apart are re-sorted exactly. ``plan`` (:func:`rank_plan` of the same
-    tree) saves what does not depend on ``lf``. Returns row numbers.
+    different LevelFS apart are re-sorted exactly. Returns row numbers.
     """
-    if plan is None:
-        plan = rank_plan(fs_parent, is_user, sibling_order, [])
-    child, bits = plan.child, plan.index_bits
+    n = len(fs_parent)
+    child = np.arange(1, n)
+    if sibling_order is not None:  # the index bits below then follow children_list order
+        child = child[np.argsort(sibling_order[1:], kind="stable")]
+    bits = max(1, int(n).bit_length())
+    fbits = 63 - 2 * bits - 1  # what is left of the key for a LevelFS prefix
     # Packed unique key (group, LevelFS prefix descending, account bit, children_list index):
     # unique keys need no stable sort, and an unstable argsort of uint64 is several times faster.
-    prefix = _sortable(-lf[child].astype(np.float64)) >> np.uint64(64 - plan.prefix_bits)
-    key = plan.fixed_key | (prefix << np.uint64(1 + bits))
+    prefix = _sortable(-lf[child].astype(np.float64)) >> np.uint64(64 - fbits)
+    account = (~is_user[child]).astype(np.uint64)
+    index = np.arange(len(child), dtype=np.uint64)
+    key = ((fs_parent[child].astype(np.uint64) << np.uint64(fbits + 1 + bits))
+           | (prefix << np.uint64(1 + bits)) | (account << np.uint64(bits)) | index)
     order = np.argsort(key)
     perm = child[order]
     # Exact fix-up where one prefix bucket holds different LevelFS values.
@@ -155,7 +122,7 @@ def sorted_siblings(fs_parent: np.ndarray, lf: np.ndarray, is_user: np.ndarray,
     return perm
 
 
-def rank_users(tree: AssocTree, st: Structure, lf: np.ndarray, plan: RankPlan | None = None) -> np.ndarray:
+def rank_users(tree: AssocTree, st: Structure, lf: np.ndarray) -> np.ndarray:
     """Fair Tree rank of every user row (N best); 0 for account rows.
 
     Parameters
@@ -165,13 +132,9 @@ def rank_users(tree: AssocTree, st: Structure, lf: np.ndarray, plan: RankPlan | 
         From :func:`tui.engine.tree.structure`.
     lf : longdouble array
         LevelFS of every row.
-    plan : RankPlan, optional
-        :func:`rank_plan` of ``tree`` and ``st``, for a caller that ranks the same tree often.
     """
     n = tree.size
-    if plan is None:
-        plan = rank_plan(st.fs_parent, tree.is_user, tree.sibling_order, st.levels)
-    perm = sorted_siblings(st.fs_parent, lf, tree.is_user, tree.sibling_order, plan)
+    perm = sorted_siblings(st.fs_parent, lf, tree.is_user, tree.sibling_order)
     g = st.fs_parent[perm]
     first = np.ones(len(perm), dtype=bool)
     first[1:] = g[1:] != g[:-1]
@@ -181,9 +144,12 @@ def rank_users(tree: AssocTree, st: Structure, lf: np.ndarray, plan: RankPlan | 
     prev_lf[first] = NO_VAL_LD  # each group starts with prev_level_fs = NO_VAL
     local_tie = prev_lf == lf[perm]
 
-    # Each row's pre-order position in the fairshare tree, from the subtree sizes:
+    # Subtree sizes in the fairshare tree (bottom-up), then each row's pre-order position:
     # pos(c) = pos(F(c)) + 1 + sizes of the siblings sorted before c.
-    sp = plan.subtree_size[perm]
+    size = np.ones(n, dtype=np.int64)
+    for rows in reversed(st.levels):
+        size += np.bincount(st.fs_parent[rows], weights=size[rows], minlength=n).astype(np.int64)
+    sp = size[perm]
     excl = np.cumsum(sp) - sp  # sizes of everything sorted before, across groups
     group_start = np.maximum.accumulate(np.where(first, np.arange(len(perm)), 0))
     before = excl - excl[group_start]

@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from tui.engine.classic import classic_norm_shares, fairshare_factor
-from tui.engine.fair_tree import fair_tree_norm_shares, level_fairshare, level_fs_of, rank_plan, rank_users
+from tui.engine.fair_tree import fair_tree_norm_shares, level_fairshare, level_fs_of, rank_users
 from tui.engine.projection import UsageProjection
 from tui.engine.rank_trace import LevelFsTrace, patched_steps, ranked_steps
 from tui.engine.tree import structure
@@ -139,11 +139,10 @@ def project_fairshare(
     _, lf_all = level_fairshare(tree, st, shares)
     rk = np.zeros(n, dtype=np.int64)
     sorted_ranks = np.zeros(0, dtype=np.int64)
-    plan = rank_plan(st.fs_parent, tree.is_user, tree.sibling_order, st.levels)  # the same tree at every rank
 
     def rerank(lf_k: np.ndarray) -> None:
         nonlocal rk, sorted_ranks
-        rk = rank_users(tree, st, lf_k, plan)
+        rk = rank_users(tree, st, lf_k)
         sorted_ranks = np.sort(rk[tree.is_user])
 
     def hold(k: int) -> None:
