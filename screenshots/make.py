@@ -53,6 +53,8 @@ async def shoot(out: Path, stem: str, theme: str, keys: tuple[str, ...]) -> Path
         await pilot.pause(0.3)  # the breakdown follows the selection after a short rest
         await app.workers.wait_for_complete()  # ... and computes in a worker
         await pilot.pause()
+        await app.workers.wait_for_complete()  # the plots on screen build their figures in a thread
+        await pilot.pause()
         return Path(app.save_screenshot(f"{stem}.svg", str(out)))
 
 

@@ -16,7 +16,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 NOT_AT_FIRST_FRAME = ("httpx", "plotext", "textual_plotext", "tui.analysis.planner", "tui.allocations.client",
                       "tui.app.panes.breakdown", "tui.app.panes.whatif", "tui.app.panes.history",
-                      "tui.app.panes.allocations", "tui.engine.projection", "sqlite3")
+                      "tui.app.panes.allocations", "tui.engine.projection", "sqlite3",
+                      "numpy.ma")
 """Modules (and their submodules) the first frame of the tree tab at 120x40 has no use for."""
 
 FIRST_FRAME = """

@@ -13,6 +13,7 @@ from tests.app.conftest import SIZE, ready
 from tests.app.test_panes import PaneApp, set_fields, settle, shown, two_user_standing
 from tui.analysis.planner import load_scenario
 from tui.app.panes.whatif import JobEditor, WhatIfPane
+from tui.app.widgets.series_plot import SeriesPlot
 
 
 def flat(pane: WhatIfPane) -> str:
@@ -188,3 +189,34 @@ async def test_esc_leaves_a_field_and_the_global_keys_work(make_app) -> None:
         assert cpus.value == "48" and tabs.active == "tree"
         await burst(pilot, "4", "question_mark")
         assert tabs.active == "whatif" and app.screen.__class__.__name__ == "HelpScreen"
+
+
+async def test_a_result_builds_only_the_plots_on_screen() -> None:
+    # Building a plotext figure parses every date (strptime) and lays out its canvas in Python:
+    # a result hands each plot its figure, and only a plot drawn on screen builds it, in a thread.
+    pane = WhatIfPane()
+    async with PaneApp(pane).run_test(size=SIZE) as pilot:
+        pane.show(two_user_standing(), None)
+        await settle(pilot)
+        set_fields(pane, {"horizon": "1-0", "step": "1:00:00"}, cpus="8", walltime="10:00:00")
+        await settle(pilot)
+        await pilot.pause()
+        await settle(pilot)
+
+        def built(plot: SeriesPlot) -> bool:
+            return plot.built is not None and plot.built[0].figure is plot.figure
+
+        plots = [p for p in pane.query(SeriesPlot) if p.display]
+        assert len(plots) >= 3 and all(p.figure is not None for p in plots)
+        assert plots[0].figure is not None and plots[0].figure.title.endswith("usage (SU, decayed)")
+        visible = pane.screen._compositor.visible_widgets
+        on_screen = [p for p in plots if p in visible]
+        assert on_screen and len(on_screen) < len(plots)
+        assert all(built(p) for p in on_screen)
+        assert all(p.built is None for p in plots if p not in visible)
+        assert "without" in plots[0].built[1].plain  # type: ignore[index] - the legend, as built
+        pane.query_one("#wi-scroll").scroll_end(animate=False)
+        await pilot.pause()
+        await settle(pilot)
+        await pilot.pause()
+        assert plots[-1] in pane.screen._compositor.visible_widgets and built(plots[-1])

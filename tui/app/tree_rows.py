@@ -331,15 +331,18 @@ def sorted_preorder(table: TreeTable, column: str | None, descending: bool = Fal
 
 def ancestors_mask(table: TreeTable, rows: np.ndarray) -> np.ndarray:
     """True for every proper ancestor of ``rows``."""
+    # No np.unique: numpy 2.4's asks np.ma.is_masked, and the first call imports numpy.ma on the
+    # UI thread before the first data frame (25 file calls, 57-97 ms on the loaded 2-core box).
+    # A row already marked stops its walk, so each level is at most len(rows) long.
     mark = np.zeros(table.size, dtype=bool)
-    up = np.unique(table.parent[rows])
-    up = up[up >= 0]
-    while up.size:
-        up = up[~mark[up]]
-        mark[up] = True
-        up = np.unique(table.parent[up])
+    up = table.parent[rows]
+    while True:
         up = up[up >= 0]
-    return mark
+        up = up[~mark[up]]
+        if not up.size:
+            return mark
+        mark[up] = True
+        up = table.parent[up]
 
 
 _REGEX_CHARS = frozenset(".^$*+?{}[]\\|()")

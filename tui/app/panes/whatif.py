@@ -29,7 +29,6 @@ from textual.css.query import NoMatches
 from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Select, Static
 from textual.worker import Worker, WorkerState, get_current_worker
-from textual_plotext import PlotextPlot
 
 from tui.analysis.planner import (
     JOB_FIELDS,
@@ -54,6 +53,7 @@ from tui.analysis.private_view import private_whatif
 from tui.analysis.standing import Standing
 from tui.app.messages import PlanReady
 from tui.app.panes.base import PaneFrame
+from tui.app.widgets.series_plot import Figure, SeriesPlot
 from tui.model import Partition
 from tui.sources.errors import InputError
 
@@ -242,7 +242,7 @@ class WhatIfPane(PaneFrame):
     WhatIfPane #wi-plan Button { margin: 2 0 0 1; }
     WhatIfPane #wi-result { padding: 1 0; color: $foreground; }
     WhatIfPane .pending { text-opacity: 60%; }
-    WhatIfPane PlotextPlot { height: 12; min-height: 8; }
+    WhatIfPane SeriesPlot { height: 12; min-height: 8; }
     WhatIfPane #wi-table { height: auto; }
     /* Narrow terminals: the fields in a grid of four per line instead of one squeezed line. */
     WhatIfPane.-narrow .wi-row, WhatIfPane.-narrow #wi-plan {
@@ -300,11 +300,11 @@ class WhatIfPane(PaneFrame):
             yield Static("", id="wi-result", markup=False)
             with Vertical(id="wi-plots"):
                 for key in PLOTS:
-                    yield PlotextPlot(id=f"wi-plot-{key}")
+                    yield SeriesPlot(id=f"wi-plot-{key}")
             yield Static("", id="wi-table")
 
     def on_mount(self) -> None:
-        for plot in self.query(PlotextPlot):
+        for plot in self.query(SeriesPlot):
             plot.display = False
         self.set_class(self.app.size.width < self.NARROW, "-narrow")
 
@@ -530,7 +530,7 @@ class WhatIfPane(PaneFrame):
                 self._show_errors({where: error.message}, jobs)
         self._result = None
         self._set_result(f"Cannot project this campaign: {error}", pending=False)
-        for plot in self.query(PlotextPlot):
+        for plot in self.query(SeriesPlot):
             plot.display = False
         self.query_one("#wi-table", Static).update("")
 
@@ -549,7 +549,7 @@ class WhatIfPane(PaneFrame):
         if unknown:  # price the jobs; never a fairshare projected from usage the source does not have
             self._set_result("\n".join(unknown_usage_lines(plan, unknown)), pending=False)
             self._dim(False)
-            for widget in self.query_one("#wi-plots").query(PlotextPlot):
+            for widget in self.query_one("#wi-plots").query(SeriesPlot):
                 widget.display = False
             self.query_one("#wi-table", Static).update("")
             return
@@ -561,35 +561,35 @@ class WhatIfPane(PaneFrame):
         self._dim(False)
         if not plan.after.series:
             return
-        t = plan.after.t_hours
-        dates = [f"{plan.after.date(h):%d/%m/%Y %H:%M}" for h in t]
-        shown = set()
-        plots = self.query_one("#wi-plots")
-        for metric in metrics(plan, index):
-            plot_id = f"wi-plot-{metric.key}"
-            found = plots.query(f"#{plot_id}")
-            widget = found.first(PlotextPlot) if found else PlotextPlot(id=plot_id)
-            if not found:
-                plots.mount(widget)
-            shown.add(plot_id)
-            widget.display = True
-            plt = widget.plt
-            plt.clear_data()
-            plt.clear_figure()
-            plt.date_form("d/m/Y H:M", "d/m")
-            plt.plot(dates, list(map(float, metric.before)), marker="braille", label="without")
-            plt.plot(dates, list(map(float, metric.after)), marker="braille", label="with the campaign")
-            plt.title(f"{label}: {metric.title}")
-            widget.refresh()
-        for widget in plots.query(PlotextPlot):
-            if widget.id not in shown:
-                widget.display = False
         header, rows = table_rows(plan, index)
         table = Table(*header, title=f"{label}: without → with the campaign", title_justify="left",
                       box=None, padding=(0, 2, 0, 0), header_style="bold")
         for row in rows:
             table.add_row(*row)
         self.query_one("#wi-table", Static).update(table)
+        # The plots in the next frame: the sentences and the table, then the plot in view, each
+        # frame under ~50 ms of the UI thread rather than all of them in one.
+        self.call_after_refresh(self._draw_plots, plan, index, label)
+
+    def _draw_plots(self, plan: PlanProjection, index: int, label: str) -> None:
+        if plan is not self._result:
+            return  # a newer result came in the meantime
+        dates = [f"{plan.after.date(h):%d/%m/%Y %H:%M}" for h in plan.after.t_hours]
+        shown = set()
+        plots = self.query_one("#wi-plots")
+        for metric in metrics(plan, index):
+            plot_id = f"wi-plot-{metric.key}"
+            found = plots.query(f"#{plot_id}")
+            widget = found.first(SeriesPlot) if found else SeriesPlot(id=plot_id)
+            if not found:
+                plots.mount(widget)
+            shown.add(plot_id)
+            widget.display = True
+            widget.show_figure(Figure(f"{label}: {metric.title}", dates, (
+                ("without", list(map(float, metric.before))), ("with the campaign", list(map(float, metric.after))))))
+        for widget in plots.query(SeriesPlot):
+            if widget.id not in shown:
+                widget.display = False
 
     def _update(self, widget_id: str, text: str) -> None:
         """Update a Static only if its text changes: each update relayouts the screen, per key."""
