@@ -150,12 +150,12 @@ def _private_ranking(standing: Standing, row: int) -> list[str]:
     return [f"users ahead unknown (PrivateData={hides} hides the other users' usage)"]
 
 
-def user_summary(standing: Standing) -> UserSummary | None:
+def user_summary(standing: Standing, shared: RankShared | None = None) -> UserSummary | None:
     """The summary line for ``standing.me`` (None without a user or a Slurm tree).
 
     Under Fair Tree it names the level that puts the most users ahead ("held back by"); under
     classic it counts the users with a higher factor. With several associations it is about the
-    first (``m`` cycles through them).
+    first (``m`` cycles through them). ``shared`` as in :func:`ranking_parts`.
     """
     tree, res, me = standing.snapshot.tree, standing.fairshare, standing.me
     if me and standing.pbs is not None and standing.snapshot.pbs is not None:
@@ -184,7 +184,7 @@ def user_summary(standing: Standing) -> UserSummary | None:
             parts += _private_ranking(standing, row)
         else:
             facts["users"] = tree.user_count
-            parts += ranking_parts(standing, row, facts)
+            parts += ranking_parts(standing, row, facts, shared=shared)
     jobs = _jobs_part(standing, me, facts)
     if jobs is not None:
         parts.append(jobs)
