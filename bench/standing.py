@@ -7,7 +7,7 @@ from start to exit: interpreter, imports, reading the folder, the line. The fold
 tests/fixtures/slurm/live/fair_tree (8 users) and near_tie (2,080 associations, 2,021 users, a
 1.5 MB ``scontrol show assoc_mgr``); the same near_tie folder without the file (saved by hand:
 the line is computed with the engine) for comparison. Each command runs
-``-n`` times, interleaved so a busy neighbour hurts all of them alike; the table gives the fastest
+``-n`` times (fairtop's bytecode compiled first, as an install has it), interleaved so a busy neighbour hurts all of them alike; the table gives the fastest
 and the median wall time, and the fastest minus the fastest ``python -c pass`` (the floor no
 Python tool goes under) and minus ``import numpy`` (the floor of anything that computes).
 
@@ -64,6 +64,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-n", type=int, default=15, help="runs of each command (default 15)")
     args = parser.parse_args()
+    # fairtop's own bytecode, as pip leaves it in an installed fairtop: without it (a checkout run
+    # under PYTHONDONTWRITEBYTECODE, as here) every run compiled tui/cli.py and the rest again
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "tui")], check=True)
     with tempfile.TemporaryDirectory() as tmp:
         current = {name: publish(capture, Path(tmp) / name) for name, (capture, _) in CAPTURES.items()}
         small, big = current["small"], current["2k"]
