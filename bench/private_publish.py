@@ -114,8 +114,8 @@ def main() -> None:
           f"(min {min(bare_s):.2f})")
     print(f"public capture: load + engine {statistics.median(engine_s):.2f} s, + every user's line "
           f"({size_public / 1e6:.2f} MB) {statistics.median(lines_s):.2f} s (medians; min {min(lines_s):.2f})")
-    print(f"whole layout (rankings + lines + {files:,} view files, {size / 1e6:.1f} MB, {links:,} links to common/): median "
-          f"{statistics.median(total_s):.2f} s (min {min(total_s):.2f})")
+    print(f"whole layout (rankings + lines + {files:,} view files, {size / 1e6:.1f} MB, {links:,} links to "
+          f"common/): median {statistics.median(total_s):.2f} s (min {min(total_s):.2f})")
 
 
 if __name__ == "__main__":

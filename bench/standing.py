@@ -6,10 +6,11 @@ from start to exit: interpreter, imports, reading the folder, the line. The fold
 ``fairtop_standings.json``, and the ``DIR/current`` symlink), here holding a saved capture:
 tests/fixtures/slurm/live/fair_tree (8 users) and near_tie (2,080 associations, 2,021 users, a
 1.5 MB ``scontrol show assoc_mgr``); the same near_tie folder without the file (saved by hand:
-the line is computed with the engine) for comparison. Each command runs
-``-n`` times (fairtop's bytecode compiled first, as an install has it), interleaved so a busy neighbour hurts all of them alike; the table gives the fastest
-and the median wall time, and the fastest minus the fastest ``python -c pass`` (the floor no
-Python tool goes under) and minus ``import numpy`` (the floor of anything that computes).
+the line is computed with the engine) for comparison. Each command runs ``-n`` times (fairtop's
+bytecode compiled first, as an install has it), interleaved so a busy neighbour hurts all of them
+alike; the table gives the fastest and the median wall time, and the fastest minus the fastest
+``python -c pass`` (the floor no Python tool goes under) and minus ``import numpy`` (the floor of
+anything that computes).
 
     .venv/bin/python bench/standing.py [-n 15]
 """
@@ -80,8 +81,8 @@ def main() -> int:
                                     "--format", "json"],
             "fairtop standing --from DIR/current (2,021 users)": [*FAIRTOP, "standing", "--from", str(big), "--user",
                                                                   CAPTURES["2k"][1]],
-            "fairtop standing --from DIR (2,021 users, no lines: computed)": [*FAIRTOP, "standing", "--from", str(saved),
-                                                                             "--user", CAPTURES["2k"][1]],
+            "fairtop standing --from DIR (2,021 users, no lines: computed)": [
+                *FAIRTOP, "standing", "--from", str(saved), "--user", CAPTURES["2k"][1]],
             "fairtop standing --demo (2,501 users, made in memory)": [*FAIRTOP, "standing", "--demo", "--user",
                                                                       "alice"],
             "fairtop report --from DIR/current (8 users)": [*FAIRTOP, "report", "--from", str(small)],

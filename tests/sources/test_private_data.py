@@ -147,7 +147,8 @@ def test_arrange_splits_the_capture_and_each_view_reads_as_its_owner(tmp_path: P
     la = folder / USERS / "la"
     own = {p.name for p in la.iterdir() if not p.is_symlink()}
     assert own == {"sshare_a_l_P.psv", "sacctmgr_assoc_hdr.psv", "assoc_mgr.txt", "squeue.txt", "sprio_l.txt",
-                   "sacct_a_P.psv", VIEW_FILE, STANDINGS_FILE}  # what PrivateData cuts; the rest links to common/, once for all
+                   "sacct_a_P.psv", VIEW_FILE, STANDINGS_FILE}  # what PrivateData cuts; the rest links to
+    # common/, once for all
     assert all(p.stat().st_uid == pwd.getpwnam("la").pw_uid and stat.S_IMODE(p.stat().st_mode) == 0o400
                for p in la.iterdir() if p.name in own)
     assert {p.name: os.readlink(p) for p in la.iterdir() if p.is_symlink()}["scontrol_show_config.txt"] == \

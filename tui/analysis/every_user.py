@@ -9,7 +9,7 @@ grouped by user once, so a user costs their own path only. No files here.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -38,12 +38,11 @@ def _jobs_by_user(jobs: Iterable[Job]) -> dict[str, list[Job]]:
     return out
 
 
-def _as(standing: Standing, user: str, rows: Sequence[int], jobs: Mapping[str, list[Job]],
-        private: PrivateView | None = None) -> Standing:
-    """``standing`` with ``user`` as ``me``, holding only their jobs (the line reads no others')."""
-    snap = replace(standing.snapshot, jobs=tuple(jobs.get(user, ())),
-                   private=private if private is not None else standing.snapshot.private)
-    return replace(standing, snapshot=snap, me=user, my_rows=np.asarray(rows, dtype=np.int64))
+def _as(standing: Standing, user: str, rows: Sequence[int], private: PrivateView | None = None) -> Standing:
+    """``standing`` with ``user`` as ``me`` (and, for a view, its PrivateData note)."""
+    if private is not None:
+        standing = replace(standing, snapshot=replace(standing.snapshot, private=private))
+    return replace(standing, me=user, my_rows=np.asarray(rows, dtype=np.int64))
 
 
 class EveryUser:
@@ -60,7 +59,7 @@ class EveryUser:
         """User -> their line, for every user with an association (empty without a Slurm tree)."""
         out: dict[str, UserSummary] = {}
         for user, rows in self._rows.items():
-            got = user_summary(_as(self.standing, user, rows, self._jobs), shared=self._shared)
+            got = user_summary(_as(self.standing, user, rows), shared=self._shared, jobs=self._jobs.get(user, ()))
             if got is not None:
                 out[user] = got
         return out
@@ -76,4 +75,4 @@ class EveryUser:
         rows = self._rows.get(user)
         if not rows:
             return None
-        return user_summary(_as(self.standing, user, rows, self._jobs, private))
+        return user_summary(_as(self.standing, user, rows, private), jobs=self._jobs.get(user, ()))

@@ -14,8 +14,9 @@ user could read what their own ``sshare``, ``squeue``, ``sprio`` and ``sacct`` r
     ``users/NAME/`` holds what NAME's own commands would show them (:mod:`tui.sources.private_data`)
     plus ``fairtop_view.json`` (their ranking among all users, computed from the whole tree, in
     words that name nobody else) and ``fairtop_standings.json`` (their summary line, for
-    ``fairtop standing``: :mod:`tui.sources.standings_file`); each file mode 0400 and owned by NAME. Giving files away needs root
-    or CAP_CHOWN (systemd: ``AmbientCapabilities=CAP_CHOWN`` for a publisher running as SlurmUser).
+    ``fairtop standing``: :mod:`tui.sources.standings_file`); each file mode 0400 and owned by
+    NAME. Giving files away needs root or CAP_CHOWN (systemd: ``AmbientCapabilities=CAP_CHOWN``
+    for a publisher running as SlurmUser).
 
 Without PrivateData (or with ``--public``, an administrator's explicit choice) the capture stays as
 it is, every file 0644, plus every user's summary line in ``fairtop_standings.json``; under
