@@ -166,3 +166,15 @@ def test_a_file_from_another_capture_is_not_used(published: Path) -> None:
     head["version"] = standings_file.VERSION + 1  # another fairtop's file: computed too
     write()
     assert standings_file.read(published, "la") is None
+
+
+def test_a_capture_the_lines_cannot_be_made_from_is_published_without_them(tmp_path: Path) -> None:
+    """The lines spare the readers the engine; a capture they cannot be computed from (here its
+    time is unreadable) is still published, and the note says why it has none."""
+    folder = tmp_path / "cap"
+    shutil.copytree(FIXTURES / "slurm" / "live" / "fair_tree", folder)
+    (folder / "captured_at.txt").write_text("yesterday\n")
+    note = arrange(folder, Answers)
+    assert note.startswith("no summary lines in this capture (") and "not a time like" in note
+    assert note.endswith("): 'fairtop standing' computes them")
+    assert not (folder / standings_file.FILE).exists() and (folder / "privacy.json").is_file()

@@ -113,13 +113,17 @@ def arrange(folder: Path, answers: Callable[[Path], Answers] | None = None, shar
             os.chmod(folder / name, 0o644)
         os.chmod(folder, 0o755)
         _write(folder / PRIVACY_FILE, _json({"hides": sorted(hides), "layout": "whole"}), 0o644)
-        lines = answers(folder).whole(folder) if answers is not None else None
+        unsummed = ""
+        try:  # the lines only spare the readers the engine: a capture they cannot be made from is published
+            lines = answers(folder).whole(folder) if answers is not None else None
+        except InputError as exc:
+            lines, unsummed = None, f"no summary lines in this capture ({exc}): 'fairtop standing' computes them"
         if lines is not None:
             _write(folder / STANDINGS_FILE, lines, 0o644)
         if hides:
-            return (f"PrivateData={','.join(sorted(hides))} but --public: every user can read every "
-                    "user's usage and jobs in this capture")
-        return ""
+            return "; ".join(filter(None, (f"PrivateData={','.join(sorted(hides))} but --public: every user can "
+                                           "read every user's usage and jobs in this capture", unsummed)))
+        return unsummed
     gid = _group_id(share_with) if share_with else -1
     whole = folder / ALL
     _mkdir(whole, 0o750 if share_with else 0o700, gid)
