@@ -45,7 +45,6 @@ VIEW_FILE = "fairtop_view.json"
 SSHARE = "sshare_a_l_P.psv"
 
 
-
 class Answers(Protocol):
     """What the publisher computes from the whole capture for its readers (the engine's work:
     :class:`tui.publish_answers.Answers` does it; sources only lay out files)."""
