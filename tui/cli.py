@@ -18,17 +18,17 @@ from typing import TYPE_CHECKING, Any
 
 from tui import __version__
 from tui.allocations.errors import AllocationError
-from tui.model import Algorithm, AssocTree, PbsTree, Snapshot
 from tui.slurm_releases import SlurmRelease, release
 from tui.sources import registry
 from tui.sources.errors import InputError, SourceUnavailable
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the model (numpy) is imported by the commands that read a snapshot
     import ssl
 
     from tui.analysis.history import DailyUsage, HistoryCheck
     from tui.config import Settings
     from tui.engine.result import FairshareResult
+    from tui.model import Algorithm, AssocTree, PbsTree, Snapshot
 
 EXIT_INPUT = 2
 CLUSTER_HELP = ("NAME, a,b or all: the config's [[cluster]] tables, or clusters of the live slurmdbd (-M); "
@@ -753,7 +753,7 @@ def _one_cluster(pick: str) -> str:
 
 
 def _sshare_snapshot(body: bytes, args: argparse.Namespace, cluster: str) -> Snapshot:
-    from tui.model import PrioritySettings
+    from tui.model import PrioritySettings, Snapshot
     from tui.sources.sshare import parse_sshare
 
     table = parse_sshare(body, args.sshare)
@@ -1077,36 +1077,13 @@ def _stop_on_sigterm() -> None:
 
 
 def _arrange_private(folder: Path, share_with: str | None, public: bool) -> str:
-    """A published capture under PrivateData: the whole for the publisher, a view per user, each
-    with their ranking among all users (:mod:`tui.sources.private_publish`)."""
+    """A published capture: every user's summary line beside it, and under PrivateData the whole
+    for the publisher, a view per user, each with their ranking among all users and their line
+    (:mod:`tui.sources.private_publish`, :mod:`tui.publish_answers`)."""
+    from tui.publish_answers import Answers
     from tui.sources.private_publish import arrange
 
-    return arrange(folder, _rankings, share_with, public)
-
-
-def _rankings(folder: Path) -> dict[str, dict[str, list[str]]]:
-    """User -> account -> where that association ranks among all users, in words that name nobody
-    else (the summary line's parts), from the whole capture in ``folder``."""
-    from dataclasses import replace as _replace
-
-    import numpy as np
-
-    from tui.analysis.rank_path import RankShared
-    from tui.analysis.standing import build_standing
-    from tui.analysis.summary import ranking_parts
-    from tui.sources.saved import load_folder
-
-    standing = build_standing(load_folder(folder), check_printed=False)
-    tree = standing.snapshot.tree
-    out: dict[str, dict[str, list[str]]] = {}
-    if tree is None or standing.fairshare is None:
-        return out
-    shared = RankShared.of(standing)  # each sibling group ordered once, not once per user
-    for row in np.flatnonzero(tree.is_user).tolist():
-        user = str(tree.user[row])
-        mine = _replace(standing, me=user, my_rows=np.asarray([row]))
-        out.setdefault(user, {})[str(tree.account[row])] = ranking_parts(mine, row, shared=shared)
-    return out
+    return arrange(folder, Answers, share_with, public)
 
 
 def _private_capture(folder: Path) -> None:

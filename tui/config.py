@@ -28,21 +28,19 @@ import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
-from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import tomli_w
 from platformdirs import user_config_path, user_state_path
 
-from tui.engine.site_factor import SiteFactorParams
 from tui.file_modes import PRIVATE, PRIVATE_DIR, SecretFileError, make_dir, read_secret, write_atomic
 from tui.passwords import is_hash
 from tui.sources import registry
 from tui.sources.errors import InputError
 
-if TYPE_CHECKING:  # the what-if modules pull in numpy: imported where used, not at start-up
+if TYPE_CHECKING:  # the what-if modules and the engine pull in numpy: imported where used, not at start-up
     from tui.analysis.planner import Scenario
+    from tui.engine.site_factor import SiteFactorParams
 
 SYSTEM_FILE = Path("/etc/fairtop/config.toml")
 """Site-wide config file (read if it exists)."""
@@ -172,6 +170,8 @@ def user_theme_dir() -> Path:
 def example_config() -> Path | None:
     """``config.example.toml`` (every option, commented): in the installed package, else the
     source checkout."""
+    from importlib.resources import files  # only `info` and the app's themes: not at every start
+
     packaged = files("tui") / "config.example.toml"
     if packaged.is_file():
         return Path(str(packaged))
@@ -183,6 +183,8 @@ def theme_dirs() -> list[Path]:
     """Folders holding theme files, later ones winning a name clash: the installed package's,
     the source checkout's, then the user's (``$XDG_CONFIG_HOME/fairtop/themes``)."""
     out = []
+    from importlib.resources import files
+
     packaged = files("tui") / "themes"
     if packaged.is_dir():
         out.append(Path(str(packaged)))
@@ -308,6 +310,8 @@ def site_factor_params(settings: Settings) -> SiteFactorParams:
     for key in ("sigmoid_credit", "sigmoid_temporal"):
         if key in t:
             t[key] = (float(t[key][0]), float(t[key][1]))
+    from tui.engine.site_factor import SiteFactorParams
+
     return SiteFactorParams(**t)
 
 def cluster_entries(tables: list[Any], where: str) -> tuple[ClusterEntry, ...]:
@@ -540,5 +544,7 @@ def save_state(state: State, path: Path | None = None) -> Path:
     path = path or state_file()
     make_dir(path.parent, PRIVATE_DIR)
     data = {k: v for k, v in vars(state).items() if v is not None}
+    import tomli_w  # writing the state file only: not at every start
+
     write_atomic(path, tomli_w.dumps(data), PRIVATE)
     return path

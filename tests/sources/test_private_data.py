@@ -23,6 +23,7 @@ from tui.analysis.summary import user_summary
 from tui.sources import private_data as pd
 from tui.sources.partial_sshare import complete, is_partial
 from tui.sources.private_publish import ALL, PRIVACY_FILE, USERS, VIEW_FILE, arrange, view_folder
+from tui.sources.standings_file import FILE as STANDINGS_FILE
 from tui.sources.saved import load_folder
 
 HERE = FIXTURES / "slurm" / "private"
@@ -133,11 +134,11 @@ needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="giving each user thei
 
 @needs_root
 def test_arrange_splits_the_capture_and_each_view_reads_as_its_owner(tmp_path: Path) -> None:
-    from tui.cli import _rankings
+    from tui.publish_answers import Answers
 
     folder = tmp_path / "cap"
     shutil.copytree(HERE / "root", folder)
-    note = arrange(folder, _rankings)
+    note = arrange(folder, Answers)
     assert note == "PrivateData=accounts,jobs,usage,users: the whole capture is readable by the publisher only; " \
                    "7 users get their own view"
     mode = {p.relative_to(folder).as_posix(): stat.S_IMODE(p.stat().st_mode) for p in folder.rglob("*")}
@@ -146,7 +147,8 @@ def test_arrange_splits_the_capture_and_each_view_reads_as_its_owner(tmp_path: P
     la = folder / USERS / "la"
     own = {p.name for p in la.iterdir() if not p.is_symlink()}
     assert own == {"sshare_a_l_P.psv", "sacctmgr_assoc_hdr.psv", "assoc_mgr.txt", "squeue.txt", "sprio_l.txt",
-                   "sacct_a_P.psv", VIEW_FILE}  # what PrivateData cuts; the rest links to common/, once for all
+                   "sacct_a_P.psv", VIEW_FILE, STANDINGS_FILE}  # what PrivateData cuts; the rest links to
+    # common/, once for all
     assert all(p.stat().st_uid == pwd.getpwnam("la").pw_uid and stat.S_IMODE(p.stat().st_mode) == 0o400
                for p in la.iterdir() if p.name in own)
     assert {p.name: os.readlink(p) for p in la.iterdir() if p.is_symlink()}["scontrol_show_config.txt"] == \

@@ -9,6 +9,7 @@ does not apply (no jobs, no allocation). No Textual here.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -17,6 +18,7 @@ from tui.analysis.allocations import allocations_for
 from tui.analysis.rank_path import RankShared, rank_path
 from tui.analysis.standing import Standing
 from tui.formats.sshare import sshare_cells
+from tui.model import Job
 from tui.slurm_releases import release
 
 __all__ = ["UserSummary", "compact_number", "ranking_parts", "user_summary"]
@@ -47,11 +49,12 @@ class UserSummary:
         return " · ".join(self.parts)
 
 
-def _jobs_part(standing: Standing, user: str, facts: dict[str, object]) -> str | None:
+def _jobs_part(standing: Standing, user: str, facts: dict[str, object],
+               jobs: Sequence[Job] | None = None) -> str | None:
     caps = standing.snapshot.capabilities
     if caps is not None and "jobs" not in caps:
         return "pending jobs unknown (the source gives no queue)"
-    pending = [j for j in standing.snapshot.jobs if j.user == user and j.state == "PENDING"]
+    pending = [j for j in (standing.snapshot.jobs if jobs is None else jobs) if j.user == user and j.state == "PENDING"]
     facts["pending_jobs"] = len(pending)
     if not pending:
         return "no pending jobs"
@@ -150,12 +153,14 @@ def _private_ranking(standing: Standing, row: int) -> list[str]:
     return [f"users ahead unknown (PrivateData={hides} hides the other users' usage)"]
 
 
-def user_summary(standing: Standing) -> UserSummary | None:
+def user_summary(standing: Standing, shared: RankShared | None = None,
+                 jobs: Sequence[Job] | None = None) -> UserSummary | None:
     """The summary line for ``standing.me`` (None without a user or a Slurm tree).
 
     Under Fair Tree it names the level that puts the most users ahead ("held back by"); under
     classic it counts the users with a higher factor. With several associations it is about the
-    first (``m`` cycles through them).
+    first (``m`` cycles through them). ``shared`` as in :func:`ranking_parts`; ``jobs``: the
+    user's own jobs, for a caller that grouped the snapshot's by user (None: all of them are read).
     """
     tree, res, me = standing.snapshot.tree, standing.fairshare, standing.me
     if me and standing.pbs is not None and standing.snapshot.pbs is not None:
@@ -184,10 +189,10 @@ def user_summary(standing: Standing) -> UserSummary | None:
             parts += _private_ranking(standing, row)
         else:
             facts["users"] = tree.user_count
-            parts += ranking_parts(standing, row, facts)
-    jobs = _jobs_part(standing, me, facts)
-    if jobs is not None:
-        parts.append(jobs)
+            parts += ranking_parts(standing, row, facts, shared=shared)
+    queue = _jobs_part(standing, me, facts, jobs)
+    if queue is not None:
+        parts.append(queue)
     alloc = _allocation_part(standing, row, facts)
     if alloc is not None:
         parts.append(alloc)

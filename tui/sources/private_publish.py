@@ -13,11 +13,14 @@ user could read what their own ``sshare``, ``squeue``, ``sprio`` and ``sacct`` r
 ``users/`` (0711: it cannot be listed, so it does not give away who has a view)
     ``users/NAME/`` holds what NAME's own commands would show them (:mod:`tui.sources.private_data`)
     plus ``fairtop_view.json`` (their ranking among all users, computed from the whole tree, in
-    words that name nobody else); each file mode 0400 and owned by NAME. Giving files away needs root
-    or CAP_CHOWN (systemd: ``AmbientCapabilities=CAP_CHOWN`` for a publisher running as SlurmUser).
+    words that name nobody else) and ``fairtop_standings.json`` (their summary line, for
+    ``fairtop standing``: :mod:`tui.sources.standings_file`); each file mode 0400 and owned by
+    NAME. Giving files away needs root or CAP_CHOWN (systemd: ``AmbientCapabilities=CAP_CHOWN``
+    for a publisher running as SlurmUser).
 
 Without PrivateData (or with ``--public``, an administrator's explicit choice) the capture stays as
-it is, every file 0644. Modes are set explicitly, whatever the umask.
+it is, every file 0644, plus every user's summary line in ``fairtop_standings.json``; under
+PrivateData that file is in ``all/``, with its modes. Modes are set explicitly, whatever the umask.
 """
 
 from __future__ import annotations
@@ -27,20 +30,34 @@ import os
 import pwd
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any, Protocol
 
 from tui.sources.errors import InputError
-from tui.sources.private_data import DBD_CONFIG_FILE, HIDES, USERS_FILE, Capture, private_data, readers
+from tui.sources.standings_file import FILE as STANDINGS_FILE
 
-__all__ = ["PRIVACY_FILE", "ALL", "USERS", "Ranking", "arrange", "login_name", "my_folder", "view_folder"]
+__all__ = ["PRIVACY_FILE", "ALL", "USERS", "Answers", "arrange", "login_name", "my_folder", "view_folder"]
 
 PRIVACY_FILE = "privacy.json"
 ALL = "all"
 USERS = "users"
 COMMON = "common"
 VIEW_FILE = "fairtop_view.json"
+SSHARE = "sshare_a_l_P.psv"
 
-Ranking = Callable[[Path], Mapping[str, Mapping[str, list[str]]]]
-"""Given the whole capture's folder: user -> account -> their ranking parts (nameless words)."""
+
+class Answers(Protocol):
+    """What the publisher computes from the whole capture for its readers (the engine's work:
+    :class:`tui.publish_answers.Answers` does it; sources only lay out files)."""
+
+    def rankings(self) -> Mapping[str, Mapping[str, list[str]]]:
+        """User -> account -> their ranking among all users, in nameless words."""
+
+    def whole(self, folder: Path) -> bytes | None:
+        """The standings file of the whole capture in ``folder`` (None: nothing to summarise)."""
+
+    def view(self, folder: Path, reader: str, note: Mapping[str, Any], partial: bool) -> bytes | None:
+        """The standings file of ``reader``'s view in ``folder``: ``note`` is its ``fairtop_view.json``,
+        ``partial`` whether its sshare lists only some associations (None: no line for them)."""
 
 
 def _write(path: Path, data: bytes, mode: int, uid: int = -1, gid: int = -1) -> None:
@@ -78,11 +95,16 @@ def _uid(name: str) -> int | None:
         return None
 
 
-def arrange(folder: Path, ranking: Ranking | None = None, share_with: str | None = None,
+def arrange(folder: Path, answers: Callable[[Path], Answers] | None = None, share_with: str | None = None,
             public: bool = False, uid_of: Callable[[str], int | None] = _uid) -> str:
     """Lay out the capture in ``folder`` (flat files, as :func:`tui.sources.slurm_cli.capture`
-    wrote them) for publishing, and say in one line what each reader can see. ``uid_of``: a
-    Slurm user's Unix uid (None: no account here, no view)."""
+    wrote them) for publishing, and say in one line what each reader can see. ``answers``
+    computes the rankings and summary lines from the whole capture's folder (None: neither is
+    written). ``uid_of``: a Slurm user's Unix uid (None: no account here, no view)."""
+    # the publisher's side, imported here: every reader imports this module for view_folder()
+    from tui.sources.partial_sshare import is_partial
+    from tui.sources.private_data import DBD_CONFIG_FILE, HIDES, USERS_FILE, Capture, private_data, readers
+
     files = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
     hides = private_data(files.get("scontrol_show_config.txt"), files.get(DBD_CONFIG_FILE)) & set(HIDES)
     if not hides or public:
@@ -90,10 +112,17 @@ def arrange(folder: Path, ranking: Ranking | None = None, share_with: str | None
             os.chmod(folder / name, 0o644)
         os.chmod(folder, 0o755)
         _write(folder / PRIVACY_FILE, _json({"hides": sorted(hides), "layout": "whole"}), 0o644)
+        unsummed = ""
+        try:  # the lines only spare the readers the engine: a capture they cannot be made from is published
+            lines = answers(folder).whole(folder) if answers is not None else None
+        except InputError as exc:
+            lines, unsummed = None, f"no summary lines in this capture ({exc}): 'fairtop standing' computes them"
+        if lines is not None:
+            _write(folder / STANDINGS_FILE, lines, 0o644)
         if hides:
-            return (f"PrivateData={','.join(sorted(hides))} but --public: every user can read every "
-                    "user's usage and jobs in this capture")
-        return ""
+            return "; ".join(filter(None, (f"PrivateData={','.join(sorted(hides))} but --public: every user can "
+                                           "read every user's usage and jobs in this capture", unsummed)))
+        return unsummed
     gid = _group_id(share_with) if share_with else -1
     whole = folder / ALL
     _mkdir(whole, 0o750 if share_with else 0o700, gid)
@@ -111,7 +140,11 @@ def arrange(folder: Path, ranking: Ranking | None = None, share_with: str | None
         _write(folder / PRIVACY_FILE, _json({"hides": sorted(hides), "layout": "per-user", "views": False}), 0o644)
         return note + f"; no per-user views ({USERS_FILE} is missing: sacctmgr show user failed)"
     everyone = readers(users_text, files.get("sacctmgr_assoc_hdr.psv", b""))
-    ranks = ranking(whole) if ranking is not None else {}
+    computed = answers(whole) if answers is not None else None
+    ranks = computed.rankings() if computed is not None else {}
+    lines = computed.whole(whole) if computed is not None else None
+    if lines is not None:
+        _write(whole / STANDINGS_FILE, lines, 0o640 if share_with else 0o600, gid=gid)
     capture = Capture(files, hides)
     common = folder / COMMON  # what every user sees whole (the config, partitions...): once, not per user
     _mkdir(common, 0o755)
@@ -129,8 +162,9 @@ def arrange(folder: Path, ranking: Ranking | None = None, share_with: str | None
                     "sacctmgr, squeue, sprio and sacct show them")
         if left:
             withheld += f" ({', '.join(left)} left out)"
-        view[VIEW_FILE] = _json({"reader": name, "hides": sorted(hides), "withheld": withheld,
-                                 "ranking": {a: list(p) for a, p in ranks.get(name, {}).items()}})
+        note_doc = {"reader": name, "hides": sorted(hides), "withheld": withheld,
+                    "ranking": {a: list(p) for a, p in ranks.get(name, {}).items()}}
+        view[VIEW_FILE] = _json(note_doc)
         mine = people / name
         _mkdir(mine, 0o755)
         try:
@@ -143,6 +177,10 @@ def arrange(folder: Path, ranking: Ranking | None = None, share_with: str | None
         for file in shared:
             if file not in view:
                 os.symlink(f"../../{COMMON}/{file}", mine / file)
+        line = computed.view(mine, name, note_doc, is_partial(view.get(SSHARE, b""))) \
+            if computed is not None and SSHARE in view else None
+        if line is not None:  # last: it vouches for the files beside it
+            _write(mine / STANDINGS_FILE, line, 0o400, uid)
         made += 1
     _write(folder / PRIVACY_FILE, _json({"hides": sorted(hides), "layout": "per-user", "views": True}), 0o644)
     os.chmod(folder, 0o755)

@@ -12,18 +12,18 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import TYPE_CHECKING, ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal, TypeAlias
 
-from tui.model import Snapshot
-
-if TYPE_CHECKING:  # imported by SlurmSource.live_slurm at first use; no cycle (slurm_cli never imports this)
+if TYPE_CHECKING:  # the snapshot (numpy) comes with a source's load(): the config and `standing` need neither
+    from tui.model import Snapshot
+    # imported by SlurmSource.live_slurm at first use; no cycle (slurm_cli never imports this)
     from tui.sources.rest_sshare import RestSshare
     from tui.sources.slurm_cli import LiveSlurm
     from tui.sources.slurmrestd import LiveRest
 
 __all__ = ["CAPABILITIES", "Capability", "Source", "SOURCES", "Stage", "make", "register", "source_class"]
 
-Stage = tuple[Snapshot, tuple[str, ...]]
+Stage: TypeAlias = "tuple[Snapshot, tuple[str, ...]]"
 """A snapshot and the commands still loading for it (none: the snapshot is whole)."""
 
 Capability = Literal["usage", "printed", "jobs", "partitions", "budgets", "allocations"]
