@@ -1,7 +1,7 @@
 """Long runs without growth, short version (bench/soak.py service runs 1,000,000 requests):
-~12,000 requests of everyday traffic (under 30 s each store at load average 9 here) against the real service on 127.0.0.1; after the first
-fifth (warm-up: caches, pools, the interpreter's arenas), its resident memory grows under 10 %
-and its open fds and child processes stay where they were."""
+~12,000 requests of everyday traffic (24-41 s per store at load average 9 here) against the real
+service on 127.0.0.1; after the first fifth (warm-up: caches, pools, the interpreter's arenas),
+its resident memory grows under 10 % and its open fds and child processes stay where they were."""
 
 from __future__ import annotations
 

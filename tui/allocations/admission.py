@@ -48,7 +48,7 @@ DEFAULT_INTERVAL_S = 0.100
 #: Requests always let in, however late the others: the queue drains through them.
 DEFAULT_FLOOR = 16
 #: Requests let in at once by a service that keeps up: a burst of this many (a job array's
-#: prologs) arriving after an interval with room is never refused.
+#: prologs) reaching a service that has kept up for a second is never refused.
 DEFAULT_BURST = 64
 #: Intervals in a row neither behind nor full (a second) after which ``burst`` is let in again:
 #: one such interval may be a lull between waves of clients that were told to come back later.
@@ -113,8 +113,8 @@ class Admission:
             self.allowed = max(self.floor, int(min(self.allowed, self.in_progress) * 0.8))
         elif self._full and self._quickest <= self.target_s:
             self.allowed = min(self.limit, self.allowed + max(1, self.allowed // 10))
-        idle = int((now - self._interval_ends) / self.interval_s)  # intervals without a request: calm
-        self._calm = 0 if behind or self._full else self._calm + 1 + idle
+        self._calm = 0 if behind or self._full else self._calm + 1
+        self._calm += int((now - self._interval_ends) / self.interval_s)  # intervals without a request
         if self._calm >= CALM_INTERVALS:
             self.allowed = max(self.allowed, self.burst)
         self._quickest = math.inf
