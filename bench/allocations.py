@@ -40,6 +40,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from allocations.services import SUPER, PgCluster, Server, create_database, write_tokens  # noqa: E402
 
+from cpu_bound import CpuBound  # noqa: E402
+
 from tui.allocations.ledger import open_ledger  # noqa: E402
 
 HEADERS = {"Authorization": f"Bearer {SUPER}"}
@@ -174,10 +176,13 @@ def _child_pids(pid: int) -> list[int]:
         return []
 
 
-def overload(store: str, target: str, args: argparse.Namespace, tokens: Path, capacity: float) -> dict:
+def overload(store: str, target: str, args: argparse.Namespace, tokens: Path, capacity: float,
+             bound: CpuBound | None = None) -> dict:
     """``args.overload`` times ``capacity`` pre-debits a second, open loop, for ``args.seconds``."""
-    server = Server(target, ["--auth", "token", "--tokens", str(tokens), "--pool", str(args.pool),
-                             "--admit-floor", str(args.admit_floor)]).start()
+    floor = ["--admit-floor", str(args.admit_floor)] if args.admit_floor else []
+    server = Server(target, ["--auth", "token", "--tokens", str(tokens), "--pool", str(args.pool), *floor]).start()
+    if bound:
+        bound.add(server.proc.pid)
     try:
         gids, aids = _allocations(server.url, args.allocations)
         rate = args.overload * capacity
@@ -187,6 +192,7 @@ def overload(store: str, target: str, args: argparse.Namespace, tokens: Path, ca
                  for p in range(args.procs)]
         assert server.proc is not None
         rss = [_rss_mb(server.proc.pid)]
+        cpu0 = _cpu_seconds(server.proc.pid)
         t0 = time.perf_counter()
         for p in procs:
             p.start()
@@ -197,6 +203,7 @@ def overload(store: str, target: str, args: argparse.Namespace, tokens: Path, ca
             except Exception:  # noqa: BLE001 - queue.Empty: sample the memory meanwhile
                 rss.append(_rss_mb(server.proc.pid))
         wall = time.perf_counter() - t0
+        cpu = _cpu_seconds(server.proc.pid) - cpu0
         for p in procs:
             p.join()
         lat, codes, held, got = _tally(answers, server.url, aids)
@@ -206,7 +213,8 @@ def overload(store: str, target: str, args: argparse.Namespace, tokens: Path, ca
                 "late": sum(a[3] for a in answers), "accepted": codes.get(201, 0) / wall,
                 "refused": codes.get(503, 0) / wall, "codes": codes, "p50_ms": 1000 * lat[n // 2],
                 "p99_ms": 1000 * lat[min(n - 1, int(n * 0.99))], "max_ms": 1000 * lat[-1],
-                "rss_before": rss[0], "rss_max": max(rss), "rss_after": rss[-1], "consistent": got == held}
+                "rss_before": rss[0], "rss_max": max(rss), "rss_after": rss[-1], "consistent": got == held,
+                "cpu_pct": 100 * cpu / wall}
     finally:
         server.stop()
 
@@ -243,12 +251,16 @@ def _cpu_seconds(pid: int) -> float:
 
 
 def run(store: str, target: str, args: argparse.Namespace, tokens: Path, db_pid: int | None = None,
-        code: Path = ROOT) -> dict:
+        code: Path = ROOT, bound: CpuBound | None = None) -> dict:
     """One store's run with the service of checkout ``code``; ``db_pid`` is the PostgreSQL
     postmaster's, when it runs here (its CPU and its backends' is counted too)."""
     workers = args.workers if store == "postgresql" else 1
+    # --admit-floor at the number of clients: never refused, so the rate is what it commits
+    floor = ["--admit-floor", str(args.clients)] if "--admit-floor" in _serve_help(code) else []
     server = Server(target, ["--auth", "token", "--tokens", str(tokens), "--pool", str(args.pool),
-                             "--workers", str(workers)], code=code).start()
+                             "--workers", str(workers), *floor], code=code).start()
+    if bound:
+        bound.add(server.proc.pid)
     try:
         gids, aids = _allocations(server.url, args.allocations)
         queue: mp.Queue = mp.Queue()
@@ -284,6 +296,14 @@ def run(store: str, target: str, args: argparse.Namespace, tokens: Path, db_pid:
                 "consistent": got == held and not audit}
     finally:
         server.stop()
+
+
+def _serve_help(code: Path) -> str:
+    """``fairtop serve-allocations --help`` of checkout ``code`` (older ones lack newer flags)."""
+    import subprocess
+
+    return subprocess.run([sys.executable, "-m", "tui.cli", "serve-allocations", "--help"], cwd=code,
+                          capture_output=True, text=True).stdout
 
 
 def _describe(code: Path) -> str:
@@ -324,7 +344,16 @@ def main() -> int:
                     help="after the closed-loop run, offer FACTOR times the rate it measured, open loop, for "
                          "--seconds; report what was accepted, refused, its latency and the service's memory")
     ap.add_argument("--seconds", type=float, default=10.0, help="length of the --overload run (default 10)")
-    ap.add_argument("--admit-floor", type=int, default=64, help="the service's --admit-floor in the --overload run")
+    ap.add_argument("--admit-floor", type=int, help="the service's --admit-floor in the --overload run "
+                    "(default: the service's default)")
+    ap.add_argument("--cpu-quota", type=float, metavar="PERCENT",
+                    help="bound the service (or with --bound database, the throwaway PostgreSQL) to PERCENT of "
+                         "one core (a cgroup CFS quota; root): the closed-loop rate is then what one bounded "
+                         "instance commits, and --overload offers a multiple of that from clients that have "
+                         "the rest of the machine")
+    ap.add_argument("--bound", choices=("service", "database"), default="service",
+                    help="what --cpu-quota bounds (default the service; database: PostgreSQL's server and its "
+                         "backends, the store as the bottleneck)")
     args = ap.parse_args()
     if args.flush_ms and (args.pg or os.environ.get("FAIRTOP_TEST_PG")):
         ap.error("--flush-ms starts its own PostgreSQL: leave out --pg and $FAIRTOP_TEST_PG")
@@ -333,27 +362,39 @@ def main() -> int:
     tokens = write_tokens(tmp / "tokens.toml")
     cluster = None
     rows = []
+    bound = CpuBound(args.cpu_quota) if args.cpu_quota else None
+    own_pg = not (args.pg or os.environ.get("FAIRTOP_TEST_PG"))
+    if bound and args.bound == "database" and (args.store != "postgresql" or not own_pg):
+        ap.error("--bound database needs --store postgresql and the throwaway cluster (no --pg)")
+    service_bound = bound if args.bound == "service" else None
     try:
         codes = args.code or [ROOT]
         if args.store in ("sqlite", "both"):
-            rows += [run("sqlite", str(tmp / f"ledger{i}.db"), args, tokens, code=code) for i, code in enumerate(codes)]
+            rows += [run("sqlite", str(tmp / f"ledger{i}.db"), args, tokens, code=code, bound=service_bound)
+                     for i, code in enumerate(codes)]
         if args.store in ("postgresql", "both"):
             pg = args.pg or os.environ.get("FAIRTOP_TEST_PG")
             if not pg:
                 cluster = PgCluster(_slow_flush_env(tmp, args.flush_ms) if args.flush_ms else None).start()
                 pg = cluster.url
+                if bound and not service_bound:  # its backends, forked later, stay in the group
+                    for pid in [cluster.postmaster_pid(), *_child_pids(cluster.postmaster_pid())]:
+                        bound.add(pid)
             rows += [run("postgresql", create_database(pg), args, tokens, code=code,
-                         db_pid=cluster.postmaster_pid() if cluster else None) for code in codes]
+                         db_pid=cluster.postmaster_pid() if cluster else None, bound=service_bound) for code in codes]
         if args.overload:
             over = [overload(r["store"].split(" ")[0], str(tmp / "over.db") if r["store"].startswith("sqlite")
                              else create_database(args.pg or os.environ.get("FAIRTOP_TEST_PG") or cluster.url),
-                             args, tokens, r["rate"]) for r in rows]
+                             args, tokens, r["rate"], service_bound) for r in rows]
     finally:
         if cluster:
             cluster.stop()
+        if bound:
+            bound.close()
     print(f"{args.clients} clients x {args.per_client} pre-debits over {args.allocations} allocation(s), "
           f"{args.procs} client processes, {os.cpu_count()} CPUs"
-          + (f", PostgreSQL flush {args.flush_ms:g} ms" if args.flush_ms else ""))
+          + (f", PostgreSQL flush {args.flush_ms:g} ms" if args.flush_ms else "")
+          + (f", the {args.bound} bounded to {args.cpu_quota:g} % of a core" if args.cpu_quota else ""))
     print(f"load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; after: "
           + " ".join(f"{x:.2f}" for x in os.getloadavg()))
     print("| store | pre-debits | seconds | pre-debits/s | p50 ms | p99 ms | max ms | CPU ms/req: service |"
@@ -366,13 +407,15 @@ def main() -> int:
               f"{r['codes']} | {'yes' if r['consistent'] else 'NO'} |")
     if args.overload:
         print(f"\nopen loop at {args.overload:g} x the closed-loop rate for {args.seconds:g} s, "
-              f"--admit-floor {args.admit_floor}, load average now " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
+              f"--admit-floor {args.admit_floor or 'default'}, load average now "
+              + " ".join(f"{x:.2f}" for x in os.getloadavg()))
         print("| store | asked/s | offered/s | late | accepted/s | refused/s | p50 ms | p99 ms | max ms |"
-              " RSS MB before / max / after | answers | consistent |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|:---:|")
+              " service CPU % | RSS MB before / max / after | answers | consistent |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|:---:|")
         for o in over:
             print(f"| {o['store']} | {o['asked']:,.0f} | {o['offered']:,.0f} | {o['late']:,} | {o['accepted']:,.0f} | "
                   f"{o['refused']:,.0f} | {o['p50_ms']:.1f} | {o['p99_ms']:.1f} | {o['max_ms']:.1f} | "
+                  f"{o['cpu_pct']:.0f} | "
                   f"{o['rss_before']:.0f} / {o['rss_max']:.0f} / {o['rss_after']:.0f} | {o['codes']} | "
                   f"{'yes' if o['consistent'] else 'NO'} |")
         if not all(o["consistent"] and set(o["codes"]) <= {201, 503} for o in over):

@@ -366,10 +366,10 @@ def _allocation_parsers(sub: argparse._SubParsersAction) -> None:
                      help="PostgreSQL connections per worker (default 8)")
     srv.add_argument("--workers", type=int, default=1, metavar="N",
                      help="worker processes on one socket (default 1; more pay off on PostgreSQL only)")
-    srv.add_argument("--admit-floor", type=int, default=64, metavar="N",
-                     help="requests in progress never refused for being late (default 64); beyond them an "
-                          "overloaded service answers 503 with Retry-After. About the pre-debits it commits in "
-                          "50 ms: lower keeps what it accepts quicker, higher refuses fewer bursts")
+    srv.add_argument("--admit-floor", type=int, default=16, metavar="N",
+                     help="requests in progress never refused for being late (default 16); beyond them an "
+                          "overloaded service answers 503 with Retry-After. Overloaded, what it accepts waits "
+                          "about N / its commit rate: higher refuses fewer, at the price of that latency")
 
 
 def _balance(args: argparse.Namespace) -> str:

@@ -32,7 +32,7 @@ from tui.allocations.slurm_hooks import HookJob, prolog, run_hook
 from .services import SUPER, Server
 from .test_concurrency import _allocation
 
-CONNECTIONS, SECONDS, WARM_UP, FLOOR = 512, 4.0, 1.0, 16
+CONNECTIONS, SECONDS, WARM_UP = 512, 4.0, 1.0
 
 
 def _rss_kb(pid: int) -> int:
@@ -88,9 +88,7 @@ async def _flood(url: str, gid: int) -> tuple[Counter, list[float], int, set[byt
 
 
 def test_overload_gets_503_and_what_is_let_in_is_quick(db: str, tokens_file: Path) -> None:
-    # --admit-floor 16: what this shared, loaded test machine commits in ~20 ms (the default 64
-    # lets a 64-prolog burst in whole, at the price of ~64 / the rate of latency when overloaded)
-    server = Server(db, ["--auth", "token", "--tokens", str(tokens_file), "--admit-floor", str(FLOOR)]).start()
+    server = Server(db, ["--auth", "token", "--tokens", str(tokens_file)]).start()  # the default settings
     try:
         aid = _allocation(server.url, "flood", 7201, 10**9)
         assert server.proc is not None

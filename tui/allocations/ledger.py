@@ -34,6 +34,7 @@ import select
 import re
 import sqlite3
 import threading
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -180,7 +181,16 @@ class _SqliteStore:
             self._local.conn = conn
             with self._conns_lock:
                 self._conns.append(conn)
+            # The service's worker threads come and go (an idle one ends): its connection goes
+            # with it, or each new thread would hold two more open files for ever.
+            weakref.finalize(threading.current_thread(), self._drop, conn)
         return conn
+
+    def _drop(self, conn: sqlite3.Connection) -> None:
+        with self._conns_lock:
+            if conn in self._conns:
+                self._conns.remove(conn)
+                conn.close()
 
     @contextmanager
     def transaction(self, write: bool) -> Iterator[_Tx]:
