@@ -50,11 +50,11 @@ releases_down() {
 }
 
 releases_build_pids=()
-releases_build_start() {  # build each release in the background (CI runs the other tests meanwhile)
+releases_build_start() {  # build each release in the background, niced: the tests running meanwhile come first
   local version
   [ "$(id -u)" = 0 ] && [ -x "$SANDBOX/build.sh" ] || return 0
   for version in ${FAIRTOP_CI_SLURM:-26.05.3}; do
-    "$SANDBOX/build.sh" "$version" >/dev/null 2>/tmp/fairtop-ci-build-"$version".log &
+    nice -n 19 "$SANDBOX/build.sh" "$version" >/dev/null 2>/tmp/fairtop-ci-build-"$version".log &
     releases_build_pids+=($!)
     echo "slurm $version: building (or cached) in the background, pid $!"
   done
