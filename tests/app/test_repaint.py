@@ -153,16 +153,7 @@ async def test_the_breakdown_beside_the_tree_sends_the_lines_a_neighbour_changes
         await settle(pilot)
         side = app.query_one("#pane-side")
         assert side.display
-        sent: list[ChopsUpdate] = []
-        changed_only = app._painted.changed_only
-
-        def record(update: ChopsUpdate) -> ChopsUpdate | None:
-            kept = changed_only(update)
-            if kept is not None:
-                sent.append(kept)
-            return kept
-
-        app._painted.changed_only = record  # type: ignore[method-assign]
+        sent = _record_sent(app)
         await pilot.press("down")  # the next user of alice's account
         await pilot.pause(0.3)  # the breakdown waits for the cursor to rest
         await ready(pilot)
