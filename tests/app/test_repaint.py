@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from textual import events
 from textual._compositor import ChopsUpdate
 from textual.app import App
 from textual.pilot import Pilot
@@ -156,16 +157,7 @@ async def test_the_breakdown_beside_the_tree_sends_the_lines_a_neighbour_changes
         await settle(pilot)
         side = app.query_one("#pane-side")
         assert side.display
-        sent: list[ChopsUpdate] = []
-        changed_only = app._painted.changed_only
-
-        def record(update: ChopsUpdate) -> ChopsUpdate | None:
-            kept = changed_only(update)
-            if kept is not None:
-                sent.append(kept)
-            return kept
-
-        app._painted.changed_only = record  # type: ignore[method-assign]
+        sent = _record_sent(app)
         await pilot.press("down")  # the next user of alice's account
         await pilot.pause(0.3)  # the breakdown waits for the cursor to rest
         await ready(pilot)
@@ -177,3 +169,70 @@ async def test_the_breakdown_beside_the_tree_sends_the_lines_a_neighbour_changes
         assert "Why" in str(app.query_one("#pane-side #bd-title").render())
         assert pane_lines  # the new row's lines were caught
         assert len(pane_lines) <= side.region.height // 2, sorted(pane_lines)
+
+
+def _record_sent(app: App[int]) -> list[ChopsUpdate]:
+    """What the app sends from now on (after :class:`PaintedChops` left out what is on screen)."""
+    sent: list[ChopsUpdate] = []
+    changed_only = app._painted.changed_only  # type: ignore[attr-defined]
+
+    def record(update: ChopsUpdate) -> ChopsUpdate | None:
+        kept = changed_only(update)
+        if kept is not None:
+            sent.append(kept)
+        return kept
+
+    app._painted.changed_only = record  # type: ignore[attr-defined]
+    return sent
+
+
+def _text(updates: list[ChopsUpdate]) -> str:
+    return "\n".join(strip.text for update in updates for line in update.chops for strip in line.values()
+                     if strip is not None)
+
+
+async def test_leaving_the_terminal_window_repaints_no_whole_screen(make_app) -> None:
+    # Textual's app_focus repainted the whole screen on each focus change (35 KB at 200x60).
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await settle(pilot)
+        whole: list[object] = []
+        display = app._display
+
+        def spy(screen: Screen[object], renderable: object) -> None:
+            if renderable is not None and not isinstance(renderable, ChopsUpdate):
+                whole.append(renderable)
+            display(screen, renderable)  # type: ignore[arg-type]
+
+        app._display = spy  # type: ignore[method-assign]
+        sent = _record_sent(app)  # (the tree and the header restyle; no other line is sent)
+        app.post_message(events.AppBlur())
+        await settle(pilot)
+        assert not app.app_focus
+        app.post_message(events.AppFocus())
+        await settle(pilot)
+        assert app.app_focus and not whole
+        tree = app.query_one(FairshareTree)
+        assert {y for update in sent for y, _, _ in update.spans} <= lines_of(app.query_one("Header"), tree)
+
+
+async def test_a_quick_breakdown_beside_the_tree_is_drawn_once(make_app) -> None:
+    # A single Down is answered at once (no wait for the selection to rest), and its answer,
+    # which comes in well under PENDING_S, is drawn whole: no "computing..." drawn and replaced.
+    app = make_app()
+    async with app.run_test(size=(200, 60)) as pilot:
+        await ready(pilot)
+        await pilot.press("m")
+        await pilot.pause(0.5)
+        await ready(pilot)
+        await settle(pilot)
+        sent = _record_sent(app)
+        await pilot.press("down")
+        await pilot.pause(0.1)  # less than BREAKDOWN_DELAY_S: the worker started at once
+        await ready(pilot)
+        await settle(pilot)
+        text = _text(sent)
+        assert "computing" not in text
+        assert "Why" in str(app.query_one("#pane-side #bd-title").render())
+        assert "ranks" in text  # the new row's explanation was sent

@@ -22,6 +22,8 @@ from rich.style import Style
 from textual._compositor import ChopsUpdate
 from textual.strip import Strip
 
+from tui.app.sgr import CompactChops
+
 MIN_CUT = 8
 """Cells a cut must save: a cursor move to the first changed cell costs up to 8 bytes."""
 
@@ -81,11 +83,15 @@ class PaintedChops:
                 if whole and shown == (end, strip):
                     line[x] = None  # the same cells with the same style: already on screen
                     continue
-                sends = True
                 if whole and shown is not None and shown[0] == end:
                     cut = changed_cells(shown[1], strip)
+                    if cut is not None and cut[0] == cut[1]:  # the same cells, cut into other segments
+                        line[x] = None
+                        drawn[x] = (end, strip)
+                        continue
                     if cut is not None:
                         cuts[x] = (x + cut[0], strip.crop(*cut))
+                sends = True
                 lo, hi = max(x, x1), min(end, x2)
                 for start in [s for s, (e, _) in drawn.items() if s < hi and e > lo]:
                     del drawn[start]  # overwritten, in part or whole
@@ -95,7 +101,7 @@ class PaintedChops:
                 chops[y], chop_ends[y] = _with_cuts(line, update.chop_ends[y], cuts)
             if sends:
                 spans.append((y, x1, x2))
-        return ChopsUpdate(chops, spans, chop_ends) if spans else None
+        return CompactChops(chops, spans, chop_ends) if spans else None
 
 
 def _with_cuts(line: dict[int, Strip | None], ends: list[int], cuts: dict[int, tuple[int, Strip]]

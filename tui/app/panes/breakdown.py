@@ -7,12 +7,15 @@ place among siblings, then the factor, a sentence in words, and the pending jobs
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 from textual import work
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.markup import escape
 from textual.widgets import Static
+from textual.timer import Timer
 from textual.worker import Worker, get_current_worker
 from textual_plotext import PlotextPlot
 
@@ -30,6 +33,10 @@ MAX_JOBS = 20
 RECOVERY_TARGET = 0.5
 #: Dates on the curves' time axis (plotext's form and the strftime that writes it).
 PLOT_DATE_FORM, PLOT_DATE = "Y-m-d", "%Y-%m-%d"
+#: Seconds a result may take before the pane says "computing...". One that comes sooner is drawn
+#: at once, with the next part if that is in too: a placeholder drawn and replaced a frame later
+#: is a third of a Down's bytes over SSH (and a flicker).
+PENDING_S = 0.3
 
 
 def _recovery_text(rec: Recovery) -> str:
@@ -167,6 +174,9 @@ class BreakdownPane(PaneFrame):
         """The worker of the current request (None: nothing to compute)."""
         self._label = ""
         self._explained = False
+        self._held: Explanation | None = None
+        """The explanation waiting (up to :data:`PENDING_S`) for its recovery curves."""
+        self._pending: Timer | None = None
 
     def show(self, standing: Standing, row: int | None) -> None:
         """Explain ``row`` of ``standing`` (None: ask for a selection).
@@ -175,11 +185,10 @@ class BreakdownPane(PaneFrame):
         curves (16 engine runs) are computed by one exclusive thread worker; they arrive as
         :class:`ExplanationReady` then :class:`RecoveryReady`. Until then the pane says so.
         """
-        self._request += 1
+        self.drop_request()
         title = self.query_one("#bd-title", Static)
         self.query_one("#bd-scroll", VerticalScroll).scroll_home(animate=False)  # a new row reads from its top
         self._worker, self._explained = None, False
-        self.workers.cancel_group(self, "breakdown")
         if standing.algorithm == "pbs":
             self._show_pbs(standing, row)
             return
@@ -196,14 +205,23 @@ class BreakdownPane(PaneFrame):
             return
         else:
             self._label = standing.snapshot.tree.label(row)
-            title.update(f"Why {self._label} has its fairshare: computing...")
             self._worker = self._explain(standing, row, self._request)
-            # The last row's lines stay under this title until the new ones arrive: a row's
-            # neighbour shares most of them (its path, the labels), and what is on screen is not
-            # sent again (PaintedChops); cleared first, every line was sent twice.
+            self._pending = self.set_timer(PENDING_S, partial(self._say_pending, self._request))
+            # The last row's lines stay until the new ones arrive: a row's neighbour shares most
+            # of them (its path, the labels), and what is on screen is not sent again
+            # (PaintedChops); cleared first, every line was sent twice.
             return
         self._clear_explanation()
         self._show_recovery(None)
+
+    def drop_request(self) -> None:
+        """The selection moved on: what is still computing is not drawn (the next show asks again)."""
+        self._request += 1
+        self._held = None
+        if self._pending is not None:
+            self._pending.stop()
+            self._pending = None
+        self.workers.cancel_group(self, "breakdown")
 
     def _show_pbs(self, standing: Standing, row: int | None) -> None:
         """``pbsfs -g`` for the selected entity, with every level's formula and numbers."""
@@ -246,10 +264,26 @@ class BreakdownPane(PaneFrame):
         if not worker.is_cancelled:
             self.post_message(RecoveryReady(request_id, row, rec))
 
+    def _say_pending(self, request: int) -> None:
+        """The request is slow: show what is in, and say what is still computing."""
+        if request != self._request or self._pending is None:
+            return  # stopped after it fired (a timer's call is a message: stop() does not take it back)
+        self._pending = None
+        if self._held is not None:
+            self._show_explanation(self._held)
+        elif not self._explained:
+            self.query_one("#bd-title", Static).update(f"Why {self._label} has its fairshare: computing...")
+
     def on_explanation_ready(self, message: ExplanationReady) -> None:
         if message.request_id != self._request:
             return  # the selection moved on since the worker started
-        ex = message.explanation
+        if self._pending is not None:
+            self._held = message.explanation  # drawn with its curves, unless they are slow
+        else:
+            self._show_explanation(message.explanation)
+
+    def _show_explanation(self, ex: Explanation) -> None:
+        self._held = None
         self._explained = True
         kind = "user" if ex.is_user else "account"
         self.query_one("#bd-title", Static).update(
@@ -270,11 +304,21 @@ class BreakdownPane(PaneFrame):
 
     def on_recovery_ready(self, message: RecoveryReady) -> None:
         if message.request_id == self._request:
+            self._settle()
             self._show_recovery(message.recovery)
+
+    def _settle(self) -> None:
+        """No more waiting: the held explanation is drawn now."""
+        if self._pending is not None:
+            self._pending.stop()
+            self._pending = None
+        if self._held is not None:
+            self._show_explanation(self._held)
 
     def worker_failed(self, worker: Worker, text: str) -> None:
         if worker is not self._worker:
             return  # an older request's: the pane shows a newer one
+        self._settle()
         if not self._explained:
             self.query_one("#bd-title", Static).update(
                 f"Why {self._label} has its fairshare: could not compute: {text}")
