@@ -260,11 +260,11 @@ async def test_the_asyncio_predebit_never_reuses_a_connection_the_server_ended(p
     assert (await one("1", 10))["balance"] == 20  # type: ignore[index]
     assert isinstance(await one("2", 21), Overdraft)
     assert isinstance(await one("1", 1), Conflict)
-    with psycopg.connect(pg_url, autocommit=True) as admin:  # end the service's pooled connection
+    with psycopg.connect(pg_url, autocommit=True) as admin:  # end the pooled connections it used
         ended = admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
                               " WHERE datname = current_database() AND pid <> pg_backend_pid()"
                               " AND query LIKE '%fairtop_predebit%'").fetchall()
-    assert ended == [(True,)]
+    assert ended and all(ok for (ok,) in ended)
     await asyncio.sleep(0.5)  # the backend's last words reach the socket
     assert (await one("3", 1))["balance"] == 19  # type: ignore[index]
     assert ledger.allocations()[0]["failures"] == 1 and ledger.audit() == []

@@ -1,0 +1,118 @@
+"""The ledger's PostgreSQL connections: psycopg_pool's pools, set up for a server that restarts
+or fails over to its replica.
+
+* ``check``: a connection handed out is alive. psycopg_pool's ``check_connection`` costs a round
+  trip per checkout; :func:`check_idle` costs none (bench/README.md measured both): the server has
+  nothing to say to an idle connection (fairtop never LISTENs), so a readable socket means it
+  closed it or said why it is closing it (a restart's "terminating connection due to
+  administrator command"). A server gone without a word (a cut cable) is found by the statement,
+  which fails once and drops its connection.
+* ``reconnect_timeout``: psycopg_pool retries a failed connection after 1, 2, 4, ... s; giving up
+  after a few seconds lets the next request start again at once, so the pool finds the promoted
+  replica (or the restarted server) within about a second of it taking connections, not after a
+  backoff that grew during a long outage.
+* ``max_lifetime``: connections are renewed, so none outlives a switch of the server behind a name.
+* A multi-host conninfo (``host=a,b port=p,q target_session_attrs=read-write``) is libpq's: each
+  new connection goes to whichever host takes writes now.
+
+The last connection error is kept (:attr:`LastError.text`), so that a refusal says why (refused,
+read-only, timed out) rather than only that no connection came within the timeout.
+"""
+
+from __future__ import annotations
+
+import select
+from typing import Any
+
+__all__ = ["LastError", "check_idle", "check_idle_async", "sync_pool", "async_pool", "first_line"]
+
+#: Seconds psycopg_pool keeps retrying a connection in the background before it gives up (and
+#: the next request that needs one starts again at once).
+RECONNECT_S = 3.0
+#: Seconds a connection lives before the pool replaces it (with jitter; psycopg_pool's default).
+MAX_LIFETIME_S = 3600.0
+
+
+def first_line(exc: BaseException) -> str:
+    """An exception's message without libpq's continuation lines (or its repr if it has none)."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else repr(exc)
+
+
+class LastError:
+    """The last connection attempt's failure, as one line."""
+
+    text = "no connection yet"
+
+
+def _looks_alive(conn: Any) -> bool:
+    if conn.closed:
+        return False
+    try:
+        readable, _, _ = select.select([conn.pgconn.socket], [], [], 0)
+    except Exception:  # noqa: BLE001 - OSError, or psycopg.OperationalError: no socket any more
+        return False
+    return not readable
+
+
+def check_idle(conn: Any) -> None:
+    """psycopg_pool's ``check``: raise (having closed it, so the pool drops it) unless an idle
+    pooled connection may be handed out. One ``select`` of no time."""
+    if not _looks_alive(conn):
+        conn.close()
+        raise ConnectionError("the server closed this pooled connection")
+
+
+async def check_idle_async(conn: Any) -> None:
+    """:func:`check_idle` for the asyncio pool."""
+    if not _looks_alive(conn):
+        await conn.close()
+        raise ConnectionError("the server closed this pooled connection")
+
+
+def _options(conninfo: str, size: int, timeout: float) -> dict[str, Any]:
+    return {"conninfo": conninfo, "kwargs": {"autocommit": True, "connect_timeout": max(1, int(timeout))},
+            "min_size": 1, "max_size": size, "timeout": timeout, "max_lifetime": MAX_LIFETIME_S,
+            "reconnect_timeout": RECONNECT_S, "name": "fairtop-ledger", "open": False}
+
+
+def sync_pool(conninfo: str, size: int, timeout: float, last: LastError, check: Any = check_idle) -> Any:
+    """An open ``ConnectionPool`` of autocommit connections (up to ``size``; a request waits up
+    to ``timeout`` seconds for one)."""
+    import psycopg
+    from psycopg_pool import ConnectionPool
+
+    class Remembering(psycopg.Connection):  # type: ignore[type-arg]
+        @classmethod
+        def connect(cls, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return super().connect(*args, **kwargs)
+            except psycopg.Error as exc:
+                last.text = first_line(exc)
+                raise
+
+    pool: Any = ConnectionPool(connection_class=Remembering, check=check,
+                               **_options(conninfo, size, timeout))
+    pool.open()
+    return pool
+
+
+async def async_pool(conninfo: str, size: int, timeout: float, last: LastError,
+                     check: Any = check_idle_async) -> Any:
+    """An ``AsyncConnectionPool`` like :func:`sync_pool`, opened in the running event loop."""
+    import psycopg
+    from psycopg_pool import AsyncConnectionPool
+
+    class Remembering(psycopg.AsyncConnection):  # type: ignore[type-arg]
+        @classmethod
+        async def connect(cls, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return await super().connect(*args, **kwargs)
+            except psycopg.Error as exc:
+                last.text = first_line(exc)
+                raise
+
+    pool: Any = AsyncConnectionPool(connection_class=Remembering, check=check,
+                                    **_options(conninfo, size, timeout))
+    await pool.open()
+    return pool
