@@ -332,8 +332,8 @@ def _allocation_parsers(sub: argparse._SubParsersAction) -> None:
                          description="Serve the allocation ledger over HTTP, or HTTPS with --tls-cert and "
                                      "--tls-key (FastAPI + uvicorn).")
     srv.add_argument("--db", metavar="PATH|URL", required=True,
-                     help="an SQLite file, or PostgreSQL: postgresql://... or a libpq conninfo "
-                          "('host=a,b port=p,q dbname=d target_session_attrs=read-write' for a primary and its replica)")
+                     help="an SQLite file, or PostgreSQL: postgresql://... or a libpq conninfo ('host=a,b "
+                          "port=p,q dbname=d target_session_attrs=read-write' for a primary and its replica)")
     _listen_option(srv, 8642)
     _tls_options(srv)
     srv.add_argument("--config", metavar="FILE", help="config file (tls_cert_file, tls_key_file)")

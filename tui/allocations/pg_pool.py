@@ -82,7 +82,7 @@ def sync_pool(conninfo: str, size: int, timeout: float, last: LastError, check: 
     import psycopg
     from psycopg_pool import ConnectionPool
 
-    class Remembering(psycopg.Connection):  # type: ignore[type-arg]
+    class Remembering(psycopg.Connection):
         @classmethod
         def connect(cls, *args: Any, **kwargs: Any) -> Any:
             try:
@@ -103,7 +103,7 @@ async def async_pool(conninfo: str, size: int, timeout: float, last: LastError,
     import psycopg
     from psycopg_pool import AsyncConnectionPool
 
-    class Remembering(psycopg.AsyncConnection):  # type: ignore[type-arg]
+    class Remembering(psycopg.AsyncConnection):
         @classmethod
         async def connect(cls, *args: Any, **kwargs: Any) -> Any:
             try:
