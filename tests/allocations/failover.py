@@ -25,7 +25,7 @@ from .services import SUPER, PgCluster, Server
 REPLICA = "fairtop_replica"
 #: One allocation that runs out during the run (402s: the no-overdraft rule is exercised), one
 #: that does not; clients alternate between them.
-TIGHT, AMPLE = (7401, 1_000), (7402, 10**7)
+TIGHT, AMPLE = (7401, 400), (7402, 10**7)
 
 
 @dataclass
