@@ -24,7 +24,7 @@ from tui.allocations.ledger import (
     schema_sections,
 )
 
-from .services import ROOT
+from .services import ROOT, free_port
 
 TODAY = "2026-06-15"
 
@@ -325,3 +325,18 @@ async def test_group_commit_batches_answer_as_one_by_one(pg_url: str, tmp_path: 
     assert sum(landed) == len(both) and batched.audit() == []
     batched.close()
     alone.close()
+
+
+def test_a_database_that_does_not_answer_is_unavailable_with_its_reason() -> None:
+    """No server behind the DSN (both hosts of a multi-host conninfo): the pool waits its timeout
+    for a connection, then the ledger says why none came (libpq's words), not only that it timed out."""
+    from tui.allocations.ledger import Ledger, _PostgresStore
+
+    ports = f"{free_port()},{free_port()}"
+    store = _PostgresStore(f"host=127.0.0.1,127.0.0.1 port={ports} dbname=x target_session_attrs=read-write",
+                           connect_timeout=1.0)
+    try:
+        with pytest.raises(Unavailable, match=r"^PostgreSQL: .*(refused|failed)"):
+            Ledger(store).check_schema()
+    finally:
+        store.close()

@@ -11,7 +11,7 @@ or fails over to its replica.
   4, ... s. Giving up after half a second instead leaves the reconnecting to the requests: each
   that finds no connection starts an attempt at once (one at a time), so the pool finds the
   promoted replica (or the restarted server) as soon as it takes connections, not after a backoff
-  that grew during the outage (test_failover: served again 0.03-0.26 s after the promotion,
+  that grew during the outage (test_failover: served again 0.03-0.30 s after the promotion,
   against 0.75-0.79 s with 3 s). For the same reason ``min_size`` is 1: connections the pool
   keeps by itself are reconnected only in the background, with that backoff.
 * ``max_lifetime``: connections are renewed, so none outlives a switch of the server behind a name.
@@ -19,11 +19,14 @@ or fails over to its replica.
   new connection goes to whichever host takes writes now.
 
 The last connection error is kept (:attr:`LastError.text`), so that a refusal says why (refused,
-read-only, timed out) rather than only that no connection came within the timeout.
+read-only, timed out) rather than only that no connection came within the timeout. psycopg_pool's
+own warnings (several lines per failed attempt, and the requests make an attempt each during an
+outage) are silenced for that reason: the 503's message carries the error.
 """
 
 from __future__ import annotations
 
+import logging
 import select
 from typing import Any
 
@@ -74,6 +77,7 @@ async def check_idle_async(conn: Any) -> None:
 
 
 def _options(conninfo: str, size: int, timeout: float) -> dict[str, Any]:
+    logging.getLogger("psycopg.pool").setLevel(logging.ERROR)  # the reason reaches the caller instead
     return {"conninfo": conninfo, "kwargs": {"autocommit": True, "connect_timeout": max(1, int(timeout))},
             "min_size": 1, "max_size": size, "timeout": timeout, "max_lifetime": MAX_LIFETIME_S,
             "reconnect_timeout": RECONNECT_S, "name": "fairtop-ledger", "open": False}
