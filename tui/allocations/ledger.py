@@ -39,6 +39,7 @@ from datetime import date, datetime, timezone
 from importlib import resources
 from typing import Any
 
+from tui.allocations import pg_pool
 from tui.allocations.errors import AllocationError
 from tui.file_modes import PRIVATE, create_file
 
@@ -228,8 +229,6 @@ class _PostgresStore:
     def __init__(self, url: str, pool_size: int = 8, connect_timeout: float = 5.0) -> None:
         import psycopg
 
-        from tui.allocations import pg_pool
-
         self.psycopg = psycopg
         self.url = url
         self._size = pool_size
@@ -243,16 +242,14 @@ class _PostgresStore:
     def _unavailable(self, exc: BaseException) -> Unavailable:
         from psycopg_pool import PoolTimeout
 
-        from tui.allocations.pg_pool import first_line
-
-        why = self._last.text if isinstance(exc, PoolTimeout) else first_line(exc)
+        why = self._last.text if isinstance(exc, PoolTimeout) else pg_pool.first_line(exc)
         return Unavailable(f"PostgreSQL: {why}")
 
     @contextmanager
     def _connection(self) -> Iterator[Any]:
         psycopg = self.psycopg
         try:
-            with self._pool.connection() as conn:
+            with pg_pool.connection(self._pool, self._timeout) as conn:
                 yield conn
         except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
             raise self._unavailable(exc) from None
@@ -279,9 +276,7 @@ class _PostgresStore:
         assert self._async_opening is not None
         async with self._async_opening:
             if self._async_pool is None:
-                from tui.allocations.pg_pool import async_pool
-
-                self._async_pool = await async_pool(self.url, self._size, self._timeout, self._last)
+                self._async_pool = await pg_pool.async_pool(self.url, self._size, self._timeout, self._last)
         return self._async_pool
 
     async def rows_async(self, sql: str, params: Sequence[Any]) -> list[tuple]:
@@ -291,7 +286,7 @@ class _PostgresStore:
         psycopg = self.psycopg
         pool = await self._pool_of_this_loop()
         try:
-            async with pool.connection() as conn:
+            async with pg_pool.connection_async(pool, self._timeout) as conn:
                 cur = await conn.execute(sql.replace("?", "%s"), tuple(params))
                 return list(await cur.fetchall())
         except psycopg.errors.DeadlockDetected:  # rolled back whole, the connection is fine: the caller reruns
