@@ -11,7 +11,7 @@ or fails over to its replica.
   4, ... s. Giving up after half a second instead leaves the reconnecting to the requests: each
   that finds no connection starts an attempt at once (one at a time), so the pool finds the
   promoted replica (or the restarted server) as soon as it takes connections, not after a backoff
-  that grew during the outage (test_failover: served again 0.03-0.30 s after the promotion,
+  that grew during the outage (test_failover: served again 0.03-0.09 s after the promotion,
   against 0.75-0.79 s with 3 s). For the same reason ``min_size`` is 1: connections the pool
   keeps by itself are reconnected only in the background, with that backoff.
 * ``max_lifetime``: connections are renewed, so none outlives a switch of the server behind a name.
