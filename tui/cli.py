@@ -346,7 +346,9 @@ def _allocation_parsers(sub: argparse._SubParsersAction) -> None:
     srv = sub.add_parser("serve-allocations", help="run the allocation ledger service (HTTP or HTTPS)",
                          description="Serve the allocation ledger over HTTP, or HTTPS with --tls-cert and "
                                      "--tls-key (FastAPI + uvicorn).")
-    srv.add_argument("--db", metavar="PATH|URL", required=True, help="an SQLite file or postgresql://...")
+    srv.add_argument("--db", metavar="PATH|URL", required=True,
+                     help="an SQLite file, or PostgreSQL: postgresql://... or a libpq conninfo ('host=a,b "
+                          "port=p,q dbname=d target_session_attrs=read-write' for a primary and its replica)")
     _listen_option(srv, 8642)
     _tls_options(srv)
     srv.add_argument("--config", metavar="FILE", help="config file (tls_cert_file, tls_key_file)")
@@ -451,12 +453,12 @@ def _allocations(args: argparse.Namespace) -> int:
 
 #: What ``fairtop[allocations]`` brings: without one of them the service cannot start.
 ALLOCATIONS_EXTRA = frozenset({"fastapi", "uvicorn", "starlette", "pydantic", "pydantic_core", "anyio",
-                               "psycopg", "httptools", "uvloop"})
+                               "psycopg", "psycopg_pool", "httptools", "uvloop"})
 
 
 def _serve_allocations(args: argparse.Namespace) -> int:
     from tui import config
-    from tui.allocations.ledger import open_ledger
+    from tui.allocations.ledger import is_postgresql, open_ledger
     from tui.file_modes import SecretFileError
 
     try:
@@ -484,7 +486,7 @@ def _serve_allocations(args: argparse.Namespace) -> int:
         raise InputError("fairtop serve-allocations", f"--workers must be >= 1, got {args.workers}")
     if args.admit_floor < 1:
         raise InputError("fairtop serve-allocations", f"--admit-floor must be >= 1, got {args.admit_floor}")
-    new_file = not args.db.startswith(("postgresql://", "postgres://")) and not Path(args.db).exists()
+    new_file = not is_postgresql(args.db) and not Path(args.db).exists()
     if args.migrate or args.migrate_only or new_file:  # a new ledger file starts at the current schema
         ledger = open_ledger(args.db, migrate=True)
         version = ledger.schema_version()

@@ -124,16 +124,45 @@ class PgCluster:
     def _as_postgres(self, *argv: str) -> None:
         subprocess.run(["runuser", "-u", "postgres", "--", *argv], check=True, capture_output=True, cwd="/")
 
-    def start(self) -> PgCluster:
-        data = self.dir / "data"
-        self._as_postgres(str(self.bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres",
+    def start(self, options: str = "") -> PgCluster:
+        """initdb and start; ``options`` are more ``-c name=value`` for this server only (not
+        written to its files, so a replica copied from it does not inherit them)."""
+        self._as_postgres(str(self.bindir / "initdb"), "-D", str(self.dir / "data"), "-A", "trust", "-U", "postgres",
                           "--no-sync", "-E", "UTF8", "--locale=C")
+        return self._run(options)
+
+    def _run(self, options: str = "") -> PgCluster:
         opts = (f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.dir} -c max_connections=200"
-                " -c shared_buffers=128MB")
+                f" -c shared_buffers=128MB {options}")
         self._as_postgres(*(["env", *(f"{k}={v}" for k, v in self.env.items())] if self.env else []),
-                          str(self.bindir / "pg_ctl"), "-D", str(data), "-l", str(self.dir / "log"),
+                          str(self.bindir / "pg_ctl"), "-D", str(self.dir / "data"), "-l", str(self.dir / "log"),
                           "-o", opts, "-w", "-t", "60", "start")
         return self
+
+    def start_standby_of(self, primary: PgCluster, name: str) -> PgCluster:
+        """A streaming replica of ``primary`` (``pg_basebackup -R``), started as a hot standby
+        that reports itself as ``name`` (for the primary's ``synchronous_standby_names``)."""
+        data = self.dir / "data"
+        self._as_postgres(str(self.bindir / "pg_basebackup"), "-d",
+                          f"host=127.0.0.1 port={primary.port} user=postgres application_name={name}",
+                          "-D", str(data), "-R", "-X", "stream", "--no-sync", "-c", "fast")
+        return self._run()
+
+    def promote(self) -> None:
+        """``pg_ctl promote``: the standby becomes a primary (returns once it takes writes)."""
+        self._as_postgres(str(self.bindir / "pg_ctl"), "-D", str(self.dir / "data"), "-w", "-t", "60", "promote")
+
+    def crash(self) -> None:
+        """The server and every process of it SIGKILLed at once, as when its machine dies: the
+        postmaster is stopped first (it forks no more, restarts nothing), then all are killed."""
+        pid = self.postmaster_pid()
+        os.kill(pid, signal.SIGSTOP)
+        children = [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _ppid(p) == pid]
+        for victim in (pid, *children):
+            try:
+                os.kill(victim, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
     def postmaster_pid(self) -> int:
         """The server's process id (its backends are its children)."""
@@ -145,6 +174,14 @@ class PgCluster:
         except subprocess.CalledProcessError:
             pass
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _ppid(proc: Path) -> int | None:
+    """The parent of the process ``/proc/PID`` (None once it is gone)."""
+    try:
+        return int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def create_database(server_url: str) -> str:

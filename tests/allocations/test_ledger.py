@@ -24,7 +24,7 @@ from tui.allocations.ledger import (
     schema_sections,
 )
 
-from .services import ROOT
+from .services import ROOT, free_port
 
 TODAY = "2026-06-15"
 
@@ -260,11 +260,11 @@ async def test_the_asyncio_predebit_never_reuses_a_connection_the_server_ended(p
     assert (await one("1", 10))["balance"] == 20  # type: ignore[index]
     assert isinstance(await one("2", 21), Overdraft)
     assert isinstance(await one("1", 1), Conflict)
-    with psycopg.connect(pg_url, autocommit=True) as admin:  # end the service's pooled connection
+    with psycopg.connect(pg_url, autocommit=True) as admin:  # end the pooled connections it used
         ended = admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
                               " WHERE datname = current_database() AND pid <> pg_backend_pid()"
                               " AND query LIKE '%fairtop_predebit%'").fetchall()
-    assert ended == [(True,)]
+    assert ended and all(ok for (ok,) in ended)
     await asyncio.sleep(0.5)  # the backend's last words reach the socket
     assert (await one("3", 1))["balance"] == 19  # type: ignore[index]
     assert ledger.allocations()[0]["failures"] == 1 and ledger.audit() == []
@@ -325,3 +325,18 @@ async def test_group_commit_batches_answer_as_one_by_one(pg_url: str, tmp_path: 
     assert sum(landed) == len(both) and batched.audit() == []
     batched.close()
     alone.close()
+
+
+def test_a_database_that_does_not_answer_is_unavailable_with_its_reason() -> None:
+    """No server behind the DSN (both hosts of a multi-host conninfo): the pool waits its timeout
+    for a connection, then the ledger says why none came (libpq's words), not only that it timed out."""
+    from tui.allocations.ledger import Ledger, _PostgresStore
+
+    ports = f"{free_port()},{free_port()}"
+    store = _PostgresStore(f"host=127.0.0.1,127.0.0.1 port={ports} dbname=x target_session_attrs=read-write",
+                           connect_timeout=1.0)
+    try:
+        with pytest.raises(Unavailable, match=r"^PostgreSQL: .*(refused|failed)"):
+            Ledger(store).check_schema()
+    finally:
+        store.close()
