@@ -104,7 +104,10 @@ class Run:
         top = max(s.rss_kb for s in self.samples[len(self.samples) // 10:])
         fds = sorted({s.fds for s in self.samples[len(self.samples) // 10:]})
         kids = sorted({s.children for s in self.samples})
-        return (f"{self.name}: {len(self.samples)} samples in {self.seconds:.0f} s; peak RSS after warm-up "
+        tenth = max(1, len(self.samples) // 10)
+        peaks = [max(s.rss_kb for s in self.samples[k:k + tenth]) / 1024 for k in range(0, len(self.samples), tenth)]
+        return (f"{self.name}: {len(self.samples)} samples in {self.seconds:.0f} s; peak RSS by tenth of the run "
+                f"{' '.join(f'{p:.1f}' for p in peaks)} MB; peak RSS after warm-up "
                 f"{rss_warm / 1024:.1f} MB, at the end {rss_last / 1024:.1f} MB "
                 f"(growth {100.0 * (rss_last - rss_warm) / rss_warm:+.1f}%), max {top / 1024:.1f} MB; "
                 f"open fds {fds}; children {kids}")

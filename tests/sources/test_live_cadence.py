@@ -126,3 +126,16 @@ def test_live_source_stages_say_what_an_early_snapshot_lacks() -> None:
                        "scontrol show assoc_mgr", "sprio", "squeue")
     assert early.capabilities == frozenset({"usage", "printed"}) and done == ()
     assert whole.capabilities == frozenset({"usage", "printed", "jobs", "partitions"})
+
+
+def test_a_session_open_for_months_keeps_the_newest_commands_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    # One entry per command run: ~170,000 a month at the default cadence, kept for ever before.
+    monkeypatch.setattr("tui.sources.slurm_cli.ISSUED_KEPT", 20)
+    fake = FakeCluster()
+    live = LiveSlurm(Cadence(jobs_s=30), runner=fake.run, clock=fake.clock)
+    for _ in range(10):  # every command each time (r pressed): 8 a read, 80 in all
+        live.refresh_usage_now()
+        live.read()
+        fake.now += 1
+    assert 10 <= len(live.issued) <= 20
+    assert live.issued[-1][0] == max(t for t, _ in live.issued)  # the newest are the ones kept

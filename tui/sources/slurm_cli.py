@@ -228,6 +228,9 @@ class Cadence:
         return {"slurmctld": ctld, "slurmdbd": 60.0 / self.period(saved.FILES["assoc"])}
 
 
+#: Commands kept in ``LiveSlurm.issued`` (an hour of the busiest cadence is ~5,000): a session
+#: left open for months appended one entry per command for ever (~170,000 a month).
+ISSUED_KEPT = 10_000
 #: A command slower than this is asked less often (its period doubles, up to 8x).
 SLOW_COMMAND_S = 2.0
 MAX_BACKOFF = 8.0
@@ -259,7 +262,7 @@ class LiveSlurm:
         self.asked_at: dict[str, float] = {}
         self.backoff: dict[str, float] = {}
         self.issued: list[tuple[float, str]] = []
-        """(time, file name) of every command run, for the cadence benchmark and ``info``."""
+        """(time, file name) of the commands run (the newest ISSUED_KEPT), for the cadence benchmark."""
         self.cluster = on
         self.lft = True  # sacctmgr has LFT (before 23.11); set from the config's SLURM_VERSION
         self.usage_taken_at = ""
@@ -282,6 +285,8 @@ class LiveSlurm:
             out = Output(tuple(args), -1, b"", str(exc))
         took = self.clock() - start
         self.issued.append((start, name))
+        if len(self.issued) > ISSUED_KEPT:  # a session open for months: the newest only
+            del self.issued[:ISSUED_KEPT // 2]
         self.asked_at[name] = start
         # A slow controller gets asked less often; a quick answer restores the cadence.
         self.backoff[name] = min(MAX_BACKOFF, self.backoff.get(name, 1.0) * 2) if took > SLOW_COMMAND_S else 1.0
