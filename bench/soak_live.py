@@ -33,52 +33,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from tests.resources import Held, held  # noqa: E402
 from tui.analysis.standing import build_standing  # noqa: E402
 from tui.sources.slurm_cli import LiveSlurm  # noqa: E402
-
-
-@dataclass
-class Sample:
-    rss_kb: int
-    fds: int
-    children: int
-
-
-def rss_kb(pid: int) -> int:
-    """VmRSS of ``pid`` in kB."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
-
-
-def children(pid: int) -> int:
-    """Processes whose parent is ``pid`` (zombies included: an unreaped child is a leak too)."""
-    count = 0
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = Path(entry.path, "stat").read_text()
-        except OSError:
-            continue
-        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-            count += 1
-    return count
-
-
-def sample(pid: int) -> Sample:
-    return Sample(rss_kb(pid), len(os.listdir(f"/proc/{pid}/fd")), children(pid))
 
 
 @dataclass
 class Run:
     """Samples of one long run; ``warm`` is the index where warm-up ends."""
     name: str
-    samples: list[Sample] = field(default_factory=list)
+    samples: list[Held] = field(default_factory=list)
     seconds: float = 0.0
 
-    def windows(self) -> tuple[list[Sample], list[Sample]]:
+    def windows(self) -> tuple[list[Held], list[Held]]:
         """The samples just after warm-up (the second tenth of the run) and the last tenth: their
         peaks are compared, as single samples swing with the numpy arrays alive at that moment."""
         w = max(2, len(self.samples) // 10)
@@ -125,7 +92,7 @@ def live(cycles: int, user: str) -> Run:
         snap = source.read()
         rows = snap.tree.size if snap.tree is not None else 0
         build_standing(snap, user)
-        run.samples.append(sample(me))
+        run.samples.append(held(me))
     run.seconds = time.monotonic() - start
     run.name += f" ({rows} associations)"
     return run
@@ -149,10 +116,10 @@ def publish(captures: int) -> Run:
         start = time.monotonic()
         with open(os.devnull, "w") as out, log.open("w") as err:
             published = publish_every(site, partial(slurm_cli.capture, on=""), 0.0, 12, captures, out=out, err=err,
-                                      sleep=lambda _: run.samples.append(sample(me)),
+                                      sleep=lambda _: run.samples.append(held(me)),
                                       arrange=partial(_arrange_private, share_with=None, public=False))
         run.seconds = time.monotonic() - start
-        run.samples.append(sample(me))
+        run.samples.append(held(me))
         kept = len([p for p in site.iterdir() if not p.is_symlink()])
         run.name += f" ({published} published, {kept} kept; {len(log.read_text().splitlines())} log lines)"
     return run
