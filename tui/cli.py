@@ -1136,7 +1136,23 @@ def _messages_looked_up_once() -> Iterator[None]:
         argparse._ = translate  # type: ignore[attr-defined]
 
 
+def _drop_script_folder() -> None:
+    """Take the console script's own folder (``.venv/bin``, ``/usr/bin``) off ``sys.path``.
+
+    Python puts a script's folder first on ``sys.path``, so every top-level import made after
+    this stats it before finding the module elsewhere: ~120 file system calls of the app's start
+    (a round trip each on NFS or Lustre). A ``bin`` folder holds no modules of ours; a
+    ``python -m tui.cli`` run (whose first entry is the working folder) is left as it is.
+    """
+    script = sys.argv[0] if sys.argv else ""
+    if script and sys.path and sys.path[0] == os.path.dirname(os.path.abspath(script)) \
+            and not script.endswith(".py"):
+        del sys.path[0]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    if argv is None:
+        _drop_script_folder()
     argv = sys.argv[1:] if argv is None else argv
     if list(argv[:1]) == ["standing"]:
         return _standing_fast(argv[1:])

@@ -22,7 +22,6 @@ goes to ``$XDG_STATE_HOME/fairtop/state.toml``, written with tomli-w. No Textual
 from __future__ import annotations
 
 import difflib
-import getpass
 import os
 import re
 import tomllib
@@ -34,7 +33,6 @@ from typing import TYPE_CHECKING, Any
 from platformdirs import user_config_path, user_state_path
 
 from tui.file_modes import PRIVATE, PRIVATE_DIR, SecretFileError, make_dir, read_secret, write_atomic
-from tui.passwords import is_hash
 from tui.sources import registry
 from tui.sources.errors import InputError
 
@@ -42,6 +40,10 @@ if TYPE_CHECKING:  # the what-if modules and the engine pull in numpy: imported 
     from tui.analysis.planner import Scenario
     from tui.engine.site_factor import SiteFactorParams
 
+PACKAGE_DIR = Path(__file__).resolve().parent
+"""The installed ``tui`` package, where the wheel puts ``themes/`` and ``config.example.toml``
+(``importlib.resources.files("tui")`` gives the same folder, but importing it costs a start 11
+modules, zipfile among them, ~70 file system calls)."""
 SYSTEM_FILE = Path("/etc/fairtop/config.toml")
 """Site-wide config file (read if it exists)."""
 ENV_VAR = "FAIRTOP_CONFIG"
@@ -144,6 +146,8 @@ _CLUSTER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 def current_user() -> str:
     """The Unix user running fairtop (``--user`` and ``user =`` override it)."""
+    import getpass  # only when no user is given: not at every start
+
     try:
         return getpass.getuser()
     except Exception:  # no passwd entry, no env: a container without a user name
@@ -170,11 +174,9 @@ def user_theme_dir() -> Path:
 def example_config() -> Path | None:
     """``config.example.toml`` (every option, commented): in the installed package, else the
     source checkout."""
-    from importlib.resources import files  # only `info` and the app's themes: not at every start
-
-    packaged = files("tui") / "config.example.toml"
+    packaged = PACKAGE_DIR / "config.example.toml"
     if packaged.is_file():
-        return Path(str(packaged))
+        return packaged
     checkout = Path(__file__).resolve().parents[1] / "config.example.toml"
     return checkout if checkout.is_file() else None
 
@@ -183,11 +185,9 @@ def theme_dirs() -> list[Path]:
     """Folders holding theme files, later ones winning a name clash: the installed package's,
     the source checkout's, then the user's (``$XDG_CONFIG_HOME/fairtop/themes``)."""
     out = []
-    from importlib.resources import files
-
-    packaged = files("tui") / "themes"
+    packaged = PACKAGE_DIR / "themes"
     if packaged.is_dir():
-        out.append(Path(str(packaged)))
+        out.append(packaged)
     checkout = Path(__file__).resolve().parents[1] / "themes"
     if checkout.is_dir() and checkout not in out:
         out.append(checkout)
@@ -246,7 +246,10 @@ def validate(table: dict[str, Any], source: str) -> dict[str, Any]:
         raise ConfigError(source, "allocation_timeout must be in (0, 120] seconds, "
                           f"got {table['allocation_timeout']!r}")
     _validate_site_factor(table.get("site_factor", {}), source)
-    for user, stored in table.get("metrics_basic_auth_users", {}).items():
+    users = table.get("metrics_basic_auth_users", {})
+    if users:
+        from tui.passwords import is_hash  # hashlib and hmac: only for a config that has users
+    for user, stored in users.items():
         if not isinstance(stored, str) or not is_hash(stored):
             raise ConfigError(source, f"metrics_basic_auth_users.{user} must be a hash made by 'fairtop "
                               "hash-password' (pbkdf2-sha256$...), never the password itself")

@@ -20,7 +20,7 @@ import numpy as np
 from tui.analysis.rank_path import fair_tree_siblings, rank_path
 from tui.analysis.standing import Standing
 from tui.engine.result import FairshareResult
-from tui.formats.sshare import sshare_cells
+from tui.formats.sshare import PARENT_LEVEL_FS, sshare_cells
 from tui.model import NO_VAL, USE_PARENT, AssocTree, path_to
 from tui.slurm_releases import release
 
@@ -37,9 +37,6 @@ __all__ = [
 ]
 
 
-PARENT_LEVEL_FS = "parent"
-"""The LevelFS of a ``parent`` association, the same in the tree, the breakdown and the what-if:
-it has none of its own (sshare prints the cell empty)."""
 PARENT_USER_LEVEL_FS = ("LevelFS = parent: none of its own (sshare prints it empty); Fair Tree sorts it as "
                         "+inf, before every sibling with a number and tied with its parent siblings")
 

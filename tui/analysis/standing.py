@@ -7,16 +7,19 @@ A Slurm snapshot gets its fairshare result; a PBS snapshot its PBS fairshare. No
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tui.analysis.reconcile import OrderFix, Reconciliation, order_from_printed, reconcile
 from tui.engine import compute
 from tui.engine import pbs as pbs_engine
 from tui.engine.pbs import PbsFairshare
 from tui.engine.result import FairshareResult
 from tui.model import Snapshot
 from tui.slurm_releases import release
+
+if TYPE_CHECKING:  # the reconciliation: only for a source that printed its values (not the demo)
+    from tui.analysis.reconcile import OrderFix, Reconciliation
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,6 +86,8 @@ def build_standing(snapshot: Snapshot, me: str = "", check_printed: bool = True)
     rec, fixes = None, ()
     partial = snapshot.private is not None and snapshot.private.partial
     if snapshot.printed is not None and check_printed and not partial:
+        from tui.analysis.reconcile import order_from_printed, reconcile
+
         printer = release(snapshot.scheduler_version)  # blank where that release prints nothing
         rec = reconcile(tree, result, snapshot.printed, settings.dampening, snapshot.usage_unknown, release=printer)
         if settings.algorithm == "fair_tree" and any(d.column == "FairShare" for d in rec.disagreements):

@@ -27,7 +27,6 @@ from tui.app.clusters import Cluster, ClusterActions
 from tui.app.loading import LoadActions
 from tui.app.messages import StandingLoaded
 from tui.app.painted import PaintedChops
-from tui.app.screens.help import HelpScreen
 from tui.app.screens.main import MainScreen
 from tui.app.terminal_watch import end_with_terminal
 from tui.app.tree_rows import TreeTable
@@ -412,6 +411,8 @@ class FairtopApp(ClusterActions, LoadActions, TreeActions, App[int]):
     # --- actions (declared in tui.app.commands; tree and prompt ones in tui.app.actions) -----
 
     def action_help(self) -> None:
+        from tui.app.screens.help import HelpScreen  # on the first ?, not on the first frame
+
         self.push_screen(HelpScreen())
 
     def action_show_tab(self, tab_id: str) -> None:

@@ -9,7 +9,6 @@ and the help screen lists ``COMMANDS`` as they are.
 from __future__ import annotations
 
 import difflib
-import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
@@ -149,6 +148,8 @@ def parse(line: str) -> str:
     >>> parse("user alice")
     "app.goto_user('alice')"
     """
+    import shlex  # only once a command is typed: not on the first frame
+
     try:
         words = shlex.split(line.strip().removeprefix(":"))
     except ValueError as exc:

@@ -18,10 +18,9 @@ from functools import cached_property
 
 import numpy as np
 
-from tui.analysis.breakdown import PARENT_LEVEL_FS
 from tui.analysis.standing import Standing
 from tui.formats.pbsfs import TABLE_COLUMNS, pbs_cells, pbs_rows
-from tui.formats.sshare import printed_fairshare, sshare_cells, wire
+from tui.formats.sshare import PARENT_LEVEL_FS, printed_fairshare, sshare_cells, wire
 from tui.model import NO_VAL, USE_PARENT, depth_of
 from tui.slurm_releases import release
 

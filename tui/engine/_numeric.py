@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-from numpy.typing import NDArray
+
+if TYPE_CHECKING:  # numpy.typing: annotations only, not imported at run time
+    from numpy.typing import NDArray
 
 
 def scalar_or_array(out: NDArray[np.float64]) -> NDArray[np.float64] | float:

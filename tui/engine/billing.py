@@ -16,13 +16,15 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
 
 from tui.engine._numeric import scalar_or_array
 from tui.model import Job, Partition
+
+if TYPE_CHECKING:  # numpy.typing: annotations only, not imported at run time
+    from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
     "JobCost",

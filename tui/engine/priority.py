@@ -19,12 +19,15 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
 
 from tui.engine._numeric import scalar_or_array
 from tui.model import PrioritySettings
+
+if TYPE_CHECKING:  # numpy.typing: annotations only, not imported at run time
+    from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
     "NICE_OFFSET",

@@ -16,7 +16,6 @@ import numpy as np
 
 from tui.engine.pbs import PbsFairshare, compare_path, compute
 from tui.engine.pbs_tree import depth_levels, path_rows, row_of
-from tui.formats.tabular import format_csv
 from tui.model import PbsTree
 
 
@@ -182,4 +181,6 @@ def format_pbs_table(rows: list[dict[str, Any]]) -> str:
 
 def format_pbs_csv(rows: list[dict[str, Any]]) -> str:
     """CSV with a header of :data:`COLUMNS`; numbers as Python prints them (round-trip exact)."""
+    from tui.formats.tabular import format_csv  # csv and json: not on the app's first frame (tree_rows)
+
     return format_csv(rows, COLUMNS)

@@ -19,6 +19,9 @@ from tui.model import NO_VAL, USE_PARENT, AssocTree
 from tui.slurm_releases import SlurmRelease
 
 FLOAT_MULT = 1e6
+PARENT_LEVEL_FS = "parent"
+"""The LevelFS of a ``parent`` association, the same in the tree, the breakdown and the what-if:
+it has none of its own (sshare prints the cell empty)."""
 
 
 def wire(values: np.ndarray) -> np.ndarray:

@@ -36,6 +36,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -60,8 +61,10 @@ from tui.model import (
     PrioritySettings,
     Snapshot,
 )
-from tui.sources.sacct import AccountedJob
 from tui.sources.slurm_units import parse_tres_billing_weights
+
+if TYPE_CHECKING:  # sacct's parser (and slurm_text's tables) only when the history is asked for
+    from tui.sources.sacct import AccountedJob
 
 # --- Organisation ---------------------------------------------------------------------------
 
@@ -825,6 +828,7 @@ def demo_history(snap: Snapshot) -> tuple[list[AccountedJob], datetime]:
     always gives the same records.
     """
     from tui.engine.projection import charged_usage
+    from tui.sources.sacct import AccountedJob
 
     tree = snap.tree
     if tree is None:
