@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import gettext
 from contextlib import contextmanager
 import os
 import sys
@@ -1127,9 +1128,15 @@ def _serve(args: argparse.Namespace) -> int:
 def _messages_looked_up_once() -> Iterator[None]:
     """argparse translates each help message it is given (``gettext``), and CPython looks for the
     catalogue on disk at every call, found or not: 4 file system calls a message, ~190 for our
-    subcommands at every start. The same message is looked up once while the parser is built."""
+    subcommands at every start. Where no catalogue exists (the usual case: one look, 4 calls)
+    every message is its own translation, as gettext's fallback would say; else each message is
+    looked up once while the parser is built."""
     translate = argparse._  # type: ignore[attr-defined]
-    argparse._ = functools.cache(translate)  # type: ignore[attr-defined]
+    domain = gettext.textdomain()
+    if gettext.find(domain, gettext.bindtextdomain(domain)) is None:
+        argparse._ = str  # type: ignore[attr-defined]
+    else:
+        argparse._ = functools.cache(translate)  # type: ignore[attr-defined]
     try:
         yield
     finally:
