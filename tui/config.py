@@ -40,7 +40,7 @@ if TYPE_CHECKING:  # the what-if modules and the engine pull in numpy: imported 
     from tui.analysis.planner import Scenario
     from tui.engine.site_factor import SiteFactorParams
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).parent
 """The installed ``tui`` package, where the wheel puts ``themes/`` and ``config.example.toml``
 (``importlib.resources.files("tui")`` gives the same folder, but importing it costs a start 11
 modules, zipfile among them, ~70 file system calls)."""
