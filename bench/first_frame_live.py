@@ -28,6 +28,14 @@ The tree size is what the sandbox holds; the script prints it (``sshare -a`` row
 ``--spec FILE [--size N]`` writes a tree.sh spec of about N associations instead (default 20,000:
 root -> ff<d> (40) -> ff<d>g<g> (10 each) -> 50 users each, the users fu00..fu49 shared by all
 groups, so only 50 Unix users are made) for ``tree.sh --bulk FILE``, and exits.
+
+``--offline FOLDER [--against REV]`` times the first stage's work after sshare returns without a
+cluster: FOLDER holds ``sshare_a_l_P.psv`` and ``scontrol_show_config.txt`` as the sandbox printed
+them; the live source is fed them by its runner (every other command fails, as still running),
+then the standing (engine) and the tree table are built, as the load worker does. Each figure is
+the thread's CPU time (``time.thread_time``: what other processes do to the wall clock is not in
+it), median of ``-n`` runs per process after one not counted, 3 processes per tree taking turns
+(``--against REV``: the tree of git revision REV too, as ``bench/whatif_draw.py`` does).
 """
 
 from __future__ import annotations
@@ -50,7 +58,7 @@ def one_run(staged: bool) -> dict[str, float]:
 
     marks: dict[str, float] = {}
     source = SlurmSource(None, "", 30.0)
-    live = source.cluster
+    live = source.live_slurm
 
     def runner(args: list[str], timeout: float):  # noqa: ANN202 - Output
         t = time.perf_counter()
@@ -95,6 +103,70 @@ def one_run(staged: bool) -> dict[str, float]:
             "first_frame": marks["first_frame"] - t0, "whole_frame": marks["whole_frame"] - t0}
 
 
+OFFLINE = r"""
+import statistics, sys, time
+from pathlib import Path
+from tui.analysis.standing import build_standing
+from tui.app.tree_rows import TreeTable
+from tui.sources.commands import Output
+from tui.sources.slurm_cli import LiveSlurm
+
+folder, runs = Path(sys.argv[1]), int(sys.argv[2])
+saved = {"sshare": (folder / "sshare_a_l_P.psv").read_bytes(),
+         "scontrol": (folder / "scontrol_show_config.txt").read_bytes()}
+
+def runner(args, timeout):
+    if args[0] == "sshare" or args[:3] == ["scontrol", "show", "config"]:
+        return Output(tuple(args), 0, saved[args[0]], "")
+    return Output(tuple(args), 1, b"", "not in this bench")
+
+def one():
+    t0 = time.thread_time()
+    snap, running = next(LiveSlurm(runner=runner).read_stages())
+    t1 = time.thread_time()
+    standing = build_standing(snap, "", check_printed=not running)
+    t2 = time.thread_time()
+    TreeTable.from_standing(standing)
+    t3 = time.thread_time()
+    return snap.tree.size, (t1 - t0, t2 - t1, t3 - t2, t3 - t0)
+
+one()
+got = [one() for _ in range(runs)]
+print(got[0][0], *(statistics.median(g[1][k] for g in got) for k in range(4)))
+"""
+OFFLINE_FIGURES = ("snapshot (sshare parsed)", "standing (engine)", "tree table", "all")
+
+
+def offline(folder: Path, runs: int, against: str | None) -> None:
+    """``--offline``: CPU of the first stage's work on saved output, per tree (module docstring)."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    trees = {"this tree": root}
+    if against:
+        sys.path.insert(0, str(root / "bench"))
+        from report import export
+
+        trees[against] = export(against)
+    got: dict[str, list[list[float]]] = {name: [] for name in trees}
+    rows = 0
+    for _ in range(3):
+        for name, src in trees.items():
+            home = tempfile.mkdtemp(prefix="fairtop-bench-")
+            out = subprocess.run([sys.executable, "-P", "-c", OFFLINE, str(folder.resolve()), str(runs)], cwd=src,
+                                 capture_output=True, text=True, timeout=600, check=True,
+                                 env={"PYTHONPATH": str(src), "PATH": "/usr/bin:/bin", "HOME": home}).stdout.split()
+            rows = int(out[0])
+            got[name].append([1e3 * float(x) for x in out[1:]])
+    print(f"{rows:,} associations; CPU ms, median of {runs} runs per process (3 processes: min-max)")
+    print()
+    print("| tree | " + " | ".join(OFFLINE_FIGURES) + " |")
+    print("|---|" + "---:|" * len(OFFLINE_FIGURES))
+    for name, procs in got.items():
+        cells = [f"{statistics.median(c):.1f} ({min(c):.1f}-{max(c):.1f})" for c in zip(*procs)]
+        print(f"| {name} | " + " | ".join(cells) + " |")
+
+
 def write_spec(path: Path, size: int) -> int:
     """A tree.sh spec of about ``size`` associations; returns how many."""
     groups = max(1, size // 51)
@@ -115,7 +187,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--whole", action="store_true", help="no stages: every command before the first frame")
     parser.add_argument("--spec", type=Path, help="write a tree.sh spec to SPEC and exit")
     parser.add_argument("--size", type=int, default=20_000, help="associations in --spec (default 20,000)")
+    parser.add_argument("--offline", type=Path, metavar="FOLDER",
+                        help="time the work after sshare on saved sshare and config output instead")
+    parser.add_argument("--against", metavar="REV", help="with --offline: also the tree of git revision REV")
     args = parser.parse_args(argv)
+    if args.offline:
+        offline(args.offline, args.n, args.against)
+        return 0
     if args.spec:
         print(f"{write_spec(args.spec, args.size):,} associations in {args.spec}")
         return 0
