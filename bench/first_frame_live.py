@@ -11,8 +11,9 @@ Reported per run (seconds):
 ``sshare``
     sshare's own run time (``sshare -a -l -P``).
 ``first_frame``
-    From sshare returning to the first frame with the tree drawn. Target under 0.5 s at 20k
-    associations. It covers parsing sshare's output (and the config, asked alongside sshare),
+    From sshare returning to the first frame with the tree drawn. Target under 0.3 s at 20k
+    associations (issue 25). ``first_frame_cpu``: the CPU time the process (all its threads)
+    spent in that interval, which the machine's other processes do not stretch. It covers parsing sshare's output (and the config, asked alongside sshare),
     the engine, the tree table and the draw.
 ``shell_frame``
     From sshare returning to the app's empty shell drawn after ``on_mount`` (negative: drawn before
@@ -65,6 +66,7 @@ def one_run(staged: bool) -> dict[str, float]:
         out = run(args, timeout, check=False)
         if args[0] == "sshare":
             marks["sshare_returned"], marks["sshare"] = time.perf_counter(), time.perf_counter() - t
+            marks["sshare_cpu"] = time.process_time()
         return out
 
     live.runner = runner
@@ -78,7 +80,8 @@ def one_run(staged: bool) -> dict[str, float]:
         marks["rows"] = rows
 
         def drawn(whole: bool = not message.loading) -> None:
-            marks.setdefault("first_frame", time.perf_counter())
+            if "first_frame" not in marks:
+                marks["first_frame"], marks["first_cpu"] = time.perf_counter(), time.process_time()
             if whole:
                 marks["whole_frame"] = time.perf_counter()
                 app.exit(0)
@@ -100,7 +103,8 @@ def one_run(staged: bool) -> dict[str, float]:
         FairtopApp.on_mount = mounted  # type: ignore[method-assign]
     t0 = marks["sshare_returned"]
     return {"rows": marks["rows"], "sshare": marks["sshare"], "shell_frame": marks["shell_frame"] - t0,
-            "first_frame": marks["first_frame"] - t0, "whole_frame": marks["whole_frame"] - t0}
+            "first_frame": marks["first_frame"] - t0, "first_frame_cpu": marks["first_cpu"] - marks["sshare_cpu"],
+            "whole_frame": marks["whole_frame"] - t0}
 
 
 OFFLINE = r"""
@@ -204,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     runs = [one_run(not args.whole) for _ in range(args.n)]
     for i, r in enumerate(runs):
         print(f"run {i + 1}: " + "  ".join(f"{k} {v:.3f}" if k != "rows" else f"rows {int(v):,}" for k, v in r.items()))
-    for key in ("sshare", "shell_frame", "first_frame", "whole_frame"):
+    for key in ("sshare", "shell_frame", "first_frame", "first_frame_cpu", "whole_frame"):
         values = [r[key] for r in runs]
         print(f"{key}: median {statistics.median(values):.3f} s (min {min(values):.3f}, max {max(values):.3f})")
     return 0

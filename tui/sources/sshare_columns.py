@@ -48,7 +48,10 @@ class PlainColumns:
 
     def column(self, k: int) -> list[str]:
         """Field ``k`` of every line as printed: slices of the text, no line split."""
-        return _texts(self.text, self.first[:, k], self.last[:, k])
+        a, b = self.first[:, k], self.last[:, k]
+        if not (b - a).any():  # e.g. GrpTRESMins where no association has a limit
+            return [""] * self.lines
+        return _texts(self.text, a, b)
 
 
 def _fields(buf: np.ndarray, body: int, width: int) -> tuple[np.ndarray, np.ndarray] | None:
