@@ -290,28 +290,11 @@ async def _time_whatif_keys(pilot) -> dict[str, float]:  # noqa: ANN001 - Pilot
 
 
 def _ui_steps(screen) -> list[float]:  # noqa: ANN001 - Screen
-    """Thread CPU seconds of each screen update and layout of ``screen`` from now on (a layout
-    inside an update counted once, in it); the caller clears the list to start a count."""
-    steps: list[float] = []
-    depth = [0]
+    """Thread CPU seconds of each screen update and layout of ``screen`` from now on
+    (:func:`ui_steps.timed_steps`); the caller clears the list to start a count."""
+    from ui_steps import timed_steps
 
-    def timed(name: str) -> None:
-        inner = getattr(screen, name)
-
-        def wrapper(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202 - Screen's
-            t = time.thread_time()
-            depth[0] += 1
-            try:
-                return inner(*args, **kwargs)
-            finally:
-                depth[0] -= 1
-                if not depth[0]:
-                    steps.append(time.thread_time() - t)
-
-        setattr(screen, name, wrapper)
-
-    timed("_on_timer_update")
-    timed("_refresh_layout")
+    steps = timed_steps(screen)
     screen._update_timer._callback = screen._on_timer_update  # the timer holds the method it was made with
     return steps
 

@@ -12,9 +12,11 @@ Reported per run (seconds):
     sshare's own run time (``sshare -a -l -P``).
 ``first_frame``
     From sshare returning to the first frame with the tree drawn. Target under 0.3 s at 20k
-    associations (issue 25). ``first_frame_cpu``: the CPU time the process (all its threads)
-    spent in that interval, which the machine's other processes do not stretch. It covers parsing sshare's output (and the config, asked alongside sshare),
-    the engine, the tree table and the draw.
+    associations (issue 25). It covers parsing sshare's output (and the config, asked alongside
+    sshare), the engine, the tree table and the draw.
+``first_frame_cpu``
+    The CPU time the process (all its threads) spent in that interval, which the machine's
+    other processes do not stretch.
 ``shell_frame``
     From sshare returning to the app's empty shell drawn after ``on_mount`` (negative: drawn before
     sshare returned). While the shell is still being laid out, the load worker shares the
