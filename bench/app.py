@@ -35,7 +35,10 @@ What is measured:
     nothing else running: ``last_key_to_result``, from the last key to the first frame drawn
     after the pane put the final form's projection on screen (the debounce, one projection in
     the worker thread, the message, plots, table, redraw); ``..._handled`` stops when the
-    message was handled, before the draw. The bench waits for the result on an event, not by
+    message was handled, before the draw; ``ui_step_ms_max``: the longest single screen update or
+    layout on the UI thread in that time, in thread CPU (``time.thread_time``, as
+    ``bench/whatif_draw.py``: what the machine's other processes do to the wall clock is not in
+    it). The bench waits for the result on an event, not by
     polling the app: a poll every 5 ms (``pilot.pause``) held the interpreter so often that the
     worker's projection took 5x its time alone (1.2 s instead of 0.2 s at 100k).
 ``rss``
@@ -216,6 +219,7 @@ async def _time_whatif_keys(pilot) -> dict[str, float]:  # noqa: ANN001 - Pilot
         results.append(time.perf_counter())
 
     shown = asyncio.Event()
+    steps = _ui_steps(app.screen)
 
     def timed_result_lines(crop):  # noqa: ANN001, ANN202 - Region, list[Strip]
         if results and (not drawn or drawn[-1] < results[-1]):
@@ -273,14 +277,26 @@ async def _time_whatif_keys(pilot) -> dict[str, float]:  # noqa: ANN001 - Pilot
     runs_while_typing = len(results) - 1
     typed = list(to_input)  # the keys' figures: the 20 keys of the first pass
     t = await type_keys(WHATIF_KEYS[:2])  # once more with nothing else asking for the interpreter
+    steps.clear()
     handled, result_drawn = await result_after(t)
+    step_max = max(steps, default=0.0)
     assert field.value == "4" and "users ahead" in str(result.content), (field.value, result.content)
     return {"key_to_input_ms_median": 1000 * statistics.median(typed),
             "key_to_input_ms_max": 1000 * max(typed),
             "last_key_to_result_ms": 1000 * result_drawn,
             "last_key_to_result_handled_ms": 1000 * handled,
-            "last_key_to_result_probed_ms": 1000 * probed,
+            "last_key_to_result_probed_ms": 1000 * probed, "ui_step_ms_max": 1000 * step_max,
             "engine_runs_while_typing": runs_while_typing, **stall}
+
+
+def _ui_steps(screen) -> list[float]:  # noqa: ANN001 - Screen
+    """Thread CPU seconds of each screen update and layout of ``screen`` from now on
+    (:func:`ui_steps.timed_steps`); the caller clears the list to start a count."""
+    from ui_steps import timed_steps
+
+    steps = timed_steps(screen)
+    screen._update_timer._callback = screen._on_timer_update  # the timer holds the method it was made with
+    return steps
 
 
 def rss_mb() -> float:

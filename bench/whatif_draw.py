@@ -31,21 +31,8 @@ from tui.config import Settings, State
 from tui.sources.demo import demo_snapshot
 from datetime import datetime, timezone
 
-steps, depth = [], [0]
-def timed(name):
-    inner = getattr(Screen, name)
-    def wrapper(self, *args, **kwargs):  # a layout inside a screen update counts once, in it
-        t = time.thread_time()
-        depth[0] += 1
-        try:
-            inner(self, *args, **kwargs)
-        finally:
-            depth[0] -= 1
-        if not depth[0]:
-            steps.append(time.thread_time() - t)
-    setattr(Screen, name, wrapper)
-timed("_on_timer_update")
-timed("_refresh_layout")
+from ui_steps import timed_steps
+steps = timed_steps(Screen)  # a layout inside a screen update counts once, in it
 
 async def main(associations, draws):
     users = associations * 9 // 10
@@ -80,7 +67,7 @@ def measure(src: Path, associations: int, draws: int) -> list[list[float]]:
     home = tempfile.mkdtemp(prefix="fairtop-bench-")  # no user config or state of the machine's
     out = subprocess.run([sys.executable, "-P", "-c", CHILD, str(associations), str(draws)], cwd=src,
                          capture_output=True, text=True, timeout=600, check=True,
-                         env={"PYTHONPATH": str(src), "PATH": "/usr/bin:/bin", "HOME": home}).stdout
+                         env={"PYTHONPATH": f"{src}:{ROOT / 'bench'}", "PATH": "/usr/bin:/bin", "HOME": home}).stdout
     return [[float(x) for x in line.split()] for line in out.splitlines() if line.strip()]
 
 

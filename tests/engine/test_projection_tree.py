@@ -390,3 +390,21 @@ def test_a_projection_without_jobs_still_ranks(deep4) -> None:
     assert now.min() >= 1
     for k in range(5):
         assert list(series.rank[k]) == list(now)
+
+
+def test_level_fs_in_blocks_of_steps_equals_one_step_at_a_time(deep4, monkeypatch) -> None:
+    # rank_trace computes the reached rows' LevelFS for a block of steps at once; a block of one
+    # step (the old loop) must give the same long doubles, ranks and users ahead.
+    from tui.engine import rank_trace
+
+    tree, s = deep4.tree, deep4.settings
+    row = next(i for i in range(tree.size) if tree.is_user[i] and tree.user[i] == "d4")
+    t = np.arange(0, 73) * HOUR
+    proj = project_usage(tree, [row], [2 * HOUR], [32 * HOUR], [4e6], t, s.decay_half_life_s, s.calc_period_s)
+    whole = project_fairshare(tree, proj, [row], "fair_tree", rank_every=1)
+    monkeypatch.setattr(rank_trace, "_BLOCK", 1)
+    stepwise = project_fairshare(tree, proj, [row], "fair_tree", rank_every=1)
+    assert whole.level_fs is not None and stepwise.level_fs is not None
+    assert np.array_equal(whole.level_fs, stepwise.level_fs)
+    assert np.array_equal(whole.rank, stepwise.rank) and np.array_equal(whole.ahead, stepwise.ahead)
+    assert len(set(whole.rank[:, 0].tolist())) > 1  # the job moves d4's rank

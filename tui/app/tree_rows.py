@@ -154,8 +154,11 @@ class TreeTable:
         """Cells the widest name needs, with its indentation and marker (``  `` per depth, ``▸ ``)."""
         if not self.size:
             return 0
-        lengths = (np.char.str_len(self.names_lower) if self.names_lower is not None  # vectorised: 100k rows
-                   else np.fromiter((len(str(n)) for n in self.names), dtype=np.int64, count=self.size))
+        if self.names_lower is not None:  # vectorised (100k rows): the code points that are not padding
+            codes = self.names_lower.view(np.uint32).reshape(self.size, -1)
+            lengths = np.count_nonzero(codes, axis=1)
+        else:
+            lengths = np.fromiter((len(str(n)) for n in self.names), dtype=np.int64, count=self.size)
         return int((2 * self.depth + 2 + lengths).max())
 
     @classmethod
@@ -293,10 +296,15 @@ LOWER_NAMES_MAX_BYTES = 32 << 20
 def lower_names(names: np.ndarray) -> np.ndarray | None:
     """``names`` as a lower-cased ``<U`` array, or None if one long name would make it exceed
     :data:`LOWER_NAMES_MAX_BYTES` (4 bytes per character of the longest name, per row)."""
-    longest = max((len(s) for s in names), default=0)
+    longest = max(map(len, names), default=0)
     if 4 * max(longest, 1) * len(names) > LOWER_NAMES_MAX_BYTES:
         return None
-    return np.char.lower(names.astype(str))
+    text = names.astype(str)
+    codes = text.view(np.uint32)
+    if codes.size and int(codes.max()) < 128:  # ASCII: A-Z as array arithmetic (np.char.lower: 10x slower)
+        upper = (codes >= ord("A")) & (codes <= ord("Z"))
+        return (codes + np.uint32(32) * upper).view(text.dtype)
+    return np.char.lower(text)
 
 
 def sorted_preorder(table: TreeTable, column: str | None, descending: bool = False) -> np.ndarray:

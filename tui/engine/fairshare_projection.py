@@ -11,6 +11,7 @@ from numpy.typing import ArrayLike, NDArray
 from tui.engine.classic import classic_norm_shares, fairshare_factor
 from tui.engine.fair_tree import fair_tree_norm_shares, level_fairshare, level_fs_of, rank_users
 from tui.engine.projection import UsageProjection
+from tui.engine.rank_rows import RowRanker
 from tui.engine.rank_trace import LevelFsTrace, patched_steps, ranked_steps
 from tui.engine.tree import structure
 from tui.model import AssocTree, path_to
@@ -137,17 +138,24 @@ def project_fairshare(
     user_rows = tree.is_user[r]
     n = tree.size
     _, lf_all = level_fairshare(tree, st, shares)
-    rk = np.zeros(n, dtype=np.int64)
-    sorted_ranks = np.zeros(0, dtype=np.int64)
+    ranker = RowRanker(tree, st, r)
+    rank_r = np.zeros(r.size, dtype=np.int64)
+    ahead_r = np.zeros(r.size, dtype=np.int64)
 
     def rerank(lf_k: np.ndarray) -> None:
-        nonlocal rk, sorted_ranks
+        nonlocal rank_r, ahead_r
+        own = ranker.ranks(lf_k)  # the rows' own places: no whole-tree sort unless one is tied
+        if own is not None:
+            rank_r, ahead_r = own
+            return
         rk = rank_users(tree, st, lf_k)
         sorted_ranks = np.sort(rk[tree.is_user])
+        rank_r = rk[r]
+        ahead_r = np.where(user_rows, sorted_ranks.size - np.searchsorted(sorted_ranks, rank_r, side="right"), 0)
 
     def hold(k: int) -> None:
-        rank[k] = rk[r]
-        ahead[k] = np.where(user_rows, sorted_ranks.size - np.searchsorted(sorted_ranks, rk[r], side="right"), 0)
+        rank[k] = rank_r
+        ahead[k] = ahead_r
 
     if not np.any(projection.rate) and np.all(projection.decay[steps] > 0):
         # Uniform decay: LevelFS moves only where jobs reach (tui.engine.rank_trace).

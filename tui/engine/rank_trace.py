@@ -76,6 +76,10 @@ def reached(st: Structure, paths: list[NDArray[np.int64]], size: int) -> NDArray
     return out[out > 0]
 
 
+#: Long doubles per block of steps in :func:`_lf_at_steps` (~16 MB each array).
+_BLOCK = 1 << 20
+
+
 def _lf_at_steps(tree: AssocTree, st: Structure, shares: np.ndarray, projection: UsageProjection,
                  rows: NDArray[np.int64], steps: NDArray[np.int64]) -> np.ndarray:
     """LevelFS of ``rows`` at ``steps`` (longdouble, shape (steps, rows)) under uniform decay."""
@@ -84,9 +88,11 @@ def _lf_at_steps(tree: AssocTree, st: Structure, shares: np.ndarray, projection:
     u0, s, use_parent, is_user = projection.usage0[idx], shares[rows], st.use_parent[rows], tree.is_user[rows]
     out = np.empty((steps.size, rows.size), dtype=np.longdouble)
     zeros = np.zeros(rows.size, dtype=bool)
-    for i, k in enumerate(steps):
-        u = u0 * np.longdouble(projection.decay[k]) + added[:, i].astype(np.longdouble)
-        out[i] = level_fs_of(u[: rows.size], u[rows.size:], s, use_parent, is_user, zeros)
+    decay = projection.decay[steps].astype(np.longdouble)
+    block = max(1, _BLOCK // max(idx.size, 1))  # steps at once: the same long double operations, element
+    for a in range(0, steps.size, block):     # by element, as one step at a time, in bounded memory
+        u = u0[None, :] * decay[a:a + block, None] + added[:, a:a + block].T.astype(np.longdouble)
+        out[a:a + block] = level_fs_of(u[:, : rows.size], u[:, rows.size:], s, use_parent, is_user, zeros)
     return out
 
 

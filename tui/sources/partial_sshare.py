@@ -20,10 +20,23 @@ def _lines(text: str) -> list[str]:
     return [line for line in text.splitlines() if line.strip() and not line.startswith("CLUSTER:")]
 
 
+def _first_lines(text: str, count: int) -> list[str]:
+    """The first ``count`` lines :func:`_lines` would give, without splitting the whole text
+    (20k rows: 10 ms per call otherwise, on the way to the first frame)."""
+    out: list[str] = []
+    start = 0
+    while len(out) < count and start < len(text):
+        end = text.find("\n", start)
+        chunk = text[start:] if end < 0 else text[start:end + 1]
+        start = len(text) if end < 0 else end + 1
+        out += [line for line in chunk.splitlines() if line.strip() and not line.startswith("CLUSTER:")]
+    return out[:count]
+
+
 def is_partial(data: bytes | str) -> bool:
     """True when sshare -P output has rows but does not start with the root account row."""
     text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
-    lines = _lines(text)
+    lines = _first_lines(text, 2)
     if len(lines) < 2:
         return False
     header = lines[0].split("|")

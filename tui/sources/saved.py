@@ -393,10 +393,12 @@ def _budgets(table: SshareTable, mgr: list[slurm_text.AssocMgrRecord]) -> tuple[
         return tuple(out)
     if "GrpTRESMins" not in table.header:
         return ()
-    run_col = table.column("TRESRunMins") if "TRESRunMins" in table.header else None
+    run_col: list[str] | None = None
     for i, cell in enumerate(table.column("GrpTRESMins")):
         if not cell:
             continue
+        if run_col is None and "TRESRunMins" in table.header:  # read only when some row has a limit
+            run_col = table.column("TRESRunMins")
         running = slurm_text.parse_tres_counts(run_col[i]) if run_col is not None else {}
         for tres, limit_mins in slurm_text.parse_tres_counts(cell, "sshare GrpTRESMins", i + 2).items():
             run_mins = running.get(tres)

@@ -45,6 +45,8 @@ class SshareTable:
     added: tuple[int, ...] = ()
     """Rows fairtop put back (the root and accounts a PrivateData sshare did not list,
     :mod:`tui.sources.partial_sshare`): no printed values, usage unknown."""
+    column_at: Callable[[int], list[str]] | None = field(default=None, repr=False)
+    """Field k of every row without splitting the lines (the column-wise reader's), if known."""
 
     @cached_property
     def lines(self) -> list[str]:
@@ -60,6 +62,8 @@ class SshareTable:
     def column(self, name: str) -> list[str]:
         """Every row's printed value of column ``name``."""
         i = self.header.index(name)
+        if self.column_at is not None and "cells" not in self.__dict__:
+            return self.column_at(i)  # 20k rows: ~3 ms a column instead of ~20 ms, and no split of every line
         return [row[i] for row in self.cells]
 
 
@@ -263,7 +267,7 @@ def _parse_plain(text: str, head: str, body: int, source: str) -> SshareTable | 
     tree = _tree(source, links[0], is_user, links[1], got.users, got.shares, got.usage)
     return SshareTable(tree, header, list(range(2, 2 + got.lines)),
                        got.partitions if got.partitions is not None else [""] * got.lines,
-                       lambda: text.splitlines()[1:])
+                       lambda: text.splitlines()[1:], column_at=got.column)
 
 
 def _field_count_message(line: str, width: int, trailing: bool, header: list[str]) -> str:

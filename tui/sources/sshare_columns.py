@@ -10,7 +10,7 @@ line-by-line reader in :mod:`tui.sources.sshare` then reads the text and names t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -40,6 +40,18 @@ class PlainColumns:
     """RawUsage (whole numbers) as int64."""
     partitions: list[str] | None
     lines: int
+    text: str = field(repr=False, default="")
+    first: np.ndarray = field(repr=False, default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
+    """Where field k of each line starts in ``text`` (``first[:, k]``) ..."""
+    last: np.ndarray = field(repr=False, default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
+    """... and ends (exclusive)."""
+
+    def column(self, k: int) -> list[str]:
+        """Field ``k`` of every line as printed: slices of the text, no line split."""
+        a, b = self.first[:, k], self.last[:, k]
+        if not (b - a).any():  # e.g. GrpTRESMins where no association has a limit
+            return [""] * self.lines
+        return _texts(self.text, a, b)
 
 
 def _fields(buf: np.ndarray, body: int, width: int) -> tuple[np.ndarray, np.ndarray] | None:
@@ -123,7 +135,8 @@ def plain_columns(text: str, body: int, width: int, trailing: bool, columns: tup
     return PlainColumns(
         names=_texts(text, a + lead, last[:, ia]), lead=lead,
         users=_texts(text, first[:, iu], last[:, iu]), shares=shares, usage=usage,
-        partitions=None if ip is None else _texts(text, first[:, ip], last[:, ip]), lines=int(a.size))
+        partitions=None if ip is None else _texts(text, first[:, ip], last[:, ip]), lines=int(a.size),
+        text=text, first=first, last=last)
 
 
 def tree_links(lead: np.ndarray, names: list[str], is_user: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
