@@ -29,7 +29,8 @@ class SteadyStatic(Static):
 
     def _height(self, width: int) -> int:
         """The height the content gives the widget at ``width`` (its padding, a min-height in cells)."""
-        height = self.visual.get_height(self.styles, width) + self.styles.gutter.height
+        # As Textual asks it (Widget.get_content_height): its styles serve as the rules map.
+        height = self.visual.get_height(self.styles, width) + self.styles.gutter.height  # type: ignore[arg-type]
         least = self.styles.min_height
         if least is not None and least.unit == Unit.CELLS:
             height = max(height, int(least.value))
