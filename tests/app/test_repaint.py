@@ -236,3 +236,35 @@ async def test_a_quick_breakdown_beside_the_tree_is_drawn_once(make_app) -> None
         assert "computing" not in text
         assert "Why" in str(app.query_one("#pane-side #bd-title").render())
         assert "ranks" in text  # the new row's explanation was sent
+
+
+async def test_a_key_that_leaves_the_selection_in_place_sends_nothing(make_app) -> None:
+    # Down held on the last row: each key re-explained the same row and redrew the breakdown
+    # beside the tree (~0.1 s of the UI thread at 200x60), and the keys queued behind those
+    # kept the screen changing for 0.4 s after the key was released.
+    app = make_app()
+    async with app.run_test(size=(200, 60)) as pilot:
+        await ready(pilot)
+        await pilot.press("end")
+        await pilot.pause(0.3)
+        await ready(pilot)
+        await settle(pilot)
+        tree = app.query_one(FairshareTree)
+        last = tree.selected_row
+        assert last == int(tree.rows_shown[-1])
+        side = app.query_one("#pane-side")
+        asked: list[int | None] = []
+        show = side.show  # type: ignore[attr-defined]
+        side.show = lambda standing, row: (asked.append(row), show(standing, row))  # type: ignore[attr-defined]
+        sent = _record_sent(app)
+        for _ in range(4):
+            await pilot.press("down")
+            await pilot.pause(0.2)  # each a single key (after a rest): answered at once, were it a move
+        await ready(pilot)
+        await settle(pilot)
+        assert tree.selected_row == last and asked == []
+        assert not sent
+        await pilot.press("up")  # a real move still is
+        await pilot.pause(0.2)
+        await ready(pilot)
+        assert asked == [int(tree.rows_shown[-2])]
