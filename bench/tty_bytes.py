@@ -180,16 +180,26 @@ def datatable_actions(win: Window, quiet: float) -> dict[str, int]:
 
 def follow_captures(rows: int = FOLLOW_ROWS) -> tuple[bytes, bytes]:
     """A Fair Tree capture of ``rows`` associations (bench/sources.py's), and the same with 1 %
-    of its rows' raw usage 5 % higher (users and accounts alike, picked at random)."""
+    of its rows' raw usage 5 % higher (and their printed LevelFS and FairShare lower):
+    ``user1`` and the 7 rows printed after it (on screen where the app opens, on user1's row),
+    the rest picked at random."""
     sys.path.insert(0, str(ROOT))
     from bench.sources import sshare_text
 
     data = sshare_text(rows)
     lines = data.decode().split("\n")
+    mine = next(i for i, line in enumerate(lines) if line.split("|")[1:2] == ["user1"])
+    picked = set(range(mine, mine + 8))
     rng = random.Random(25)
-    for i in rng.sample(range(2, len(lines) - 1), rows // 100):  # not the header, nor root
+    while len(picked) < rows // 100:
+        picked.add(rng.randrange(2, len(lines) - 1))  # not the header, nor root
+    for i in picked:  # as sshare prints a row that ran: more usage, a lower LevelFS and FairShare
         cells = lines[i].split("|")
         cells[4] = str(int(cells[4]) * 105 // 100)
+        if cells[8]:
+            cells[8] = f"{float(cells[8]) / 1.05:.6f}"
+        if cells[7]:
+            cells[7] = f"{float(cells[7]) - 0.001:.6f}"
         lines[i] = "|".join(cells)
     return data, "\n".join(lines).encode()
 
@@ -211,7 +221,7 @@ def follow_action(win: Window, root: Path, changed: bytes) -> dict[str, int]:
     """The bytes a followed snapshot with 1 % of rows changed sends: a window of FOLLOW_S after
     ``current`` flips, less the same window before it (the status line's "updated N s ago")."""
     win.wait_for("user1")
-    time.sleep(FOLLOW_S)  # the first refresh of the same capture, the breakdown beside the tree
+    time.sleep(2 * FOLLOW_S)  # the first frames, the breakdown beside the tree, refreshes of the same capture
     start = win.size()
     time.sleep(FOLLOW_S)
     clock = win.size() - start

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from textual import events
 from textual._compositor import ChopsUpdate
@@ -268,3 +269,44 @@ async def test_a_key_that_leaves_the_selection_in_place_sends_nothing(make_app) 
         await pilot.pause(0.2)
         await ready(pilot)
         assert asked == [int(tree.rows_shown[-2])]
+
+
+async def test_a_followed_snapshot_repaints_the_rows_whose_values_changed(tmp_path: Path) -> None:
+    # fairtop --from ROOT/current, and the publisher flips ``current`` to a capture with 1 % of
+    # the rows changed (user1 and the rows printed after it among them: on screen).
+    from bench.tty_bytes import follow_captures, publish
+    from tui.app.main import build_app
+    from tui.cli import build_parser
+    from tui.sources.publish import CURRENT
+
+    base, changed = follow_captures()
+    root = tmp_path / "root"
+    publish(root, base)
+    app = build_app(build_parser().parse_args(["--from", str(root / CURRENT), "--user", "user1"]))
+    async with app.run_test(size=SIZE) as pilot:
+        await _loaded(app, pilot)
+        await settle(pilot)
+        tree = app.query_one(FairshareTree)
+        before = [tree.render_line(y).text for y in range(tree.size.height)]
+        first = app.standing
+        publish(root, changed)
+        with painted(app) as spans:
+            app._refresh_live_source()  # what the refresh interval calls
+            await _loaded(app, pilot, after=first)
+            await settle(pilot)
+        after = [tree.render_line(y).text for y in range(tree.size.height)]
+        differ = {tree.region.y + y for y, (a, b) in enumerate(zip(before, after)) if a != b}
+        assert len(differ) >= 8, differ  # the rows on screen that changed
+        rows = tree.scrollable_content_region.right  # the scrollbar's column may move alone
+        sent = {y for y, x1, _ in spans if x1 < rows} & lines_of(tree)
+        assert sent == differ
+
+
+async def _loaded(app: App[int], pilot: Pilot[int], after: object = None) -> None:
+    """Wait until the app shows a standing (another than ``after``) and its load has ended."""
+    for _ in range(500):
+        if app.standing is not None and app.standing is not after \
+                and not any(w.group == "load" and w.is_running for w in app.workers):
+            return
+        await pilot.pause(0.02)
+    raise AssertionError("the app did not show the capture")
