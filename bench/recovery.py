@@ -5,7 +5,7 @@
 Times :func:`tui.analysis.planner.recovery` (what the breakdown pane's worker runs after the
 explanation) on ``--rows`` user rows of the demo (``fairtop --demo --user alice``: 2,500 users),
 each the fastest of ``--repeat``; prints the median and the slowest row. With ``--against REV``
-the same rows are timed on a ``git archive`` of REV in a child process, the two taking turns, and
+the same rows are timed on a ``git archive`` of REV in a child process (after this tree's), and
 the curves are compared (they must be the same numbers).
 """
 
@@ -60,13 +60,12 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--against", metavar="REV", help="also time git revision REV, and compare the curves")
     args = parser.parse_args()
-    trees = {"this tree": ROOT}
-    if args.against:
+    results = {"this tree": run(ROOT, args.rows, args.repeat)}
+    if args.against:  # a git archive of it, in a child process of its own
         sys.path.insert(0, str(ROOT / "bench"))
         from report import export
 
-        trees[args.against] = export(args.against)
-    results = {name: run(path, args.rows, args.repeat) for name, path in trees.items()}
+        results[args.against] = run(export(args.against), args.rows, args.repeat)
     print("| code | alice (ms) | median of the rows (ms) | slowest (ms) |")
     print("|---|---:|---:|---:|")
     for name, res in results.items():

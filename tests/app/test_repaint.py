@@ -223,11 +223,7 @@ async def test_a_quick_breakdown_beside_the_tree_is_drawn_once(make_app) -> None
     # which comes in well under PENDING_S, is drawn whole: no "computing..." drawn and replaced.
     app = make_app()
     async with app.run_test(size=(200, 60)) as pilot:
-        await ready(pilot)
-        await pilot.press("m")
-        await pilot.pause(0.5)
-        await ready(pilot)
-        await settle(pilot)
+        await _breakdown_beside(pilot, "m")
         sent = _record_sent(app)
         await pilot.press("down")
         await pilot.pause(0.1)  # less than BREAKDOWN_DELAY_S: the worker started at once
@@ -239,17 +235,22 @@ async def test_a_quick_breakdown_beside_the_tree_is_drawn_once(make_app) -> None
         assert "ranks" in text  # the new row's explanation was sent
 
 
+async def _breakdown_beside(pilot: Pilot[int], key: str) -> None:
+    """Once the app is ready, press ``key`` and wait for the breakdown beside the tree."""
+    await ready(pilot)
+    await pilot.press(key)
+    await pilot.pause(0.5)
+    await ready(pilot)
+    await settle(pilot)
+
+
 async def test_a_key_that_leaves_the_selection_in_place_sends_nothing(make_app) -> None:
     # Down held on the last row: each key re-explained the same row and redrew the breakdown
     # beside the tree (~0.1 s of the UI thread at 200x60), and the keys queued behind those
     # kept the screen changing for 0.4 s after the key was released.
     app = make_app()
     async with app.run_test(size=(200, 60)) as pilot:
-        await ready(pilot)
-        await pilot.press("end")
-        await pilot.pause(0.3)
-        await ready(pilot)
-        await settle(pilot)
+        await _breakdown_beside(pilot, "end")
         tree = app.query_one(FairshareTree)
         last = tree.selected_row
         assert last == int(tree.rows_shown[-1])
