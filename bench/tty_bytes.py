@@ -179,29 +179,47 @@ def datatable_actions(win: Window, quiet: float) -> dict[str, int]:
 
 
 def follow_captures(rows: int = FOLLOW_ROWS) -> tuple[bytes, bytes]:
-    """A Fair Tree capture of ``rows`` associations (bench/sources.py's), and the same with 1 %
-    of its rows' raw usage 5 % higher (and their printed LevelFS and FairShare lower):
-    ``user1`` and the 7 rows printed after it (on screen where the app opens, on user1's row),
-    the rest picked at random."""
+    """A Fair Tree capture of ``rows`` associations (bench/sources.py's, each account's raw usage
+    made the sum of its children's, as Slurm has it), and the same after 1 % of the rows ran:
+    that many users' raw usage 5 % higher (their printed LevelFS and FairShare lower) and their
+    accounts' sums with it. ``user1`` and the users printed after it in its account are among
+    them (on screen where the app opens, on user1's row), the rest picked at random."""
     sys.path.insert(0, str(ROOT))
     from bench.sources import sshare_text
 
-    data = sshare_text(rows)
-    lines = data.decode().split("\n")
-    mine = next(i for i, line in enumerate(lines) if line.split("|")[1:2] == ["user1"])
-    picked = set(range(mine, mine + 8))
+    lines = [line.split("|") for line in sshare_text(rows).decode().split("\n")]
+    users = [i for i, cells in enumerate(lines) if len(cells) > 4 and cells[1].startswith("user")]
+    mine = next(k for k, i in enumerate(users) if lines[i][1] == "user1")
+    picked = set(users[mine:mine + 8])
     rng = random.Random(25)
     while len(picked) < rows // 100:
-        picked.add(rng.randrange(2, len(lines) - 1))  # not the header, nor root
-    for i in picked:  # as sshare prints a row that ran: more usage, a lower LevelFS and FairShare
-        cells = lines[i].split("|")
+        picked.add(rng.choice(users))
+    base = _sum_accounts(lines)
+    for i in picked:
+        cells = lines[i]
         cells[4] = str(int(cells[4]) * 105 // 100)
-        if cells[8]:
-            cells[8] = f"{float(cells[8]) / 1.05:.6f}"
-        if cells[7]:
-            cells[7] = f"{float(cells[7]) - 0.001:.6f}"
-        lines[i] = "|".join(cells)
-    return data, "\n".join(lines).encode()
+        cells[7] = f"{float(cells[7]) - 0.001:.6f}"
+        cells[8] = f"{float(cells[8]) / 1.05:.6f}"
+    return base, _sum_accounts(lines)
+
+
+def _sum_accounts(lines: list[list[str]]) -> bytes:
+    """The sshare text of ``lines`` with every account's RawUsage the sum of its children's."""
+    parent: dict[int, int] = {}
+    stack: list[int] = []  # the account open at each depth (one leading space a level)
+    for i, cells in enumerate(lines[1:], start=1):
+        if len(cells) < 5:
+            continue
+        depth = len(cells[0]) - len(cells[0].lstrip(" "))
+        if depth:
+            parent[i] = stack[depth - 1]
+        if not cells[1]:  # an account
+            del stack[depth:]
+            stack.append(i)
+            cells[4] = "0"
+    for i in sorted(parent, reverse=True):  # children after their account: bottom-up
+        lines[parent[i]][4] = str(int(lines[parent[i]][4]) + int(lines[i][4]))
+    return "\n".join("|".join(cells) for cells in lines).encode()
 
 
 def publish(root: Path, sshare: bytes) -> None:
