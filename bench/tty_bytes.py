@@ -13,6 +13,12 @@ in the what-if form (the median of 4), ``:user bob`` (the whole command, typed),
 (``--idle``). Beside them, a minimal Textual ``DataTable`` app with 2,800 rows and 8 columns in the
 same terminal: Down and Page Down.
 
+A followed snapshot: ``fairtop --from ROOT/current --user user1`` on a published folder of 2,800
+associations (refresh_rate 2 s), whose ``current`` then flips to a capture in which 1 % of the
+rows ran (:func:`follow_captures`); its bytes are those of ``FOLLOW_S`` after the flip less those
+of the same time before it (the status line's clock). DataTable's counterpart: one cell in 1 % of
+its rows updated (``u``). ``--follow-only`` measures these alone.
+
 ``--slow``: fairtop behind ``script -qfc CMD /dev/null | python tty_bytes.py --throttle 32000``
 (its pty's output throttled to 256 kbit/s, as an SSH link from home) in a 120x40 and a 200x60
 window; the bytes are counted after the throttle, so the last byte's arrival is when the screen
