@@ -13,6 +13,12 @@ in the what-if form (the median of 4), ``:user bob`` (the whole command, typed),
 (``--idle``). Beside them, a minimal Textual ``DataTable`` app with 2,800 rows and 8 columns in the
 same terminal: Down and Page Down.
 
+A followed snapshot: ``fairtop --from ROOT/current --user user1`` on a published folder of 2,800
+associations (refresh_rate 2 s), whose ``current`` then flips to a capture in which 1 % of the
+rows ran (:func:`follow_captures`); its bytes are those of ``FOLLOW_S`` after the flip less those
+of the same time before it (the status line's clock). DataTable's counterpart: one cell in 1 % of
+its rows updated (``u``). ``--follow-only`` measures these alone.
+
 ``--slow``: fairtop behind ``script -qfc CMD /dev/null | python tty_bytes.py --throttle 32000``
 (its pty's output throttled to 256 kbit/s, as an SSH link from home) in a 120x40 and a 200x60
 window; the bytes are counted after the throttle, so the last byte's arrival is when the screen
@@ -30,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import shlex
 import shutil
 import statistics
@@ -45,6 +52,11 @@ SOCKET = "fairtop-tty-bytes"
 SIZES = ((80, 24), (120, 40), (200, 60))
 POLL_S = 0.005
 FORM_QUIET_S = 0.3
+FOLLOW_ROWS = 2800
+"""Associations of the followed capture (DataTable's rows)."""
+FOLLOW_S = 4.0
+"""A followed capture's window: the refresh (every 2 s, the least refresh_rate) and its drawing."""
+FOLLOWED = "followed snapshot, 1 % of rows changed"
 START_TIMEOUT_S = 60.0
 
 DATATABLE_APP = '''
@@ -52,16 +64,24 @@ from textual.app import App
 from textual.widgets import DataTable
 
 class Table(App):
+    BINDINGS = [("u", "usage", "1 % of the rows' usage changes")]
+
     def compose(self):
         yield DataTable(cursor_type="row")
 
     def on_mount(self):
         table = self.query_one(DataTable)
-        table.add_columns("Account", "User", "RawShares", "NormShares", "RawUsage", "EffectvUsage",
-                          "FairShare", "LevelFS")
-        for i in range(2800):
-            table.add_row(f"acct{i // 40}", f"user{i}", 1, f"{1 / 2800:.6f}", i * 1013 % 99991,
-                          f"{(i * 7 % 1000) / 1000:.6f}", f"{(i * 13 % 1000) / 1000:.6f}", f"{i % 97 / 10:.3f}")
+        self.cols = table.add_columns("Account", "User", "RawShares", "NormShares", "RawUsage", "EffectvUsage",
+                                      "FairShare", "LevelFS")
+        self.keys = [table.add_row(f"acct{i // 40}", f"user{i}", 1, f"{1 / 2800:.6f}", i * 1013 % 99991,
+                                   f"{(i * 7 % 1000) / 1000:.6f}", f"{(i * 13 % 1000) / 1000:.6f}",
+                                   f"{i % 97 / 10:.3f}")
+                     for i in range(2800)]
+
+    def action_usage(self):
+        table = self.query_one(DataTable)
+        for i in range(7, 2800, 100):
+            table.update_cell(self.keys[i], self.cols[4], i * 1013 % 99991 + 1)
 
 Table().run()
 '''
@@ -160,7 +180,79 @@ def datatable_actions(win: Window, quiet: float) -> dict[str, int]:
     win.wait_for("user0")
     win.settle(quiet)
     return {"Down": int(statistics.median(win.action("Down", quiet=quiet) for _ in range(5))),
-            "Page Down": win.action("PageDown", quiet=quiet)}
+            "Page Down": win.action("PageDown", quiet=quiet),
+            FOLLOWED: win.action("u", quiet=quiet)}
+
+
+def follow_captures(rows: int = FOLLOW_ROWS) -> tuple[bytes, bytes]:
+    """A Fair Tree capture of ``rows`` associations (bench/sources.py's, each account's raw usage
+    made the sum of its children's, as Slurm has it), and the same after 1 % of the rows ran:
+    that many users' raw usage 5 % higher (their printed LevelFS and FairShare lower) and their
+    accounts' sums with it. ``user1`` and the users printed after it in its account are among
+    them (on screen where the app opens, on user1's row), the rest picked at random."""
+    sys.path.insert(0, str(ROOT))
+    from bench.sources import sshare_text
+
+    lines = [line.split("|") for line in sshare_text(rows).decode().split("\n")]
+    users = [i for i, cells in enumerate(lines) if len(cells) > 4 and cells[1].startswith("user")]
+    mine = next(k for k, i in enumerate(users) if lines[i][1] == "user1")
+    picked = set(users[mine:mine + 8])
+    rng = random.Random(25)
+    while len(picked) < rows // 100:
+        picked.add(rng.choice(users))
+    base = _sum_accounts(lines)
+    for i in picked:
+        cells = lines[i]
+        cells[4] = str(int(cells[4]) * 105 // 100)
+        cells[7] = f"{float(cells[7]) - 0.001:.6f}"
+        cells[8] = f"{float(cells[8]) / 1.05:.6f}"
+    return base, _sum_accounts(lines)
+
+
+def _sum_accounts(lines: list[list[str]]) -> bytes:
+    """The sshare text of ``lines`` with every account's RawUsage the sum of its children's."""
+    parent: dict[int, int] = {}
+    stack: list[int] = []  # the account open at each depth (one leading space a level)
+    for i, cells in enumerate(lines[1:], start=1):
+        if len(cells) < 5:
+            continue
+        depth = len(cells[0]) - len(cells[0].lstrip(" "))
+        if depth:
+            parent[i] = stack[depth - 1]
+        if not cells[1]:  # an account
+            del stack[depth:]
+            stack.append(i)
+            cells[4] = "0"
+    for i in sorted(parent, reverse=True):  # children after their account: bottom-up
+        lines[parent[i]][4] = str(int(lines[parent[i]][4]) + int(lines[i][4]))
+    return "\n".join("|".join(cells) for cells in lines).encode()
+
+
+def publish(root: Path, sshare: bytes) -> None:
+    """Publish a capture into ``root`` as ``fairtop capture --every`` does (``current`` flips to it)."""
+    from tui.sources.publish import publish_once
+    from tui.sources.saved import FILES
+
+    def capture(folder: Path) -> str:
+        (folder / FILES["sshare"]).write_bytes(sshare)
+        (folder / FILES["config"]).write_text("PriorityType = priority/multifactor\nPriorityFlags = FAIR_TREE\n")
+        return ""
+
+    publish_once(root, capture, keep=3)
+
+
+def follow_action(win: Window, root: Path, changed: bytes) -> dict[str, int]:
+    """The bytes a followed snapshot with 1 % of rows changed sends: a window of FOLLOW_S after
+    ``current`` flips, less the same window before it (the status line's "updated N s ago")."""
+    win.wait_for("user1")
+    time.sleep(2 * FOLLOW_S)  # the first frames, the breakdown beside the tree, refreshes of the same capture
+    start = win.size()
+    time.sleep(FOLLOW_S)
+    clock = win.size() - start
+    start = win.size()
+    publish(root, changed)
+    time.sleep(FOLLOW_S)
+    return {FOLLOWED: win.size() - start - clock, f"live: status clock {FOLLOW_S:g} s": clock}
 
 
 def slow_link(fairtop: list[str], width: int, height: int, logs: Path) -> dict[str, float]:
@@ -217,6 +309,7 @@ def main() -> int:
     parser.add_argument("--sizes", default=",".join(f"{w}x{h}" for w, h in SIZES))
     parser.add_argument("--slow", action="store_true", help="also the 256 kbit/s link")
     parser.add_argument("--slow-only", action="store_true", help="only the 256 kbit/s link")
+    parser.add_argument("--follow-only", action="store_true", help="only the followed snapshot (and DataTable's)")
     parser.add_argument("--against", metavar="REV", help="also fairtop as of this git revision, in the same run")
     parser.add_argument("--throttle", type=float, help=argparse.SUPPRESS)  # the link itself
     args = parser.parse_args()
@@ -228,7 +321,7 @@ def main() -> int:
             print(f"needs {tool}", file=sys.stderr)
             return 1
     sizes = [tuple(int(v) for v in s.split("x")) for s in args.sizes.split(",")]
-    fairtops = {"fairtop": [*shlex.split(args.fairtop), "--demo", "--user", "alice"]}
+    fairtops = {"fairtop": shlex.split(args.fairtop)}
     if args.against:
         sys.path.insert(0, str(ROOT / "bench"))
         from report import export
@@ -236,40 +329,54 @@ def main() -> int:
         python = str(Path(shlex.split(args.fairtop)[0]).with_name("python"))
         # -P: the checkout in the current folder must not come before the exported one
         fairtops[f"fairtop@{args.against}"] = ["env", f"PYTHONPATH={export(args.against)}", python, "-P", "-m",
-                                               "tui.cli", "--demo", "--user", "alice"]
+                                               "tui.cli"]
+    demo = ["--demo", "--user", "alice"]
     with tempfile.TemporaryDirectory() as tmp:
         logs = Path(tmp)
         tmux("new-session", "-d", "-s", "bench")  # the server, for the whole run
         state = logs / "state"  # a fresh XDG state: no theme or scenario of the user's
         env = ["env", f"XDG_STATE_HOME={state}", f"XDG_CONFIG_HOME={logs / 'config'}"]
+        (logs / "config" / "fairtop").mkdir(parents=True)
+        (logs / "config" / "fairtop" / "config.toml").write_text("refresh_rate = 2.0\n")  # the least allowed
+        base, changed = follow_captures()
         try:
             results: dict[str, dict[str, float]] = {}
             for w, h in [] if args.slow_only else sizes:
-                run: Callable[[Window], dict[str, int]]
-                for name, argv, run in (
-                    *((name, [*env, *cmd], lambda win: fairtop_actions(win, args.quiet, args.idle))
-                      for name, cmd in fairtops.items()),
-                    ("DataTable", [*env, sys.executable, "-c", DATATABLE_APP],
-                     lambda win: datatable_actions(win, args.quiet)),
-                ):
+                for name, cmd in fairtops.items():
                     tag = f"{name}{w}".replace("@", "-")
-                    win = Window(tag, argv, w, h, logs / f"{tag}.log")
-                    try:
-                        for action, n in run(win).items():
-                            results.setdefault(f"{name}: {action}", {})[f"{w}x{h}"] = n
-                    finally:
-                        win.close()
+                    if not args.follow_only:
+                        measure(results, f"{w}x{h}", name, Window(tag, [*env, *cmd, *demo], w, h, logs / f"{tag}.log"),
+                                lambda win: fairtop_actions(win, args.quiet, args.idle))
+                    root = logs / f"follow-{tag}"
+                    publish(root, base)
+                    argv = [*env, *cmd, "--from", str(root / "current"), "--user", "user1"]
+                    measure(results, f"{w}x{h}", name, Window(f"follow-{tag}", argv, w, h, logs / f"follow-{tag}.log"),
+                            lambda win: follow_action(win, root, changed))
+                measure(results, f"{w}x{h}", "DataTable",
+                        Window(f"DataTable{w}", [*env, sys.executable, "-c", DATATABLE_APP], w, h,
+                               logs / f"DataTable{w}.log"),
+                        lambda win: datatable_actions(win, args.quiet))
             if results:
                 print_table(results, sizes)
             if args.slow:
                 print("\n256 kbit/s link (script | throttle 32,000 B/s):")
                 for w, h in ((120, 40), (200, 60)):
                     for name, cmd in fairtops.items():
-                        for what, s in slow_link([*env, *cmd], w, h, logs).items():
+                        for what, s in slow_link([*env, *cmd, *demo], w, h, logs).items():
                             print(f"  {name} {w}x{h} {what}: {s:.2f}")
         finally:
             tmux("kill-server")
     return 0
+
+
+def measure(results: dict[str, dict[str, float]], size: str, name: str, win: Window,
+            run: Callable[[Window], dict[str, int]]) -> None:
+    """Run ``run`` on ``win`` (closed after), each action's bytes into ``results``."""
+    try:
+        for action, n in run(win).items():
+            results.setdefault(f"{name}: {action}", {})[size] = n
+    finally:
+        win.close()
 
 
 def print_table(results: dict[str, dict[str, float]], sizes: list[tuple[int, ...]]) -> None:

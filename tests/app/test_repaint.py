@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from textual import events
 from textual._compositor import ChopsUpdate
@@ -222,11 +223,7 @@ async def test_a_quick_breakdown_beside_the_tree_is_drawn_once(make_app) -> None
     # which comes in well under PENDING_S, is drawn whole: no "computing..." drawn and replaced.
     app = make_app()
     async with app.run_test(size=(200, 60)) as pilot:
-        await ready(pilot)
-        await pilot.press("m")
-        await pilot.pause(0.5)
-        await ready(pilot)
-        await settle(pilot)
+        await _breakdown_beside(pilot, "m")
         sent = _record_sent(app)
         await pilot.press("down")
         await pilot.pause(0.1)  # less than BREAKDOWN_DELAY_S: the worker started at once
@@ -236,3 +233,81 @@ async def test_a_quick_breakdown_beside_the_tree_is_drawn_once(make_app) -> None
         assert "computing" not in text
         assert "Why" in str(app.query_one("#pane-side #bd-title").render())
         assert "ranks" in text  # the new row's explanation was sent
+
+
+async def _breakdown_beside(pilot: Pilot[int], key: str) -> None:
+    """Once the app is ready, press ``key`` and wait for the breakdown beside the tree."""
+    await ready(pilot)
+    await pilot.press(key)
+    await pilot.pause(0.5)
+    await ready(pilot)
+    await settle(pilot)
+
+
+async def test_a_key_that_leaves_the_selection_in_place_sends_nothing(make_app) -> None:
+    # Down held on the last row: each key re-explained the same row and redrew the breakdown
+    # beside the tree (~0.1 s of the UI thread at 200x60), and the keys queued behind those
+    # kept the screen changing for 0.4 s after the key was released.
+    app = make_app()
+    async with app.run_test(size=(200, 60)) as pilot:
+        await _breakdown_beside(pilot, "end")
+        tree = app.query_one(FairshareTree)
+        last = tree.selected_row
+        assert last == int(tree.rows_shown[-1])
+        side = app.query_one("#pane-side")
+        asked: list[int | None] = []
+        show = side.show  # type: ignore[attr-defined]
+        side.show = lambda standing, row: (asked.append(row), show(standing, row))  # type: ignore[attr-defined]
+        sent = _record_sent(app)
+        for _ in range(4):
+            await pilot.press("down")
+            await pilot.pause(0.2)  # each a single key (after a rest): answered at once, were it a move
+        await ready(pilot)
+        await settle(pilot)
+        assert tree.selected_row == last and asked == []
+        assert not sent
+        await pilot.press("up")  # a real move still is
+        await pilot.pause(0.2)
+        await ready(pilot)
+        assert asked == [int(tree.rows_shown[-2])]
+
+
+async def test_a_followed_snapshot_repaints_the_rows_whose_values_changed(tmp_path: Path) -> None:
+    # fairtop --from ROOT/current, and the publisher flips ``current`` to a capture with 1 % of
+    # the rows changed (user1 and the rows printed after it among them: on screen).
+    from bench.tty_bytes import follow_captures, publish
+    from tui.app.main import build_app
+    from tui.cli import build_parser
+    from tui.sources.publish import CURRENT
+
+    base, changed = follow_captures()
+    root = tmp_path / "root"
+    publish(root, base)
+    app = build_app(build_parser().parse_args(["--from", str(root / CURRENT), "--user", "user1"]))
+    async with app.run_test(size=SIZE) as pilot:
+        await _loaded(app, pilot)
+        await settle(pilot)
+        tree = app.query_one(FairshareTree)
+        before = [tree.render_line(y).text for y in range(tree.size.height)]
+        first = app.standing
+        publish(root, changed)
+        with painted(app) as spans:
+            app._refresh_live_source()  # what the refresh interval calls
+            await _loaded(app, pilot, after=first)
+            await settle(pilot)
+        after = [tree.render_line(y).text for y in range(tree.size.height)]
+        differ = {tree.region.y + y for y, (a, b) in enumerate(zip(before, after)) if a != b}
+        assert len(differ) >= 8, differ  # the rows on screen that changed
+        rows = tree.scrollable_content_region.right  # the scrollbar's column may move alone
+        sent = {y for y, x1, _ in spans if x1 < rows} & lines_of(tree)
+        assert sent == differ
+
+
+async def _loaded(app: App[int], pilot: Pilot[int], after: object = None) -> None:
+    """Wait until the app shows a standing (another than ``after``) and its load has ended."""
+    for _ in range(500):
+        if app.standing is not None and app.standing is not after \
+                and not any(w.group == "load" and w.is_running for w in app.workers):
+            return
+        await pilot.pause(0.02)
+    raise AssertionError("the app did not show the capture")

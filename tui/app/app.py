@@ -147,6 +147,8 @@ class FairtopApp(ClusterActions, LoadActions, TreeActions, App[int]):
         self._breakdown_timer: Timer | None = None
         self._selected_at = -1.0
         """When the selection last moved (``time.monotonic``)."""
+        self._selected_row: int | None = None
+        """The tree row the panes were last asked to follow."""
         self._reload_asked = False
         self._my_summary: UserSummary | None = None
         self.clusters = clusters or [Cluster("", loader, live, self.source_name, on_reload, stages)]
@@ -277,6 +279,7 @@ class FairtopApp(ClusterActions, LoadActions, TreeActions, App[int]):
         self._fit_summary()
         tree = self._assoc
         tree.set_table(message.table, self.me)
+        self._selected_row = tree.selected_row  # the panes follow it below (or at the last stage)
         self._stale = {"breakdown", "side"}
         if not message.loading:  # an early stage draws the tree first; the panes wait for the whole snapshot
             for tab_id in self._panes:
@@ -308,7 +311,13 @@ class FairtopApp(ClusterActions, LoadActions, TreeActions, App[int]):
         # The breakdown follows the selection, but only once it settles and only while it is on
         # screen: its worker explains the row and runs the engine 16 times (seconds at 100k rows),
         # not worth starting (and cancelling) per key. A single key (after a rest) is answered
-        # at once: waiting for the rest made a Down settle 0.15 s later over SSH.
+        # at once: waiting for the rest made a Down settle 0.15 s later over SSH. A key that
+        # leaves the selection where it was (Down held on the last row) changes nothing: each
+        # recomputed the breakdown and redrew it (~0.1 s of the UI thread at 200x60), and keys
+        # queued behind those kept it busy after the key was released.
+        if message.row == self._selected_row:
+            return
+        self._selected_row = message.row
         self._stale = {"breakdown", "side"}
         if self._breakdown_timer is not None:
             self._breakdown_timer.stop()

@@ -27,6 +27,8 @@ from numpy.typing import ArrayLike, NDArray
 from tui.engine import compute
 from tui.engine._numeric import scalar_or_array
 from tui.engine.decay import decay_factor, decay_per_second
+from tui.engine.path_rank import PathRank
+from tui.engine.tree import structure
 from tui.model import AssocTree, PbsTree, path_to, rows_by_depth
 
 __all__ = [
@@ -383,12 +385,22 @@ def recovery_curve(tree: AssocTree, row: int, seconds: ArrayLike, half_life_s: f
     else:
         usage = np.full(t.shape, u0)
     fairshare = np.empty(t.shape)
+    if algorithm == "fair_tree" and not tree.is_user[row]:
+        fairshare[:] = np.nan  # a Fair Tree account has no factor
+        return usage, fairshare
+    # Fair Tree: only the sibling groups on the row's path move (tui.engine.path_rank); the
+    # whole tree where the row inherits a tie from elsewhere.
+    added = np.asarray(-(u0 - usage), dtype=np.longdouble)
+    ranks = PathRank(tree, structure(tree), row).ranks(added) if algorithm == "fair_tree" \
+        else np.zeros(t.size, dtype=np.int64)
     for i in range(t.size):
         if usage[i] == u0 and fairshare_now is not None:
             fairshare[i] = fairshare_now
-            continue
-        changed = tree if usage[i] == u0 else add_usage(tree, row, -(u0 - usage[i]))
-        fairshare[i] = compute(changed, algorithm, dampening).fairshare[row]
+        elif ranks[i]:
+            fairshare[i] = ranks[i] / float(tree.user_count)
+        else:
+            changed = tree if usage[i] == u0 else add_usage(tree, row, -(u0 - usage[i]))
+            fairshare[i] = compute(changed, algorithm, dampening).fairshare[row]
     return usage, fairshare
 
 

@@ -26,6 +26,7 @@ from tui.analysis.private_view import private_breakdown
 from tui.analysis.standing import Standing
 from tui.app.messages import ExplanationReady, RecoveryReady
 from tui.app.panes.base import PaneFrame
+from tui.app.widgets.steady_static import SteadyStatic
 
 #: Pending jobs listed (the root and big accounts can have thousands).
 MAX_JOBS = 20
@@ -108,7 +109,7 @@ class IndentedLines(Vertical):
             widget.remove()
         new = []
         for i, (indent, markup) in enumerate(lines):
-            widget = have[i] if i < len(have) else Static()
+            widget = have[i] if i < len(have) else SteadyStatic()
             widget.update(markup)
             widget.styles.padding = (0, 0, 0, indent)
             if i >= len(have):
@@ -153,17 +154,17 @@ class BreakdownPane(PaneFrame):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="bd-scroll"):
-            yield Static("Select an association in the tree.", id="bd-title", classes="pane-title", markup=False)
-            yield Static("", id="bd-summary", markup=False)
+            yield SteadyStatic("Select an association in the tree.", id="bd-title", classes="pane-title", markup=False)
+            yield SteadyStatic("", id="bd-summary", markup=False)
             yield IndentedLines(id="bd-steps")
-            yield Static("", id="bd-factor", markup=False)
+            yield SteadyStatic("", id="bd-factor", markup=False)
             yield IndentedLines(id="bd-rank")
-            yield Static("", id="bd-jobs")
-            yield Static("", id="bd-rec-title", markup=False)
-            yield Static("", id="bd-rec-text", markup=False)
-            yield Static("", id="bd-usage-label", classes="bd-label", markup=False)
+            yield SteadyStatic("", id="bd-jobs")
+            yield SteadyStatic("", id="bd-rec-title", markup=False)
+            yield SteadyStatic("", id="bd-rec-text", markup=False)
+            yield SteadyStatic("", id="bd-usage-label", classes="bd-label", markup=False)
             yield PlotextPlot(id="bd-usage-plot")
-            yield Static("", id="bd-fs-label", classes="bd-label", markup=False)
+            yield SteadyStatic("", id="bd-fs-label", classes="bd-label", markup=False)
             yield PlotextPlot(id="bd-fs-plot")
 
     def __init__(self, *args, **kwargs) -> None:
@@ -282,7 +283,10 @@ class BreakdownPane(PaneFrame):
         else:
             self._show_explanation(message.explanation)
 
-    def _show_explanation(self, ex: Explanation) -> None:
+    def _show_explanation(self, ex: Explanation, curves_follow: bool = False) -> None:
+        """Draw ``ex``; the curves' place says "computing..." unless ``curves_follow`` (they are
+        drawn next, in the same frame: blanked in between, each line changed height twice and
+        the screen was laid out again)."""
         self._held = None
         self._explained = True
         kind = "user" if ex.is_user else "account"
@@ -300,20 +304,21 @@ class BreakdownPane(PaneFrame):
         else:
             rank.set_lines([])
         self.query_one("#bd-jobs", Static).update(_jobs_markup(ex))
-        self._show_recovery(None, pending=True)  # the last row's curves go with its explanation
+        if not curves_follow:
+            self._show_recovery(None, pending=True)  # the last row's curves go with its explanation
 
     def on_recovery_ready(self, message: RecoveryReady) -> None:
         if message.request_id == self._request:
-            self._settle()
+            self._settle(curves_follow=True)
             self._show_recovery(message.recovery)
 
-    def _settle(self) -> None:
+    def _settle(self, curves_follow: bool = False) -> None:
         """No more waiting: the held explanation is drawn now."""
         if self._pending is not None:
             self._pending.stop()
             self._pending = None
         if self._held is not None:
-            self._show_explanation(self._held)
+            self._show_explanation(self._held, curves_follow)
 
     def worker_failed(self, worker: Worker, text: str) -> None:
         if worker is not self._worker:
