@@ -177,10 +177,12 @@ def _child_pids(pid: int) -> list[int]:
 
 
 def overload(store: str, target: str, args: argparse.Namespace, tokens: Path, capacity: float,
-             bound: CpuBound | None = None) -> dict:
-    """``args.overload`` times ``capacity`` pre-debits a second, open loop, for ``args.seconds``."""
+             bound: CpuBound | None = None, code: Path = ROOT) -> dict:
+    """``args.overload`` times ``capacity`` pre-debits a second, open loop, for ``args.seconds``,
+    at the service of checkout ``code``."""
     floor = ["--admit-floor", str(args.admit_floor)] if args.admit_floor else []
-    server = Server(target, ["--auth", "token", "--tokens", str(tokens), "--pool", str(args.pool), *floor]).start()
+    server = Server(target, ["--auth", "token", "--tokens", str(tokens), "--pool", str(args.pool), *floor],
+                    code=code).start()
     if bound:
         bound.add(server.proc.pid)
     try:
@@ -209,7 +211,8 @@ def overload(store: str, target: str, args: argparse.Namespace, tokens: Path, ca
         lat, codes, held, got = _tally(answers, server.url, aids)
         lat = lat or [0.0]
         n = len(lat)
-        return {"store": store, "asked": rate, "offered": sum(codes.values()) / wall,
+        label = f"{store}, {_describe(code)}" if args.code else store
+        return {"store": label, "asked": rate, "offered": sum(codes.values()) / wall,
                 "late": sum(a[3] for a in answers), "accepted": codes.get(201, 0) / wall,
                 "refused": codes.get(503, 0) / wall, "codes": codes, "p50_ms": 1000 * lat[n // 2],
                 "p99_ms": 1000 * lat[min(n - 1, int(n * 0.99))], "max_ms": 1000 * lat[-1],
@@ -255,8 +258,10 @@ def run(store: str, target: str, args: argparse.Namespace, tokens: Path, db_pid:
     """One store's run with the service of checkout ``code``; ``db_pid`` is the PostgreSQL
     postmaster's, when it runs here (its CPU and its backends' is counted too)."""
     workers = args.workers if store == "postgresql" else 1
-    # --admit-floor at the number of clients: never refused, so the rate is what it commits
-    floor = ["--admit-floor", str(args.clients)] if "--admit-floor" in _serve_help(code) else []
+    # --admit-floor at the number of clients, not counted in time: never refused, so the rate is what it commits
+    flags = _serve_help(code)
+    floor = ["--admit-floor", str(args.clients)] if "--admit-floor" in flags else []
+    floor += ["--admit-wait-ms", "0"] if "--admit-wait-ms" in flags else []
     server = Server(target, ["--auth", "token", "--tokens", str(tokens), "--pool", str(args.pool),
                              "--workers", str(workers), *floor], code=code).start()
     if bound:
@@ -288,7 +293,7 @@ def run(store: str, target: str, args: argparse.Namespace, tokens: Path, db_pid:
         label = f"{store} ({workers} worker{'s' if workers > 1 else ''})"
         if args.code:
             label += f", {_describe(code)}"
-        return {"store": label, "requests": n, "seconds": wall,
+        return {"store": label, "code": code, "requests": n, "seconds": wall,
                 "rate": n / wall,
                 "p50_ms": 1000 * lat[n // 2], "p99_ms": 1000 * lat[min(n - 1, int(n * 0.99))],
                 "max_ms": 1000 * lat[-1], "codes": codes, "server_cpu_ms": 1000 * server_cpu / n,
@@ -382,10 +387,13 @@ def main() -> int:
                         bound.add(pid)
             rows += [run("postgresql", create_database(pg), args, tokens, code=code,
                          db_pid=cluster.postmaster_pid() if cluster else None, bound=service_bound) for code in codes]
-        if args.overload:
-            over = [overload(r["store"].split(" ")[0], str(tmp / "over.db") if r["store"].startswith("sqlite")
+        if args.overload:  # every checkout offered the same: a multiple of their mean closed-loop rate
+            mean = {s: sum(r["rate"] for r in rows if r["store"].startswith(s))
+                    / max(1, sum(r["store"].startswith(s) for r in rows)) for s in ("sqlite", "postgresql")}
+            over = [overload(store, str(tmp / f"over{i}.db") if store == "sqlite"
                              else create_database(args.pg or os.environ.get("FAIRTOP_TEST_PG") or cluster.url),
-                             args, tokens, r["rate"], service_bound) for r in rows]
+                             args, tokens, mean[store], service_bound, r["code"])
+                    for i, r in enumerate(rows) for store in [r["store"].split(" ")[0]]]
     finally:
         if cluster:
             cluster.stop()

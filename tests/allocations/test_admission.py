@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from tui.allocations.admission import DEFAULT_BURST, DEFAULT_FLOOR, Admission
+from tui.allocations.admission import DEFAULT_BURST, DEFAULT_FLOOR, MIN_FLOOR, Admission
 
 
 class Service:
@@ -61,3 +61,109 @@ async def test_a_burst_is_let_in_whole_and_a_standing_queue_falls_to_the_floor()
     clock[0] += 1.5  # a second and more without a request
     codes = await _wave(admission, service, clock, DEFAULT_BURST, 0.002)
     assert codes.count(201) == DEFAULT_BURST, codes
+
+
+# --- the floor counted in time: a store that commits a known number a second --------------------
+
+class Store:
+    """An ASGI app that answers its requests in arrival order, as many a tick as the test says."""
+
+    def __init__(self) -> None:
+        self.waiting: list[asyncio.Future[None]] = []
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.waiting.append(done)
+        await done
+        await send({"type": "http.response.start", "status": 201, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    def commit(self, n: int) -> None:
+        for done in self.waiting[:n]:
+            done.set_result(None)
+        del self.waiting[:n]
+
+
+async def _settle() -> None:
+    for _ in range(4):  # a resolved request's task, then its way out through Admission
+        await asyncio.sleep(0)
+
+
+async def _offer(admission: Admission, store: Store, clock: list[float], rate: float, offered: float,
+                 seconds: float, tick: float = 0.01) -> tuple[list[int], list[float]]:
+    """``offered`` requests a second for ``seconds`` at a store that answers ``rate`` a second, on
+    the test's clock in ticks: the statuses, and how long each accepted one stayed."""
+    codes: list[int] = []
+    stays: list[float] = []
+    owed_commits = owed_arrivals = 0.0
+
+    async def one() -> None:
+        started = clock[0]
+        code = await _request(admission)
+        codes.append(code)
+        if code == 201:
+            stays.append(clock[0] - started)
+
+    tasks = []
+    for _ in range(round(seconds / tick)):
+        clock[0] += tick
+        owed_commits += rate * tick
+        store.commit(int(owed_commits))
+        owed_commits -= int(owed_commits)
+        await _settle()
+        owed_arrivals += offered * tick
+        tasks += [asyncio.create_task(one()) for _ in range(int(owed_arrivals))]
+        owed_arrivals -= int(owed_arrivals)
+        await _settle()
+    store.commit(len(store.waiting))
+    await asyncio.gather(*tasks)
+    return codes, stays
+
+
+def _p99(stays: list[float]) -> float:
+    return sorted(stays)[int(len(stays) * 0.99)]
+
+
+async def test_at_a_slow_store_what_is_let_in_waits_the_wait_not_the_floor() -> None:
+    """134 commits a second (PostgreSQL at 3 % of a core) offered ten times that: the floor counted
+    in requests (16) makes each wait 16 / 134 = 120 ms; counted in time, 50 ms of commits (7)."""
+    p99 = {}
+    for wait_s in (0.0, 0.050):
+        clock = [1000.0]
+        store = Store()
+        admission = Admission(store, wait_s=wait_s, clock=lambda: clock[0])
+        await _offer(admission, store, clock, 134, 1340, 1.0)  # from the burst down to the floor
+        codes, stays = await _offer(admission, store, clock, 134, 1340, 3.0)
+        p99[wait_s] = _p99(stays)
+        assert codes.count(201) >= 0.95 * 3 * 134, codes.count(201)  # and the store never ran dry
+        assert codes.count(503) >= 8 * 3 * 134, codes.count(503)
+    assert p99[0.0] > 0.110, p99  # 16 in the queue
+    assert p99[0.050] < 0.070, p99  # 7 in the queue, answered within 50 ms and a tick
+    assert admission.rate is not None and 130 < admission.rate < 138, admission.rate
+    assert admission.floor_now() == 7
+
+
+async def test_a_fast_store_keeps_the_floor_and_the_burst() -> None:
+    """2,500 a second (the unbounded store) answers 125 within 50 ms: the floor stays 16, and a
+    calm second after the overload lets a job array's 64 prologs in whole."""
+    clock = [1000.0]
+    store = Store()
+    admission = Admission(store, clock=lambda: clock[0])
+    codes, stays = await _offer(admission, store, clock, 2500, 5000, 2.0)
+    assert codes.count(503) > 0 and admission.floor_now() == DEFAULT_FLOOR, admission.rate
+    clock[0] += 1.5
+    codes, _ = await _offer(admission, store, clock, 2500, DEFAULT_BURST / 0.01, 0.01)
+    assert codes.count(201) == DEFAULT_BURST, codes
+
+
+async def test_a_stalled_store_falls_to_the_least_and_recovers() -> None:
+    """A store that answers nothing for two seconds: the floor falls to its least (4), whose
+    requests measure the store again once it answers; it is back at 16 within two seconds."""
+    clock = [1000.0]
+    store = Store()
+    admission = Admission(store, clock=lambda: clock[0])
+    await _offer(admission, store, clock, 2500, 5000, 1.0)
+    await _offer(admission, store, clock, 0, 500, 2.0)
+    assert admission.floor_now() == MIN_FLOOR, admission.rate
+    codes, _ = await _offer(admission, store, clock, 2500, 5000, 2.0)
+    assert codes.count(201) > 2000 and admission.floor_now() == DEFAULT_FLOOR, (codes.count(201), admission.rate)
