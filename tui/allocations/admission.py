@@ -23,6 +23,8 @@ answers within that wait, and behind, ``allowed`` falls at once to at most that 
 ``min_floor`` (a slow start, or a store that was stalled, still lets requests in and so is
 measured again) nor over ``floor``. By Little's law what is let in then waits about ``wait_s``,
 whatever the store; at a store quicker than ``floor`` / ``wait_s`` (320 a second) nothing changes.
+The burst is let in whatever the rate: at a slow store its last waits ``burst`` / the rate once
+(480 ms at 134 a second), and the time floor takes over within an interval.
 ``/health`` is never refused. A refusal costs no ledger call: the hooks read 503 as "later" (the prolog fails and
 slurmctld requeues the job; the submission check lets the job through unchecked).
 """
