@@ -120,6 +120,13 @@ async def _offer(admission: Admission, store: Store, clock: list[float], rate: f
     return codes, stays
 
 
+def _at_a_store(**settings: Any) -> tuple[Admission, Store, list[float]]:
+    """An admission (``settings``) in front of a :class:`Store`, on a clock the test moves."""
+    clock = [1000.0]
+    store = Store()
+    return Admission(store, clock=lambda: clock[0], **settings), store, clock
+
+
 def _p99(stays: list[float]) -> float:
     return sorted(stays)[int(len(stays) * 0.99)]
 
@@ -129,9 +136,7 @@ async def test_at_a_slow_store_what_is_let_in_waits_the_wait_not_the_floor() -> 
     in requests (16) makes each wait 16 / 134 = 120 ms; counted in time, 50 ms of commits (7)."""
     p99 = {}
     for wait_s in (0.0, 0.050):
-        clock = [1000.0]
-        store = Store()
-        admission = Admission(store, wait_s=wait_s, clock=lambda: clock[0])
+        admission, store, clock = _at_a_store(wait_s=wait_s)
         await _offer(admission, store, clock, 134, 1340, 1.0)  # from the burst down to the floor
         codes, stays = await _offer(admission, store, clock, 134, 1340, 3.0)
         p99[wait_s] = _p99(stays)
@@ -146,9 +151,7 @@ async def test_at_a_slow_store_what_is_let_in_waits_the_wait_not_the_floor() -> 
 async def test_a_fast_store_keeps_the_floor_and_the_burst() -> None:
     """2,500 a second (the unbounded store) answers 125 within 50 ms: the floor stays 16, and a
     calm second after the overload lets a job array's 64 prologs in whole."""
-    clock = [1000.0]
-    store = Store()
-    admission = Admission(store, clock=lambda: clock[0])
+    admission, store, clock = _at_a_store()
     codes, stays = await _offer(admission, store, clock, 2500, 5000, 2.0)
     assert codes.count(503) > 0 and admission.floor_now() == DEFAULT_FLOOR, admission.rate
     clock[0] += 1.5
@@ -156,14 +159,17 @@ async def test_a_fast_store_keeps_the_floor_and_the_burst() -> None:
     assert codes.count(201) == DEFAULT_BURST, codes
 
 
-async def test_a_stalled_store_falls_to_the_least_and_recovers() -> None:
-    """A store that answers nothing for two seconds: the floor falls to its least (4), whose
-    requests measure the store again once it answers; it is back at 16 within two seconds."""
-    clock = [1000.0]
-    store = Store()
-    admission = Admission(store, clock=lambda: clock[0])
+async def test_a_stalled_store_keeps_its_floor_and_a_slower_one_falls_to_the_least() -> None:
+    """A store that answers nothing for two seconds (a restart) says nothing of its rate once
+    back: the floor stays. One that answers 40 a second (2 within 50 ms) lets the least in (4),
+    whose requests measure it again: once it is quick again the floor is back at 16 within two
+    seconds."""
+    admission, store, clock = _at_a_store()
     await _offer(admission, store, clock, 2500, 5000, 1.0)
     await _offer(admission, store, clock, 0, 500, 2.0)
+    assert admission.floor_now() == DEFAULT_FLOOR, admission.rate
+    codes, _ = await _offer(admission, store, clock, 40, 400, 3.0)
     assert admission.floor_now() == MIN_FLOOR, admission.rate
+    assert codes.count(201) >= 0.9 * 3 * 40, codes.count(201)
     codes, _ = await _offer(admission, store, clock, 2500, 5000, 2.0)
     assert codes.count(201) > 2000 and admission.floor_now() == DEFAULT_FLOOR, (codes.count(201), admission.rate)

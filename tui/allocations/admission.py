@@ -17,14 +17,15 @@ a standing queue ``allowed`` falls from ``burst`` to the floor within a second.
 The floor is what is let in however late, so latency under overload is about the floor / the
 commit rate. Counted in requests alone it suits one store only (16 is 30 ms at 500 commits a
 second, but 120 ms at the 134 of a PostgreSQL bounded to 3 % of a core: p99 447 ms). So it is
-counted in time: the answers a second (``rate``, an average over the intervals the service was
-busy, behind or full: an idle one says nothing of what it can do) times ``wait_s`` are what it
-answers within that wait, and behind, ``allowed`` falls at once to at most that many, never under
-``min_floor`` (a slow start, or a store that was stalled, still lets requests in and so is
-measured again) nor over ``floor``. By Little's law what is let in then waits about ``wait_s``,
-whatever the store; at a store quicker than ``floor`` / ``wait_s`` (320 a second) nothing changes.
-The burst is let in whatever the rate: at a slow store its last waits ``burst`` / the rate once
-(480 ms at 134 a second), and the time floor takes over within an interval.
+counted in time: ``rate``, the answers a second averaged over the intervals in which the service
+was full (one with room answers what it is asked, not what it can) and answered some (a store
+that stalled, restarting, says nothing of what it does once back), times ``wait_s`` is what it
+answers within that wait. Behind, ``allowed`` falls at once to at most that many, never under
+``min_floor`` (a slow store still lets requests in, and so is measured again) nor over
+``floor``. By Little's law what is let in then waits about ``wait_s`` whatever the store; at a
+store quicker than ``floor`` / ``wait_s`` (320 a second) nothing changes. The burst is let in
+whatever the rate: at a slow store its last waits ``burst`` / the rate once (480 ms at 134 a
+second), and the floor takes over within an interval.
 ``/health`` is never refused. A refusal costs no ledger call: the hooks read 503 as "later" (the prolog fails and
 slurmctld requeues the job; the submission check lets the job through unchecked).
 """
@@ -134,7 +135,7 @@ class Admission:
         """Judge the interval that ended (one in which nothing finished says nothing)."""
         now = self.clock()
         behind = self.target_s < self._quickest < math.inf
-        if (behind or self._full) and now - self._interval_starts < 2 * self.interval_s:  # busy throughout
+        if self._full and self._answered and now - self._interval_starts < 2 * self.interval_s:
             answered = self._answered / (now - self._interval_starts)
             self.rate = answered if self.rate is None else self.rate + RATE_WEIGHT * (answered - self.rate)
         if behind:
