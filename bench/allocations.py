@@ -185,6 +185,8 @@ def overload(store: str, target: str, args: argparse.Namespace, tokens: Path, ca
     """``args.overload`` times ``capacity`` pre-debits a second, open loop, for ``args.seconds``,
     at the service of checkout ``code``."""
     floor = ["--admit-floor", str(args.admit_floor)] if args.admit_floor else []
+    if args.admit_wait_ms is not None and "--admit-wait-ms" in _serve_help(code):
+        floor += ["--admit-wait-ms", f"{args.admit_wait_ms:g}"]
     server = Server(target, ["--auth", "token", "--tokens", str(tokens), "--pool", str(args.pool), *floor],
                     code=code).start()
     if bound:
@@ -357,6 +359,8 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=10.0, help="length of the --overload run (default 10)")
     ap.add_argument("--admit-floor", type=int, help="the service's --admit-floor in the --overload run "
                     "(default: the service's default)")
+    ap.add_argument("--admit-wait-ms", type=float, help="the service's --admit-wait-ms in the --overload run "
+                    "(default: the service's default; a checkout without the flag runs without it)")
     ap.add_argument("--cpu-quota", type=float, metavar="PERCENT",
                     help="bound the service (or with --bound database, the throwaway PostgreSQL) to PERCENT of "
                          "one core (a cgroup CFS quota; root): the closed-loop rate is then what one bounded "
@@ -421,7 +425,8 @@ def main() -> int:
               f"{r['codes']} | {'yes' if r['consistent'] else 'NO'} |")
     if args.overload:
         print(f"\nopen loop at {args.overload:g} x the closed-loop rate for {args.seconds:g} s, "
-              f"--admit-floor {args.admit_floor or 'default'}, load average now "
+              f"--admit-floor {args.admit_floor or 'default'}, --admit-wait-ms "
+              f"{'default' if args.admit_wait_ms is None else f'{args.admit_wait_ms:g}'}, load average now "
               + " ".join(f"{x:.2f}" for x in os.getloadavg()))
         print("| store | asked/s | offered/s | late | accepted/s | refused/s | p50 ms | p99 ms | max ms |"
               " p99 ms after 1 s | service CPU % | RSS MB before / max / after | answers | consistent |")
