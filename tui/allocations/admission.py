@@ -25,7 +25,7 @@ answers within that wait. Behind, ``allowed`` falls at once to at most that many
 ``floor``. By Little's law what is let in then waits about ``wait_s`` whatever the store; at a
 store quicker than ``floor`` / ``wait_s`` (320 a second) nothing changes. This holds where the
 store is bound by what it commits a second (its CPU, as in the bench): where a
-request's stay is mostly latency that no queue causes (a remote store, each flush shared by a
+request's stay is mostly latency no queue causes, over ``wait_s`` (a remote store, each flush shared by a
 batch; a service starved of CPU) letting fewer in cuts what is answered and not the wait
 (``wait_s`` 0 turns it off). The burst is let in whatever the rate: at a slow store its last
 waits ``burst`` / the rate once (480 ms at 134 a second), and the floor takes over within an
