@@ -23,11 +23,14 @@ that stalled, restarting, says nothing of what it does once back), times ``wait_
 answers within that wait. Behind, ``allowed`` falls at once to at most that many, never under
 ``min_floor`` (a slow store still lets requests in, and so is measured again) nor over
 ``floor``. By Little's law what is let in then waits about ``wait_s`` whatever the store; at a
-store quicker than ``floor`` / ``wait_s`` (320 a second) nothing changes. This holds where the
-store is bound by what it commits a second (its CPU, as in the bench): where a
-request's stay is mostly latency no queue causes, over ``wait_s`` (a remote store, each flush shared by a
-batch; a service starved of CPU) letting fewer in cuts what is answered and not the wait
-(``wait_s`` 0 turns it off). The burst is let in whatever the rate: at a slow store its last
+store quicker than ``floor`` / ``wait_s`` (320 a second) nothing changes. That pays where the
+store is bound by what it commits a second (its CPU, as in the bench); where a request's stay is
+latency no queue causes (a remote store, a service starved of CPU) letting fewer in only cuts
+what is answered. So ``rate`` is measured with ``floor`` or more let in (never with what the
+rule decided, which would spiral down), the rate with fewer apart (``rate_below``, which the
+floor then follows), and when that fell nearer in proportion to what is let in than not at all
+(:meth:`time_pays`) the floor is ``floor`` again until a calm second. ``wait_s`` 0 turns it off.
+The burst is let in whatever the rate: at a slow store its last
 waits ``burst`` / the rate once (480 ms at 134 a second), and the floor takes over within an
 interval.
 ``/health`` is never refused. A refusal costs no ledger call: the hooks read 503 as "later" (the prolog fails and
@@ -95,7 +98,10 @@ class Admission:
         self.allowed = self.burst
         """Requests let in at once now (see the module doc)."""
         self.rate: float | None = None
-        """Answers a second while busy (None until a busy interval was seen)."""
+        """Answers a second while full with ``floor`` or more let in (None until seen)."""
+        self.rate_below: float | None = None
+        """Answers a second while full with fewer let in (``_below``), in this overload."""
+        self._below = 0
         self._interval_ends = 0.0
         self._interval_starts = 0.0
         self._answered = 0
@@ -140,8 +146,7 @@ class Admission:
         now = self.clock()
         behind = self.target_s < self._quickest < math.inf
         if self._full and self._answered and now - self._interval_starts < 2 * self.interval_s:
-            answered = self._answered / (now - self._interval_starts)
-            self.rate = answered if self.rate is None else self.rate + RATE_WEIGHT * (answered - self.rate)
+            self._measured(self._answered / (now - self._interval_starts))
         if behind:
             shrunk = min(int(min(self.allowed, self.in_progress) * 0.8), self._in_wait())
             self.allowed = max(self.floor_now(), shrunk)
@@ -151,16 +156,37 @@ class Admission:
         self._calm += int((now - self._interval_ends) / self.interval_s)  # intervals without a request
         if self._calm >= CALM_INTERVALS:
             self.allowed = max(self.allowed, self.burst)
+            self.rate_below = None  # the next overload tries the time floor afresh
         self._quickest = math.inf
         self._full = False
         self._answered = 0
         self._interval_starts, self._interval_ends = now, now + self.interval_s
 
+    def _measured(self, answered: float) -> None:
+        """An interval's answers a second, into the average of those with as many let in: the
+        rate is measured with ``floor`` or more let in, never with what it decided itself."""
+        if self.allowed >= self.floor:
+            self.rate = answered if self.rate is None else self.rate + RATE_WEIGHT * (answered - self.rate)
+        else:
+            self._below = self.allowed
+            self.rate_below = answered if self.rate_below is None else \
+                self.rate_below + RATE_WEIGHT * (answered - self.rate_below)
+
+    def time_pays(self) -> bool:
+        """Whether letting fewer in than ``floor`` shortened the wait rather than only cut what is
+        answered: at a store bound by what it commits a second the rate stays, where the stay is
+        latency no queue causes it falls in proportion; the line is half-way between the two (and
+        no line is drawn a step below ``floor``, where the two differ by less than the noise)."""
+        if self.rate is None or self.rate_below is None or 4 * self._below > 3 * self.floor:
+            return True
+        return self.rate_below >= self.rate * (1 + self._below / self.floor) / 2
+
     def _in_wait(self) -> int:
-        """What ``rate`` answers within ``wait_s`` (``limit`` while not known)."""
-        if self.rate is None or not self.wait_s:
+        """What the rate answers within ``wait_s`` (``limit`` while not known, or not paying);
+        below ``floor``, the rate measured there."""
+        if self.rate is None or not self.wait_s or not self.time_pays():
             return self.limit
-        return math.ceil(self.rate * self.wait_s)
+        return math.ceil((self.rate if self.rate_below is None else self.rate_below) * self.wait_s)
 
     def floor_now(self) -> int:
         """What is let in however late: what ``rate`` answers within ``wait_s``, between
