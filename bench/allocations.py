@@ -98,13 +98,15 @@ def _open_loop(url: str, rate: float, seconds: float, gids: list[int], tag: str,
     """Pre-debits arriving at ``rate`` a second for ``seconds`` whatever the answers (an arrival is
     a job starting: refused, it does not wait, slurmctld requeues it), each on an idle keep-alive
     connection or a new one (at most ``max_conns``). Puts (latencies of the 201s, codes, minutes
-    held, arrivals sent late, CPU seconds)."""
+    held, arrivals sent late, latencies of the 201s sent after the first second, CPU seconds): a
+    fresh service does not know its rate yet, and lets a first burst in whole."""
     host, port = url.removeprefix("http://").rsplit(":", 1)
 
-    async def main() -> tuple[list[float], dict[int, int], int, int]:
+    async def main() -> tuple[list[float], dict[int, int], int, int, list[float]]:
         idle: asyncio.Queue = asyncio.Queue()
         opened = 0
         lat: list[float] = []
+        steady: list[float] = []
         codes: dict[int, int] = {}
         held = late = 0
 
@@ -123,6 +125,8 @@ def _open_loop(url: str, rate: float, seconds: float, gids: list[int], tag: str,
             codes[status] = codes.get(status, 0) + 1
             if status == 201:
                 lat.append(time.perf_counter() - t0)
+                if i >= rate:
+                    steady.append(lat[-1])
                 held += minutes
             idle.put_nowait(conn)
 
@@ -137,7 +141,7 @@ def _open_loop(url: str, rate: float, seconds: float, gids: list[int], tag: str,
                 late += 1
             tasks.append(asyncio.create_task(arrival(i)))
         await asyncio.gather(*tasks)
-        return lat, codes, held, late
+        return lat, codes, held, late, steady
 
     result = asyncio.run(main())
     usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -177,10 +181,14 @@ def _child_pids(pid: int) -> list[int]:
 
 
 def overload(store: str, target: str, args: argparse.Namespace, tokens: Path, capacity: float,
-             bound: CpuBound | None = None) -> dict:
-    """``args.overload`` times ``capacity`` pre-debits a second, open loop, for ``args.seconds``."""
+             bound: CpuBound | None = None, code: Path = ROOT) -> dict:
+    """``args.overload`` times ``capacity`` pre-debits a second, open loop, for ``args.seconds``,
+    at the service of checkout ``code``."""
     floor = ["--admit-floor", str(args.admit_floor)] if args.admit_floor else []
-    server = Server(target, ["--auth", "token", "--tokens", str(tokens), "--pool", str(args.pool), *floor]).start()
+    if args.admit_wait_ms is not None and "--admit-wait-ms" in _serve_help(code):
+        floor += ["--admit-wait-ms", f"{args.admit_wait_ms:g}"]
+    server = Server(target, ["--auth", "token", "--tokens", str(tokens), "--pool", str(args.pool), *floor],
+                    code=code).start()
     if bound:
         bound.add(server.proc.pid)
     try:
@@ -209,10 +217,13 @@ def overload(store: str, target: str, args: argparse.Namespace, tokens: Path, ca
         lat, codes, held, got = _tally(answers, server.url, aids)
         lat = lat or [0.0]
         n = len(lat)
-        return {"store": store, "asked": rate, "offered": sum(codes.values()) / wall,
+        steady = sorted(x for a in answers for x in a[4]) or [0.0]
+        label = f"{store}, {_describe(code)}" if args.code else store
+        return {"store": label, "asked": rate, "offered": sum(codes.values()) / wall,
                 "late": sum(a[3] for a in answers), "accepted": codes.get(201, 0) / wall,
                 "refused": codes.get(503, 0) / wall, "codes": codes, "p50_ms": 1000 * lat[n // 2],
                 "p99_ms": 1000 * lat[min(n - 1, int(n * 0.99))], "max_ms": 1000 * lat[-1],
+                "p99_after_1s_ms": 1000 * steady[min(len(steady) - 1, int(len(steady) * 0.99))],
                 "rss_before": rss[0], "rss_max": max(rss), "rss_after": rss[-1], "consistent": got == held,
                 "cpu_pct": 100 * cpu / wall}
     finally:
@@ -255,8 +266,10 @@ def run(store: str, target: str, args: argparse.Namespace, tokens: Path, db_pid:
     """One store's run with the service of checkout ``code``; ``db_pid`` is the PostgreSQL
     postmaster's, when it runs here (its CPU and its backends' is counted too)."""
     workers = args.workers if store == "postgresql" else 1
-    # --admit-floor at the number of clients: never refused, so the rate is what it commits
-    floor = ["--admit-floor", str(args.clients)] if "--admit-floor" in _serve_help(code) else []
+    # --admit-floor at the number of clients, not counted in time: never refused, so the rate is what it commits
+    flags = _serve_help(code)
+    floor = ["--admit-floor", str(args.clients)] if "--admit-floor" in flags else []
+    floor += ["--admit-wait-ms", "0"] if "--admit-wait-ms" in flags else []
     server = Server(target, ["--auth", "token", "--tokens", str(tokens), "--pool", str(args.pool),
                              "--workers", str(workers), *floor], code=code).start()
     if bound:
@@ -288,7 +301,7 @@ def run(store: str, target: str, args: argparse.Namespace, tokens: Path, db_pid:
         label = f"{store} ({workers} worker{'s' if workers > 1 else ''})"
         if args.code:
             label += f", {_describe(code)}"
-        return {"store": label, "requests": n, "seconds": wall,
+        return {"store": label, "code": code, "requests": n, "seconds": wall,
                 "rate": n / wall,
                 "p50_ms": 1000 * lat[n // 2], "p99_ms": 1000 * lat[min(n - 1, int(n * 0.99))],
                 "max_ms": 1000 * lat[-1], "codes": codes, "server_cpu_ms": 1000 * server_cpu / n,
@@ -346,6 +359,8 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=10.0, help="length of the --overload run (default 10)")
     ap.add_argument("--admit-floor", type=int, help="the service's --admit-floor in the --overload run "
                     "(default: the service's default)")
+    ap.add_argument("--admit-wait-ms", type=float, help="the service's --admit-wait-ms in the --overload run "
+                    "(default: the service's default; a checkout without the flag runs without it)")
     ap.add_argument("--cpu-quota", type=float, metavar="PERCENT",
                     help="bound the service (or with --bound database, the throwaway PostgreSQL) to PERCENT of "
                          "one core (a cgroup CFS quota; root): the closed-loop rate is then what one bounded "
@@ -382,10 +397,13 @@ def main() -> int:
                         bound.add(pid)
             rows += [run("postgresql", create_database(pg), args, tokens, code=code,
                          db_pid=cluster.postmaster_pid() if cluster else None, bound=service_bound) for code in codes]
-        if args.overload:
-            over = [overload(r["store"].split(" ")[0], str(tmp / "over.db") if r["store"].startswith("sqlite")
+        if args.overload:  # every checkout offered the same: a multiple of their mean closed-loop rate
+            mean = {s: sum(r["rate"] for r in rows if r["store"].startswith(s))
+                    / max(1, sum(r["store"].startswith(s) for r in rows)) for s in ("sqlite", "postgresql")}
+            over = [overload(store, str(tmp / f"over{i}.db") if store == "sqlite"
                              else create_database(args.pg or os.environ.get("FAIRTOP_TEST_PG") or cluster.url),
-                             args, tokens, r["rate"], service_bound) for r in rows]
+                             args, tokens, mean[store], service_bound, r["code"])
+                    for i, r in enumerate(rows) for store in [r["store"].split(" ")[0]]]
     finally:
         if cluster:
             cluster.stop()
@@ -407,15 +425,16 @@ def main() -> int:
               f"{r['codes']} | {'yes' if r['consistent'] else 'NO'} |")
     if args.overload:
         print(f"\nopen loop at {args.overload:g} x the closed-loop rate for {args.seconds:g} s, "
-              f"--admit-floor {args.admit_floor or 'default'}, load average now "
+              f"--admit-floor {args.admit_floor or 'default'}, --admit-wait-ms "
+              f"{'default' if args.admit_wait_ms is None else f'{args.admit_wait_ms:g}'}, load average now "
               + " ".join(f"{x:.2f}" for x in os.getloadavg()))
         print("| store | asked/s | offered/s | late | accepted/s | refused/s | p50 ms | p99 ms | max ms |"
-              " service CPU % | RSS MB before / max / after | answers | consistent |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|:---:|")
+              " p99 ms after 1 s | service CPU % | RSS MB before / max / after | answers | consistent |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|:---:|")
         for o in over:
             print(f"| {o['store']} | {o['asked']:,.0f} | {o['offered']:,.0f} | {o['late']:,} | {o['accepted']:,.0f} | "
                   f"{o['refused']:,.0f} | {o['p50_ms']:.1f} | {o['p99_ms']:.1f} | {o['max_ms']:.1f} | "
-                  f"{o['cpu_pct']:.0f} | "
+                  f"{o['p99_after_1s_ms']:.1f} | {o['cpu_pct']:.0f} | "
                   f"{o['rss_before']:.0f} / {o['rss_max']:.0f} / {o['rss_after']:.0f} | {o['codes']} | "
                   f"{'yes' if o['consistent'] else 'NO'} |")
         if not all(o["consistent"] and set(o["codes"]) <= {201, 503} for o in over):

@@ -370,9 +370,13 @@ def _allocation_parsers(sub: argparse._SubParsersAction) -> None:
     srv.add_argument("--workers", type=int, default=1, metavar="N",
                      help="worker processes on one socket (default 1; more pay off on PostgreSQL only)")
     srv.add_argument("--admit-floor", type=int, default=16, metavar="N",
-                     help="requests in progress never refused for being late (default 16); beyond them an "
-                          "overloaded service answers 503 with Retry-After. Overloaded, what it accepts waits "
-                          "about N / its commit rate: higher refuses fewer, at the price of that latency")
+                     help="the most requests in progress never refused for being late (default 16); beyond "
+                          "them an overloaded service answers 503 with Retry-After. Overloaded, what it accepts "
+                          "waits about N / its commit rate: higher refuses fewer, at the price of that latency")
+    srv.add_argument("--admit-wait-ms", type=float, default=50.0, metavar="MS",
+                     help="overloaded, let in only what the measured commit rate answers within MS (default 50; "
+                          "never fewer than 4 nor more than --admit-floor): a slow store refuses more rather "
+                          "than answer late. 0: --admit-floor alone")
 
 
 def _balance(args: argparse.Namespace) -> str:
@@ -475,7 +479,7 @@ def _serve_allocations(args: argparse.Namespace) -> int:
     opts = ServeOptions(db=args.db, auth=args.auth, tokens=args.tokens, superusers=tuple(args.superuser),
                         admins=tuple(args.admin), munge_socket=args.munge_socket, pool=args.pool,
                         tls_cert=tls[0][0] if tls else None, tls_key=tls[0][1] if tls else None,
-                        admit_floor=args.admit_floor)
+                        admit_floor=args.admit_floor, admit_wait_s=args.admit_wait_ms / 1000)
     try:
         opts.build_auth()
     except SecretFileError as exc:
@@ -487,6 +491,8 @@ def _serve_allocations(args: argparse.Namespace) -> int:
         raise InputError("fairtop serve-allocations", f"--workers must be >= 1, got {args.workers}")
     if args.admit_floor < 1:
         raise InputError("fairtop serve-allocations", f"--admit-floor must be >= 1, got {args.admit_floor}")
+    if args.admit_wait_ms < 0:
+        raise InputError("fairtop serve-allocations", f"--admit-wait-ms must be >= 0, got {args.admit_wait_ms:g}")
     new_file = not is_postgresql(args.db) and not Path(args.db).exists()
     if args.migrate or args.migrate_only or new_file:  # a new ledger file starts at the current schema
         ledger = open_ledger(args.db, migrate=True)

@@ -38,7 +38,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from tui.allocations.admission import DEFAULT_FLOOR, Admission
+from tui.allocations.admission import DEFAULT_FLOOR, DEFAULT_WAIT_S, Admission
 from tui.allocations.auth import AuthError, MungeAuth, Principal, TokenAuth, load_tokens
 from tui.allocations.group_commit import GroupCommit
 from tui.allocations.ledger import (
@@ -169,7 +169,7 @@ def _error(status: int, message: str, **extra: Any) -> JSONResponse:
 
 
 def create_app(ledger: Ledger, auth: TokenAuth | MungeAuth, threads: int = 16,
-               admit_floor: int = DEFAULT_FLOOR) -> Admission:
+               admit_floor: int = DEFAULT_FLOOR, admit_wait_s: float = DEFAULT_WAIT_S) -> Admission:
     """The service's ASGI app over ``ledger`` with ``auth``: FastAPI behind the lean ``POST /job``
     (:mod:`tui.allocations.predebit_route`), behind the overload bound
     (:mod:`tui.allocations.admission`); ``.app.app`` is the FastAPI app."""
@@ -300,7 +300,7 @@ def create_app(ledger: Ledger, auth: TokenAuth | MungeAuth, threads: int = 16,
         own_gid(who, gid)
         return await call(ledger.failures, who.visible_gids, gid=gid)
 
-    return Admission(PredebitRoute(app, JobIn, principal, run_predebit), floor=admit_floor)
+    return Admission(PredebitRoute(app, JobIn, principal, run_predebit), floor=admit_floor, wait_s=admit_wait_s)
 
 
 @dataclass(frozen=True)
@@ -318,7 +318,9 @@ class ServeOptions:
     """Serve HTTPS with this certificate and ``tls_key`` (checked by the CLI before)."""
     tls_key: str | None = None
     admit_floor: int = DEFAULT_FLOOR
-    """Requests in progress never refused for being late (:mod:`tui.allocations.admission`)."""
+    """The most requests in progress never refused for being late (:mod:`tui.allocations.admission`)."""
+    admit_wait_s: float = DEFAULT_WAIT_S
+    """Overloaded, let in only what the measured rate answers in this long (0: ``admit_floor`` alone)."""
 
     def build_auth(self) -> TokenAuth | MungeAuth:
         """Raises ``ValueError`` with a readable message on a bad tokens file or user."""
@@ -336,7 +338,8 @@ def app_from_env() -> Admission:
     """The app of one worker process (``--workers N``), from the options in ``$FAIRTOP_ALLOC_SERVE``."""
     data = json.loads(os.environ[_ENV])
     opts = ServeOptions(**{**data, "superusers": tuple(data["superusers"]), "admins": tuple(data["admins"])})
-    return create_app(open_ledger(opts.db, pool_size=opts.pool), opts.build_auth(), admit_floor=opts.admit_floor)
+    return create_app(open_ledger(opts.db, pool_size=opts.pool), opts.build_auth(), admit_floor=opts.admit_floor,
+                      admit_wait_s=opts.admit_wait_s)
 
 
 def serve(opts: ServeOptions, host: str, port: int, *, workers: int = 1, log_level: str = "warning",
@@ -378,7 +381,7 @@ def serve(opts: ServeOptions, host: str, port: int, *, workers: int = 1, log_lev
         except KeyboardInterrupt:
             pass
         return
-    app = create_app(ledger, auth, admit_floor=opts.admit_floor)
+    app = create_app(ledger, auth, admit_floor=opts.admit_floor, admit_wait_s=opts.admit_wait_s)
     server = uvicorn.Server(uvicorn.Config(app, log_level=log_level, access_log=False,
                                            timeout_graceful_shutdown=5, fd=sock.fileno(), **tls))
     try:
