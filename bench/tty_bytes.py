@@ -39,6 +39,7 @@ import os
 import random
 import shlex
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -139,7 +140,34 @@ class Window:
             time.sleep(0.05)
 
     def close(self) -> None:
+        # The window's processes, found before the session goes: `script` (the slow link) keeps
+        # its own pty, so the session's SIGHUP leaves it and the app under it running for ever.
+        pane = int(tmux("display-message", "-p", "-t", self.target, "#{pane_pid}").strip() or 0)
+        left = descendants(pane) if pane else []
         tmux("kill-session", "-t", self.target)
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process under ``pid`` (from /proc), children first found first."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
 
 
 def fairtop_actions(win: Window, quiet: float, idle: float) -> dict[str, int]:
