@@ -37,6 +37,7 @@ from tui.analysis.planner import (
     NO_EXTRAS,
     PLAN_FIELDS,
     Baselines,
+    Cancelled,
     JobExtras,
     PlanProjection,
     Scenario,
@@ -60,7 +61,7 @@ from tui.model import Partition
 from tui.sources.errors import InputError
 
 #: Seconds the form must rest after a change before the worker projects it. Short: a projection
-#: at 20k associations takes ~0.04 s of CPU, and one started before a newer key is dropped.
+#: at 20k associations takes ~0.04 s of CPU, and one started before a newer key is stopped.
 DEBOUNCE_S = 0.1
 #: Stand-in when a snapshot has no partitions: billed by CPU count (spec 4.4).
 NO_PARTITION = Partition("default", description="no partition data: billed by CPU count")
@@ -501,8 +502,11 @@ class WhatIfPane(PaneFrame):
         worker = get_current_worker()
         if delay and worker.cancelled_event.wait(delay):
             return
-        try:
-            result, error = project_plan(sc, standing.snapshot, SOURCE, self._baselines), None
+        try:  # a newer key stops it at its next step: else it shares the interpreter with the newer one
+            result, error = project_plan(sc, standing.snapshot, SOURCE, self._baselines,
+                                         cancelled=lambda: worker.is_cancelled), None
+        except Cancelled:
+            return
         except InputError as exc:  # a user, account or partition the cluster does not have
             result, error = None, exc
         if not worker.is_cancelled:
