@@ -94,7 +94,7 @@ def project_fairshare(
         same tree and times: only the rows this projection's own jobs reach are computed (the
         result is the same, bit for bit). Ignored when it does not fit.
     cancelled : callable, optional
-        Asked before each ranked step (Fair Tree): True stops the projection with
+        Asked before Fair Tree's work and at each ranked step: True stops the projection with
         :class:`Cancelled` (a newer question came; a thread cannot be stopped from outside).
 
     Returns
@@ -133,6 +133,8 @@ def project_fairshare(
         return FairshareSeries(r, u[:, cols], fs.reshape(m, r.size), None, None, None, np.ones(m, dtype=bool), users)
     if algorithm != "fair_tree":
         raise ValueError(f"unknown algorithm {algorithm!r} (use fair_tree or classic)")
+    if cancelled is not None and cancelled():  # before the whole tree's LevelFS and the first block
+        raise Cancelled
     # LevelFS at every step: S / (u / u(F(a))), with level_fairshare's special cases.
     shares = fair_tree_norm_shares(tree, st)
     fsp = np.maximum(st.fs_parent[r], 0)
