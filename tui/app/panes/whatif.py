@@ -612,7 +612,7 @@ class WhatIfPane(PaneFrame):
             return
         console = self.app.console
         lines = console.render_lines(table, console.options.update_width(width), pad=False)
-        widget.update(Text("\n").join(Text.assemble(*((s.text, s.style) for s in line if not s.control),
+        widget.update(Text("\n").join(Text.assemble(*((s.text, s.style or "") for s in line if not s.control),
                                                     no_wrap=True, overflow="crop") for line in lines))
 
     def _draw_plots(self, plan: PlanProjection, index: int, label: str) -> None:
