@@ -6,8 +6,8 @@ job line (add, duplicate, remove). Every change is validated on the UI thread by
 is projected twice (:func:`tui.analysis.planner.compare.project_plan`, as planned and without its
 jobs) by an exclusive thread worker once the form has rested :data:`DEBOUNCE_S` seconds. The
 result comes back as a :class:`~tui.app.messages.PlanReady` and is dropped if the form changed
-meanwhile; it is drawn as dated plots (textual-plotext), a table and sentences, every change as
-``before → after``. Scenarios are saved (tomli-w) and loaded (:func:`load_scenario`) as TOML.
+meanwhile (a projection a newer key made stale stops at its next step); it is drawn as dated
+plots (textual-plotext), a table and sentences, every change as ``before → after``. Scenarios are saved (tomli-w) and loaded (:func:`load_scenario`) as TOML.
 
 Keys: Tab, Shift+Tab and Esc are priority bindings here, handled by the app in the order the keys
 arrive, so characters typed right after them go to the field they were typed for (a non-priority
@@ -295,6 +295,7 @@ class WhatIfPane(PaneFrame):
         self._table: Table | None = None
         """The table of the projection on screen (kept to render it again at another width)."""
         self._table_width = 0
+        """The width the table's text was rendered at (0: not rendered as text)."""
 
     # --- building ------------------------------------------------------------------------------
 
