@@ -7,7 +7,8 @@ is projected twice (:func:`tui.analysis.planner.compare.project_plan`, as planne
 jobs) by an exclusive thread worker once the form has rested :data:`DEBOUNCE_S` seconds. The
 result comes back as a :class:`~tui.app.messages.PlanReady` and is dropped if the form changed
 meanwhile (a projection a newer key made stale stops at its next step); it is drawn as dated
-plots (textual-plotext), a table and sentences, every change as ``before → after``. Scenarios are saved (tomli-w) and loaded (:func:`load_scenario`) as TOML.
+plots (textual-plotext), a table and sentences, every change as ``before → after``. Scenarios
+are saved (tomli-w) and loaded (:func:`load_scenario`) as TOML.
 
 Keys: Tab, Shift+Tab and Esc are priority bindings here, handled by the app in the order the keys
 arrive, so characters typed right after them go to the field they were typed for (a non-priority
