@@ -7,11 +7,13 @@ import dataclasses
 from datetime import datetime, timezone
 
 import numpy as np
+import pytest
 
 from tests.treebuild import tree_from_text
 from tui.analysis.planner import (
     JOB_FIELDS,
     Baselines,
+    Cancelled,
     PlanProjection,
     ScenarioJob,
     fields_of_job,
@@ -86,6 +88,27 @@ def test_before_and_after_over_time() -> None:
     header, rows = table_rows(plan, 0)
     assert header[:3] == ["date", "usage (SU, decayed)", "fairshare"]
     assert rows[-1][:3] == ["2026-03-01 10:00", "10.0 → 90.0", "0.7071 → 0.3536"]
+
+
+def test_a_cancelled_projection_stops_at_a_ranked_step_and_one_not_cancelled_is_the_same() -> None:
+    # The pane's worker stops a projection a newer key made stale (a thread cannot be killed).
+    snap = dataclasses.replace(snapshot(), settings=PrioritySettings(algorithm="fair_tree", decay_half_life_s=0))
+    form = parse_plan(PLAN, [job_fields(cpus="8", walltime="10:00:00")], {"cpu": CPU}, "a", "root")
+    assert form.scenario is not None
+    asked: list[int] = []
+
+    def at_the_second_step() -> bool:
+        asked.append(1)
+        return len(asked) == 2
+
+    with pytest.raises(Cancelled):
+        project_plan(form.scenario, snap, cancelled=at_the_second_step)
+    assert len(asked) == 2
+    plain, kept = project_plan(form.scenario, snap), project_plan(form.scenario, snap, cancelled=lambda: False)
+    for a, b in zip(plain.after.series, kept.after.series, strict=True):
+        assert np.array_equal(a.fairshare, b.fairshare) and np.array_equal(a.ahead, b.ahead)
+        assert np.array_equal(a.raw_usage, b.raw_usage)
+    assert plain.after.series[0].ahead is not None and plain.after.series[0].fairshare[-1] < 1
 
 
 def test_baselines_are_reused_while_only_shapes_change() -> None:

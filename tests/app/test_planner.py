@@ -220,3 +220,42 @@ async def test_a_result_builds_only_the_plots_on_screen() -> None:
         await settle(pilot)
         await pilot.pause()
         assert plots[-1] in pane.screen._compositor.visible_widgets and built(plots[-1])
+
+
+async def test_a_key_in_a_field_lays_out_nothing_and_the_table_fits_its_width() -> None:
+    # A layout is of the whole screen (20-40 ms of the UI thread at 20k associations, beside the
+    # projection): Input reset its virtual size at each change, so every key laid out the screen.
+    # The table is text rendered at the width it has, and again at a new width.
+    pane = WhatIfPane()
+    async with PaneApp(pane).run_test(size=SIZE) as pilot:
+        pane.show(two_user_standing(), None)
+        await settle(pilot)
+        cpus = pane.jobs[0].input("cpus")
+        cpus.focus()
+        await settle(pilot)
+        before = pane._result
+        assert before is not None
+        screen = pilot.app.screen
+        layouts: list[bool] = []
+        """Per screen layout: whether the result on screen was still the one before the keys."""
+        refresh_layout = screen._refresh_layout
+
+        def counted(*args: object, **kwargs: object) -> None:
+            layouts.append(pane._result is before)
+            refresh_layout(*args, **kwargs)  # type: ignore[arg-type]
+
+        screen._refresh_layout = counted  # type: ignore[method-assign]
+        await burst(pilot, "end", "8")
+        assert cpus.value == "48" and pane._result is not before
+        assert layouts and True not in layouts  # laid out only for the new result
+        table = pane.query_one("#wi-table", Static)
+        lines = str(table.render()).splitlines()
+        assert "without → with the campaign" in lines[0] and len(lines) >= 3
+        assert max(map(len, lines)) <= table.content_size.width == pane._table_width
+        wide = max(map(len, lines))
+        await pilot.resize_terminal(60, 40)
+        await settle(pilot)
+        await pilot.pause()
+        narrow = str(table.render()).splitlines()
+        assert table.content_size.width < wide and pane._table_width == table.content_size.width
+        assert max(map(len, narrow)) <= table.content_size.width and narrow[0].rstrip() == lines[0].rstrip()

@@ -3,6 +3,7 @@ and its ranks at the ranked steps (only where jobs reach, :mod:`tui.engine.rank_
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,6 +16,11 @@ from tui.engine.rank_rows import RowRanker
 from tui.engine.rank_trace import LevelFsTrace, patched_steps, ranked_steps
 from tui.engine.tree import structure
 from tui.model import AssocTree, path_to
+
+
+
+class Cancelled(Exception):  # noqa: N818 - what happened, not an error
+    """A projection stopped because its ``cancelled`` callable said so (its answer is not wanted)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,6 +65,7 @@ def project_fairshare(
     dampening: float = 1,
     rank_every: int = 1,
     trace: LevelFsTrace | None = None,
+    cancelled: Callable[[], bool] | None = None,
 ) -> FairshareSeries:
     """Fairshare of ``rows`` at every step of ``projection``.
 
@@ -86,6 +93,9 @@ def project_fairshare(
         From :func:`tui.engine.rank_trace.fair_tree_trace` on a projection of this one's ``then`` jobs alone, on the
         same tree and times: only the rows this projection's own jobs reach are computed (the
         result is the same, bit for bit). Ignored when it does not fit.
+    cancelled : callable, optional
+        Asked before Fair Tree's work and at each ranked step: True stops the projection with
+        :class:`Cancelled` (a newer question came; a thread cannot be stopped from outside).
 
     Returns
     -------
@@ -123,6 +133,8 @@ def project_fairshare(
         return FairshareSeries(r, u[:, cols], fs.reshape(m, r.size), None, None, None, np.ones(m, dtype=bool), users)
     if algorithm != "fair_tree":
         raise ValueError(f"unknown algorithm {algorithm!r} (use fair_tree or classic)")
+    if cancelled is not None and cancelled():  # before the whole tree's LevelFS and the first block
+        raise Cancelled
     # LevelFS at every step: S / (u / u(F(a))), with level_fairshare's special cases.
     shares = fair_tree_norm_shares(tree, st)
     fsp = np.maximum(st.fs_parent[r], 0)
@@ -161,6 +173,8 @@ def project_fairshare(
         # Uniform decay: LevelFS moves only where jobs reach (tui.engine.rank_trace).
         lf_k = lf_all.copy()
         for k, (moving, lf_moving, moved) in zip(steps, patched_steps(tree, st, shares, projection, steps, trace)):
+            if cancelled is not None and cancelled():
+                raise Cancelled
             if moved:
                 lf_k[moving] = lf_moving
                 rerank(lf_k)
@@ -169,6 +183,8 @@ def project_fairshare(
         whole = np.arange(1, n)
         last_lf: np.ndarray | None = None
         for k in steps:
+            if cancelled is not None and cancelled():
+                raise Cancelled
             usage = projection.at(int(k))
             new_lf = level_fs_of(usage[whole], usage[np.maximum(st.fs_parent[whole], 0)], shares[whole],
                                  st.use_parent[whole], tree.is_user[whole], np.zeros(n - 1, dtype=bool))

@@ -91,6 +91,7 @@ from __future__ import annotations
 
 from tui.analysis.planner.compare import (
     Baselines,
+    Cancelled,
     PlanProjection,
     metrics,
     project_plan,
@@ -116,6 +117,7 @@ from tui.analysis.planner.scenario_file import load_scenario, parse_scenario, sa
 from tui.analysis.planner.store import drop_scenario, store_scenario, stored_scenarios
 
 __all__ = [
+    "Cancelled",
     "Baselines",
     "JOB_FIELDS",
     "JobExtras",

@@ -12,6 +12,7 @@ as a bare difference. No Textual here.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -19,6 +20,7 @@ import numpy as np
 from tui.analysis.planner.result import ScenarioResult
 from tui.analysis.planner.run import run_scenario
 from tui.analysis.planner.scenario import Scenario, ScenarioJob
+from tui.engine.fairshare_projection import Cancelled as Cancelled  # re-exported for the pane
 from tui.model import Snapshot
 
 __all__ = ["Baselines", "Metric", "PlanProjection", "metrics", "project_plan", "sentences", "table_rows"]
@@ -93,8 +95,11 @@ def baseline_of(sc: Scenario) -> Scenario:
 
 
 def project_plan(sc: Scenario, snapshot: Snapshot, source: str = "plan",
-                 baselines: Baselines | None = None) -> PlanProjection:
+                 baselines: Baselines | None = None, cancelled: Callable[[], bool] | None = None) -> PlanProjection:
     """Project ``sc`` on ``snapshot`` as planned, and without its campaign (:func:`baseline_of`).
+
+    ``cancelled`` is asked at each ranked step of the planned run: True stops it with
+    :class:`tui.engine.fairshare_projection.Cancelled` (a newer form is to be projected).
 
     Raises
     ------
@@ -102,7 +107,8 @@ def project_plan(sc: Scenario, snapshot: Snapshot, source: str = "plan",
         As :func:`run_scenario`: a user, account or partition the snapshot does not have, a job
         larger than its partition (naming ``plan:jobs[i].FIELD``).
     """
-    after = run_scenario(sc, snapshot, source=source, compare=False)  # the pane's "without" run is its own
+    # The pane's "without" run is its own (``baselines``).
+    after = run_scenario(sc, snapshot, source=source, compare=False, cancelled=cancelled)
     base = baseline_of(sc)
     before = baselines.get(base, snapshot, source) if baselines is not None else run_scenario(
         base, snapshot, source=source, compare=False)

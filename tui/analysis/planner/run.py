@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
@@ -232,7 +233,7 @@ def _running_trace(tree: AssocTree, snap: Snapshot, running: Charges, t: np.ndar
 
 def run_scenario(sc: Scenario, snapshot: Snapshot | None = None, now: datetime | None = None,
                  source: str = "scenario", earlier: Snapshot | None = None, *,
-                 compare: bool = True) -> ScenarioResult:
+                 compare: bool = True, cancelled: Callable[[], bool] | None = None) -> ScenarioResult:
     """Project a scenario: with a Slurm snapshot, Slurm's law over the whole tree; without one,
     the standalone model (``[model]``).
 
@@ -250,6 +251,9 @@ def run_scenario(sc: Scenario, snapshot: Snapshot | None = None, now: datetime |
     compare : bool
         Also project "before" (without the jobs) and "if we stop" (Slurm sources); False skips
         them (``*_before`` and ``fairshare_stop`` are then None) for a faster redraw.
+    cancelled : callable, optional
+        Asked at each ranked step of the fairshare projection; True stops it
+        (:class:`tui.engine.fairshare_projection.Cancelled`).
 
     Raises
     ------
@@ -304,7 +308,7 @@ def run_scenario(sc: Scenario, snapshot: Snapshot | None = None, now: datetime |
         every = 1 if t.size * tree.size <= 5_000_000 else max(1, round(86400 / sc.step_s))
     trace = _running_trace(tree, snapshot, running, t, hl, period, resets, every) \
         if running is not None and rate is None and algorithm == "fair_tree" else None
-    fs: FairshareSeries = project_fairshare(tree, proj, watch + extra, algorithm, damp, every, trace)
+    fs: FairshareSeries = project_fairshare(tree, proj, watch + extra, algorithm, damp, every, trace, cancelled)
     base_fs: FairshareSeries | None = fs
     if runs and compare:  # before: the same projection without the scenario's jobs
         base = project_usage(tree, [], [], [], [], t, hl, period, "slurm", resets, rate, running)

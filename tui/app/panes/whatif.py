@@ -6,8 +6,9 @@ job line (add, duplicate, remove). Every change is validated on the UI thread by
 is projected twice (:func:`tui.analysis.planner.compare.project_plan`, as planned and without its
 jobs) by an exclusive thread worker once the form has rested :data:`DEBOUNCE_S` seconds. The
 result comes back as a :class:`~tui.app.messages.PlanReady` and is dropped if the form changed
-meanwhile; it is drawn as dated plots (textual-plotext), a table and sentences, every change as
-``before → after``. Scenarios are saved (tomli-w) and loaded (:func:`load_scenario`) as TOML.
+meanwhile (a projection a newer key made stale stops at its next step); it is drawn as dated
+plots (textual-plotext), a table and sentences, every change as ``before → after``. Scenarios
+are saved (tomli-w) and loaded (:func:`load_scenario`) as TOML.
 
 Keys: Tab, Shift+Tab and Esc are priority bindings here, handled by the app in the order the keys
 arrive, so characters typed right after them go to the field they were typed for (a non-priority
@@ -21,11 +22,13 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from rich.table import Table
+from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.css.query import NoMatches
+from textual.geometry import Size
 from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Select, Static
 from textual.worker import Worker, WorkerState, get_current_worker
@@ -35,6 +38,7 @@ from tui.analysis.planner import (
     NO_EXTRAS,
     PLAN_FIELDS,
     Baselines,
+    Cancelled,
     JobExtras,
     PlanProjection,
     Scenario,
@@ -58,7 +62,7 @@ from tui.model import Partition
 from tui.sources.errors import InputError
 
 #: Seconds the form must rest after a change before the worker projects it. Short: a projection
-#: at 20k associations takes ~0.04 s of CPU, and one started before a newer key is dropped.
+#: at 20k associations takes ~0.04 s of CPU, and one started before a newer key is stopped.
 DEBOUNCE_S = 0.1
 #: Stand-in when a snapshot has no partitions: billed by CPU count (spec 4.4).
 NO_PARTITION = Partition("default", description="no partition data: billed by CPU count")
@@ -92,6 +96,13 @@ class FieldInput(Input):
             await self.run_action(bindings[0].action)
             return
         await super()._on_key(event)
+
+    def _watch_value(self, value: str) -> None:
+        # Input sets its virtual size to (content width, 1) at every change, and each layout sets
+        # it back: a layout of the whole screen per key (20-40 ms of the UI thread at 20k, beside
+        # the projection). Set first without a refresh, the same value then changes nothing.
+        self.set_reactive(Widget.virtual_size, Size(self.content_width, 1))
+        super()._watch_value(value)
 
     def action_leave(self) -> None:
         pane = next((a for a in self.ancestors if isinstance(a, WhatIfPane)), None)
@@ -282,6 +293,10 @@ class WhatIfPane(PaneFrame):
         """Widgets by selector, found once (see :meth:`JobEditor.one`)."""
         self._baselines = Baselines()
         """Projections without the campaign, reused while only the jobs' shapes change."""
+        self._table: Table | None = None
+        """The table of the projection on screen (kept to render it again at another width)."""
+        self._table_width = 0
+        """The width the table's text was rendered at (0: not rendered as text)."""
 
     # --- building ------------------------------------------------------------------------------
 
@@ -311,6 +326,12 @@ class WhatIfPane(PaneFrame):
 
     def on_resize(self) -> None:
         self.set_class(self.app.size.width < self.NARROW, "-narrow")
+        if self._table is not None:  # the table's text again at its new width, once laid out
+            self.call_after_refresh(self._refit_table)
+
+    def _refit_table(self) -> None:
+        if self._table is not None and self.query_one("#wi-table").content_size.width != self._table_width:
+            self._show_table()
 
     def one(self, selector: str) -> Widget:
         """The widget ``selector`` names in the pane (not in a job line), found once."""
@@ -483,8 +504,11 @@ class WhatIfPane(PaneFrame):
         worker = get_current_worker()
         if delay and worker.cancelled_event.wait(delay):
             return
-        try:
-            result, error = project_plan(sc, standing.snapshot, SOURCE, self._baselines), None
+        try:  # a newer key stops it at its next step: else it shares the interpreter with the newer one
+            result, error = project_plan(sc, standing.snapshot, SOURCE, self._baselines,
+                                         cancelled=lambda: worker.is_cancelled), None
+        except Cancelled:
+            return
         except InputError as exc:  # a user, account or partition the cluster does not have
             result, error = None, exc
         if not worker.is_cancelled:
@@ -533,6 +557,7 @@ class WhatIfPane(PaneFrame):
         self._set_result(f"Cannot project this campaign: {error}", pending=False)
         for plot in self.query(SeriesPlot):
             plot.display = False
+        self._table = None
         self.query_one("#wi-table", Static).update("")
 
     # --- drawing -------------------------------------------------------------------------------
@@ -552,6 +577,7 @@ class WhatIfPane(PaneFrame):
             self._dim(False)
             for widget in self.query_one("#wi-plots").query(SeriesPlot):
                 widget.display = False
+            self._table = None
             self.query_one("#wi-table", Static).update("")
             return
         index = self._focus_series(plan)
@@ -567,10 +593,29 @@ class WhatIfPane(PaneFrame):
                       box=None, padding=(0, 2, 0, 0), header_style="bold")
         for row in rows:
             table.add_row(*row)
-        self.query_one("#wi-table", Static).update(table)
+        self._table = table
+        self._show_table()
         # The plots in the next frame: the sentences and the table, then the plot in view, each
         # frame under ~50 ms of the UI thread rather than all of them in one.
         self.call_after_refresh(self._draw_plots, plan, index, label)
+
+    def _show_table(self) -> None:
+        """Put :attr:`_table` in ``#wi-table`` as text rendered once at the widget's width.
+
+        A Rich ``Table`` in a Static is rendered whole again at every layout that follows a repaint
+        (its height is measured by rendering it): with the dimming at each key, 15-45 ms of the UI
+        thread per key at 20k's load, beside the worker. Its lines as a ``Text`` measure by counting.
+        """
+        widget = self.query_one("#wi-table", Static)
+        table, width = self._table, widget.content_size.width
+        self._table_width = width
+        if table is None or not width:  # not laid out yet: Rich renders it at whatever width it gets
+            widget.update(table if table is not None else "")
+            return
+        console = self.app.console
+        lines = console.render_lines(table, console.options.update_width(width), pad=False)
+        widget.update(Text("\n").join(Text.assemble(*((s.text, s.style or "") for s in line if not s.control),
+                                                    no_wrap=True, overflow="crop") for line in lines))
 
     def _draw_plots(self, plan: PlanProjection, index: int, label: str) -> None:
         if plan is not self._result:
