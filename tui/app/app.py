@@ -21,7 +21,7 @@ from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 
 from tui.analysis.standing import Standing
 from tui.analysis.summary import UserSummary, user_summary
-from tui.app import commands, themes
+from tui.app import allocator, commands, themes
 from tui.app.actions import TreeActions
 from tui.app.clusters import Cluster, ClusterActions
 from tui.app.loading import LoadActions
@@ -192,6 +192,7 @@ class FairtopApp(ClusterActions, LoadActions, TreeActions, App[int]):
         yield Footer()
 
     def on_load(self) -> None:
+        allocator.keep_large_blocks_mapped()  # a long run must not fragment the heap (allocator.py)
         # The theme before the first compose: set in on_mount, the change restyled every widget
         # once more (a tenth of the start's CPU). A missing theme is left to on_mount, which warns.
         self._theme_errors = self._register_themes()
@@ -285,6 +286,7 @@ class FairtopApp(ClusterActions, LoadActions, TreeActions, App[int]):
                     self._show_pane(tab_id, tree.selected_row)
             self._refresh_breakdown()
         self._update_status()
+        self.call_after_refresh(allocator.return_free_memory)  # the last snapshot's pages, once drawn
 
     async def _build_pane(self, tab_id: str) -> bool:
         """Build and mount ``tab_id``'s pane if it is not yet; True when it was built now."""
