@@ -141,6 +141,8 @@ class FairtopApp(ClusterActions, LoadActions, TreeActions, App[int]):
         self._loaded_at: float | None = None
         self._refresh_error: str | None = None
         self._loading: tuple[str, ...] = ()
+        self._last_built: dict[str, tuple[Snapshot, Standing, TreeTable]] = {}
+        """Per cluster, the snapshot the load worker last built on, with what it built."""
         self._warned: set[str] = set()
         self._me_next = 0
         self._stale: set[str] = {"breakdown", "side"}
