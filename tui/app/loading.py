@@ -103,7 +103,8 @@ class LoadActions:
         return text + (f" (refresh failed: {self._refresh_error})" if self._refresh_error else "")
 
 
-def _built_from(host: AppHost, cluster: str, snapshot: Snapshot, loading: tuple[str, ...]) -> tuple[Standing, TreeTable]:
+def _built_from(host: AppHost, cluster: str, snapshot: Snapshot,
+                loading: tuple[str, ...]) -> tuple[Standing, TreeTable]:
     """The standing and table of ``snapshot``: the last ones again when the source returned
     the very snapshot they were built from (a followed folder whose publisher has not moved
     on). Building a second 20,000-association standing beside the shown one doubled the
