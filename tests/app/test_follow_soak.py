@@ -4,9 +4,11 @@ and 200 associations (a 20,000 one takes seconds to show on a loaded machine), 3
 the first 10 (warm-up: imports, caches, the interpreter's arenas), the process's resident memory
 grows under 10 % and its open fds and child processes stay where they were.
 
-The 1,000-capture bench grew late, by steps, because glibc served 20,000-association arrays from
-its heap once a freed capture had raised its mmap threshold (tui/app/allocator.py): 30 captures
-do not show that, so the test checks the setting that prevents it is in force after the run."""
+The 1,000-capture bench stepped up late when a refresh built a second 20,000-association standing
+beside the shown one (Python's allocator kept the arenas of that peak; test_refresh.py checks a
+refresh of an unchanged capture builds nothing), and held 8 MB more than needed while glibc's
+heap kept the large arrays' pages: 30 small captures show neither, so this checks glibc's
+setting is in force after the run (tui/app/allocator.py)."""
 
 from __future__ import annotations
 

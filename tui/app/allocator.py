@@ -2,12 +2,12 @@
 
 Each capture of 20,000 associations allocates arrays and strings of 160 kB to several MB and
 frees the previous capture's. glibc raises its mmap threshold to the size of any mmapped block
-that is freed (up to 32 MB), so after the first swap those blocks come from the heap, where the
-free space they leave is fragmented and rarely returned: resident memory steps up late and
-unevenly in a long run (bench/README.md, "The app's resident memory after 1,000 captures").
-A fixed threshold keeps every large block mmapped (freed = returned at once);
-``malloc_trim`` returns the free pages left in the heap after a snapshot is swapped in.
-Both are no-ops off glibc (musl, macOS).
+that is freed (up to 32 MB), so after the first swap those blocks come from the heap and what
+they leave there stays resident: 32-34 MB of heap instead of 21 MB plus 6 MB mapped, 8 MB more
+resident memory (bench/README.md, "Why the app's memory stepped"). A fixed threshold keeps
+every block the heap has no room for mapped (freed = returned at once); ``malloc_trim`` returns
+the free pages left in the heap after a snapshot is swapped in. Both are no-ops off glibc.
+(The late steps of the soak were Python's own arenas, not these: see tui/app/loading.py.)
 """
 
 from __future__ import annotations
