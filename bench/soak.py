@@ -3,7 +3,7 @@ long-running part, sampled along a long run; after warm-up (the first fifth) mem
 under 10 % and fds and children stay flat.
 
     .venv/bin/python bench/soak.py service [--requests 1000000] [--pg URL]
-    .venv/bin/python bench/soak.py app [--snapshots 1000]
+    .venv/bin/python bench/soak.py app [--snapshots 1000] [--malloc] [--untuned]
 
 ``service``: the real ``fairtop serve-allocations`` (token auth, 127.0.0.1) on SQLite (a temp file)
 or PostgreSQL (``--pg URL`` of a server where a database may be created), 16 keep-alive clients
@@ -11,6 +11,10 @@ of everyday traffic: pre-debits, a debit for one job in 4, a read of the allocat
 (tests/allocations/soak.py); samples the service process.
 ``app``: the app following a published folder whose captures switch between 20,000 and 2,000
 associations (tests/app/follow.py); samples this process, which runs the app headless.
+``--malloc`` adds what holds the memory, every tenth capture: Python's objects (thousands of
+blocks of its own allocator) and glibc's heap (mallinfo2: arenas' size, mmapped blocks, in use,
+free; numpy's arrays are there); ``--untuned``
+runs the app without its allocator settings (tui/app/allocator.py), for comparison.
 The short versions are tests/allocations/test_soak.py and tests/app/test_follow_soak.py.
 """
 
@@ -77,22 +81,39 @@ def service(args: argparse.Namespace) -> int:
     return _verdict([h for _, h in run.samples]) or (0 if consistent and set(run.codes) == {200, 201} else 1)
 
 
+def _malloc_columns() -> str:
+    """Python's blocks (thousands), then glibc's arenas, mmapped blocks, in use and free (MB)."""
+    from tui.app.allocator import heap
+
+    m, mb = heap(), 1024 * 1024
+    assert m is not None, "--malloc needs glibc"
+    return (f" {sys.getallocatedblocks() / 1000:.0f} | {m.arena / mb:.1f} | {m.hblkhd / mb:.1f} "
+            f"| {m.uordblks / mb:.1f} | {m.fordblks / mb:.1f} |")
+
+
 def app(args: argparse.Namespace) -> int:
     from tests.app.follow import follow
+    from tui.app import allocator
 
-    every = max(1, args.snapshots // SAMPLES)
+    every = max(1, args.snapshots // SAMPLES) if not args.malloc else max(1, args.snapshots // 100)
     samples: list[Held] = []
     times: list[float] = []
+    if args.untuned:
+        allocator.keep_large_blocks_mapped = lambda: False
+        allocator.return_free_memory = lambda: False
 
     def report(k: int, h: Held, seconds: float) -> None:
         samples.append(h)
         times.append(seconds)
         if k % every == 0:
-            _line(f"{k:,}", h, f" {seconds:.2f} |")
+            _line(f"{k:,}", h, f" {seconds:.2f} |" + (_malloc_columns() if args.malloc else ""))
 
-    print(f"{args.snapshots:,} captures, 20,000 and 2,000 associations in turn, load average "
+    print(f"{args.snapshots:,} captures, 20,000 and 2,000 associations in turn, "
+          f"{'untuned' if args.untuned else 'tuned'} allocator, load average "
           + " ".join(f"{x:.2f}" for x in os.getloadavg()))
-    print("| captures | RSS MB | fds | children | seconds to show this one |\n|---:|---:|---:|---:|---:|")
+    malloc_head = (" Python k blocks | arenas MB | mmapped MB | in use MB | free MB |", "---:|" * 5)
+    print("| captures | RSS MB | fds | children | seconds to show this one |" + (malloc_head[0] if args.malloc else "")
+          + "\n|---:|---:|---:|---:|---:|" + (malloc_head[1] if args.malloc else ""))
     with tempfile.TemporaryDirectory(prefix="fairtop-soak-") as tmp:
         asyncio.run(follow(Path(tmp) / "published", args.snapshots, report=report))
     print(f"\n{len(samples):,} captures shown in {sum(times):.0f} s; load average now "
@@ -108,6 +129,8 @@ def main() -> int:
     srv.add_argument("--pg", help="PostgreSQL server URL (default: SQLite in a temp file)")
     follow = sub.add_parser("app", help="the app following a published folder")
     follow.add_argument("--snapshots", type=int, default=1000)
+    follow.add_argument("--malloc", action="store_true", help="sample tracemalloc and glibc's mallinfo2 too")
+    follow.add_argument("--untuned", action="store_true", help="without the app's allocator settings")
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT / "tests"))
     return service(args) if args.part == "service" else app(args)

@@ -58,3 +58,29 @@ def flat(warm_up: list[Held], samples: list[Held], growth: float = 0.10) -> list
         if after > before:
             grew.append(f"{what} at most {before} in warm-up -> {after}")
     return grew
+
+
+
+def large_blocks_mapped() -> bool:
+    """Whether glibc's malloc maps a large block of its own (freed = returned at once) when its
+    heap has no room for it, even after a larger mapped block was freed: by default that raises
+    glibc's threshold to the freed block's size, and later blocks below it grow the heap, where
+    they fragment. The app fixes the threshold (tui/app/allocator.py)."""
+    import ctypes
+
+    from tui.app.allocator import heap
+
+    libc = ctypes.CDLL(None)
+    libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+    libc.free.argtypes = [ctypes.c_void_p]
+    largest = 30 << 20  # under glibc's highest dynamic threshold (32 MB on 64-bit)
+    libc.free(libc.malloc(largest))
+    before = heap()
+    assert before is not None, "needs glibc's malloc"
+    size = before.fordblks + (256 << 10)  # more than all the heap's free space: it cannot be carved
+    assert size < largest, f"the heap has {before.fordblks:,} bytes free"
+    block = libc.malloc(size)
+    after = heap()
+    libc.free(block)
+    assert after is not None
+    return after.hblks == before.hblks + 1

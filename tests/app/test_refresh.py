@@ -177,3 +177,32 @@ async def test_r_asks_the_live_source_for_everything_now(monkeypatch) -> None:
         await pilot.press("r")
         await ready(pilot)
         assert len(live.issued) == 16 and app.standing is not None
+
+
+async def test_a_refresh_that_returns_the_same_snapshot_builds_nothing_new(monkeypatch) -> None:
+    """A followed folder whose publisher has not moved on returns its last snapshot again: the
+    shown standing is kept (a second one built beside it made a lasting step in the app's
+    memory), and the data's age still restarts; a new snapshot is built as before."""
+    from tui.app import loading
+
+    demo, clock = small_demo(), [100.0]
+    same = demo()
+    snapshots = [same]
+    built: list[object] = []
+    build = loading.build_standing
+    monkeypatch.setattr(loading, "build_standing", lambda snap, *a, **k: built.append(snap) or build(snap, *a, **k))
+    reads = []
+    app = live_app(lambda: reads.append(1) or snapshots[-1], clock)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        shown = app.standing
+        assert shown is not None and built == [same]
+        clock[0] += 7
+        count = len(reads)
+        await wait_until(pilot, lambda: len(reads) >= count + 2)  # read again: the same snapshot
+        await pilot.pause()
+        assert "updated 0 s ago" in status(app)
+        assert app.standing is shown and built == [same]
+        snapshots.append(demo())
+        await wait_until(pilot, lambda: app.standing is not shown)
+        assert built == [same, snapshots[-1]]

@@ -21,7 +21,7 @@ from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 
 from tui.analysis.standing import Standing
 from tui.analysis.summary import UserSummary, user_summary
-from tui.app import commands, themes
+from tui.app import allocator, commands, themes
 from tui.app.actions import TreeActions
 from tui.app.clusters import Cluster, ClusterActions
 from tui.app.loading import LoadActions
@@ -140,6 +140,8 @@ class FairtopApp(ClusterActions, LoadActions, TreeActions, App[int]):
         self._loaded_at: float | None = None
         self._refresh_error: str | None = None
         self._loading: tuple[str, ...] = ()
+        self._last_built: dict[str, tuple[Snapshot, Standing, TreeTable]] = {}
+        """Per cluster, the snapshot the load worker last built on, with what it built."""
         self._warned: set[str] = set()
         self._me_next = 0
         self._stale: set[str] = {"breakdown", "side"}
@@ -193,6 +195,7 @@ class FairtopApp(ClusterActions, LoadActions, TreeActions, App[int]):
         yield Footer()
 
     def on_load(self) -> None:
+        allocator.keep_large_blocks_mapped()  # a long run must not fragment the heap (allocator.py)
         # The theme before the first compose: set in on_mount, the change restyled every widget
         # once more (a tenth of the start's CPU). A missing theme is left to on_mount, which warns.
         self._theme_errors = self._register_themes()
@@ -287,6 +290,7 @@ class FairtopApp(ClusterActions, LoadActions, TreeActions, App[int]):
                     self._show_pane(tab_id, tree.selected_row)
             self._refresh_breakdown()
         self._update_status()
+        self.call_after_refresh(allocator.return_free_memory)  # the last snapshot's pages, once drawn
 
     async def _build_pane(self, tab_id: str) -> bool:
         """Build and mount ``tab_id``'s pane if it is not yet; True when it was built now."""

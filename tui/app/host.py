@@ -51,6 +51,7 @@ class AppHost(Protocol):
     _loaded_at: float | None
     _refresh_error: str | None
     _loading: tuple[str, ...]
+    _last_built: dict[str, tuple[Snapshot, Standing, TreeTable]]
     _me_next: int
 
     # Textual's App

@@ -21,7 +21,9 @@ from tui.app.panes.base import error_text
 from tui.app.tree_rows import TreeTable
 
 if TYPE_CHECKING:
+    from tui.analysis.standing import Standing
     from tui.app.host import AppHost
+    from tui.model import Snapshot
 
 
 class LoadActions:
@@ -29,6 +31,7 @@ class LoadActions:
 
     _refresh_error: str | None  # assigned here, initialised by FairtopApp
     _loading: tuple[str, ...]
+    _last_built: dict[str, tuple[Snapshot, Standing, TreeTable]]
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="load", name="load")
     def load(self: AppHost) -> None:
@@ -54,8 +57,7 @@ class LoadActions:
         for snapshot, loading in stages:  # a live source: sshare's tree first, the rest after
             if cancelled():
                 return
-            standing = build_standing(snapshot, self.me, check_printed=not loading)
-            table = TreeTable.from_standing(standing)
+            standing, table = _built_from(self, cluster, snapshot, loading)
             if not cancelled():
                 self.post_message(StandingLoaded(standing, table, cluster=cluster, loading=loading))
 
@@ -99,3 +101,20 @@ class LoadActions:
         age = max(0, int(self.clock() - self._loaded_at))
         text = f"updated {age} s ago" if age < 120 else f"updated {age // 60} min ago"
         return text + (f" (refresh failed: {self._refresh_error})" if self._refresh_error else "")
+
+
+def _built_from(host: AppHost, cluster: str, snapshot: Snapshot,
+                loading: tuple[str, ...]) -> tuple[Standing, TreeTable]:
+    """The standing and table of ``snapshot``: the last ones again when the source returned
+    the very snapshot they were built from (a followed folder whose publisher has not moved
+    on). Building a second 20,000-association standing beside the shown one doubled the
+    Python objects alive for a moment, and Python's allocator keeps the arenas such a peak
+    takes: the app's memory stepped up for good (bench/README.md, 2026-11-26)."""
+    last = host._last_built.get(cluster)
+    if last is not None and last[0] is snapshot and last[1].me == host.me and not loading:
+        return last[1], last[2]
+    standing = build_standing(snapshot, host.me, check_printed=not loading)
+    table = TreeTable.from_standing(standing)
+    if not loading:
+        host._last_built[cluster] = (snapshot, standing, table)
+    return standing, table
