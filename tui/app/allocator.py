@@ -13,7 +13,7 @@ the free pages left in the heap after a snapshot is swapped in. Both are no-ops 
 from __future__ import annotations
 
 import ctypes
-import platform
+import os
 from functools import cache
 
 M_MMAP_THRESHOLD = -3
@@ -32,7 +32,10 @@ class MallInfo(ctypes.Structure):
 
 @cache
 def _libc() -> ctypes.CDLL | None:
-    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+    try:  # glibc answers "glibc 2.36"; musl and other systems do not know the name
+        if not (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc"):
+            return None
+    except (ValueError, OSError, AttributeError):
         return None
     try:
         return ctypes.CDLL(None)
