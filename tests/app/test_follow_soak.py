@@ -26,5 +26,5 @@ async def test_following_30_captures_holds_no_more(tmp_path: Path) -> None:
     samples = await follow(tmp_path / "published", SWITCHES, sizes=(2_000, 200))
     assert len(samples) == SWITCHES
     assert flat(samples[:WARM_UP], samples[WARM_UP:]) == [], samples
-    if heap() is not None:  # glibc's malloc
-        assert large_blocks_mapped()
+    if heap() is not None:  # glibc's malloc; a fresh interpreter's probe: tests/app/test_allocator.py
+        assert large_blocks_mapped() is not False  # None: this process's heap is too roomy to tell
