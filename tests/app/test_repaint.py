@@ -156,6 +156,12 @@ async def test_the_breakdown_beside_the_tree_sends_the_lines_a_neighbour_changes
         await pilot.pause(0.3)  # the breakdown waits for the cursor to rest, then its worker runs
         await ready(pilot)
         await settle(pilot)
+        # From alice's neighbour: alice may have pending jobs (their block is then shown, and
+        # leaving her changes the pane's height); her next two users show the same blocks.
+        await pilot.press("down")
+        await pilot.pause(0.3)
+        await ready(pilot)
+        await settle(pilot)
         side = app.query_one("#pane-side")
         assert side.display
         sent = _record_sent(app)
