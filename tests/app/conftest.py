@@ -93,6 +93,14 @@ async def until(pilot: Pilot, condition: Callable[[], bool], timeout: float = 10
         await workers_done(pilot)
 
 
-async def ready(pilot: Pilot) -> None:
-    """Wait for the load worker, the panes' workers, and the messages they posted."""
+async def ready(pilot: Pilot, timeout: float = 10.0) -> None:
+    """Wait for the load worker, the panes' workers, the messages they posted, and the timers a
+    key left behind (the breakdown follows a selection only once it rests 0.15 s: on a loaded
+    machine a key pressed soon after the load took that path, and the screen was read before the
+    breakdown was asked for)."""
     await workers_done(pilot)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while getattr(pilot.app, "settling", False) and loop.time() < deadline:
+        await pilot.pause(0.05)
+        await workers_done(pilot)

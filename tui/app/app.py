@@ -334,7 +334,14 @@ class FairtopApp(ClusterActions, LoadActions, TreeActions, App[int]):
             self._breakdown_timer = self.set_timer(BREAKDOWN_DELAY_S, self._refresh_breakdown)
         self._update_status()
 
+    @property
+    def settling(self) -> bool:
+        """A key's effect still waits on a timer (the breakdown's rest, the tree's held-key
+        draw): tests and benches wait for it before reading the screen."""
+        return self._breakdown_timer is not None or self._assoc.draw_deferred
+
     def _refresh_breakdown(self) -> None:
+        self._breakdown_timer = None
         active = self._tabs.active
         side = self._side is not None and self._side.display
         shown = "breakdown" if active == "breakdown" else "side" if active == "tree" and side else None

@@ -315,6 +315,11 @@ class FairshareTree(ScrollView, can_focus=True):
             self._jump = True
             self._draw_timer = self.set_timer(HELD_KEY_S, self._draw_cursor)
 
+    @property
+    def draw_deferred(self) -> bool:
+        """A held key's cursor move waits on its timer to be drawn."""
+        return self._draw_timer is not None
+
     def _draw_cursor(self) -> None:
         self._draw_timer = None
         self._scroll_to_cursor(settled=False)
