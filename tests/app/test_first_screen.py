@@ -259,3 +259,18 @@ async def test_help_at_80_columns_drops_the_id_column() -> None:
         table = app.screen.query_one(Static).content
         assert [c.header for c in table.columns] == ["Keys", "Command", "Action"]
         assert app._footer.compact and not app._footer.show_command_palette
+
+
+
+async def test_widened_to_200_columns_the_side_pane_shows_my_row() -> None:
+    """Widened after the load, the side pane is mounted then, and the breakdown asked for before
+    the mount is done: it shows the selected row once mounted, not "Select an association in the
+    tree." until the cursor moves. The same race at start failed CI's 200-column screenshot."""
+    app = FairtopApp(Settings(), partial(demo_snapshot, seed=0, users=400, accounts=80, me=ME,
+                                         now=datetime(2025, 1, 15, tzinfo=timezone.utc)), ME, State())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settled(pilot)
+        await pilot.resize_terminal(200, 60)
+        await settled(pilot)
+        title = str(app.query_one("#pane-side").query_one("#bd-title", Static).content)
+        assert title.startswith("Why chem_adeyemi_lab/alice (user) has its fairshare")

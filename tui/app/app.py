@@ -301,14 +301,16 @@ class FairtopApp(ClusterActions, LoadActions, TreeActions, App[int]):
         await self._tabs.query_one(f"TabPane#{tab_id}", TabPane).mount(pane)
         return True
 
-    def _show_pane(self, tab_id: str, row: int | None) -> None:
+    def _show_pane(self, tab_id: str, row: int | None) -> bool:
+        """Show ``row`` in ``tab_id``'s pane; False when there is no standing or pane to show yet."""
         pane = self._side if tab_id == "side" else self._panes.get(tab_id)
         if self.standing is None or pane is None or not pane.is_mounted:
-            return
+            return False
         try:
             pane.show(self.standing, row)  # type: ignore[attr-defined]
         except Exception as exc:  # a pane's bug must not take the tree down with it
             self.notify(f"{tab_id} pane: {exc!r}", severity="error")
+        return True
 
     @on(FairshareTree.Selected)
     def _selected(self, message: FairshareTree.Selected) -> None:
@@ -345,9 +347,10 @@ class FairtopApp(ClusterActions, LoadActions, TreeActions, App[int]):
         active = self._tabs.active
         side = self._side is not None and self._side.display
         shown = "breakdown" if active == "breakdown" else "side" if active == "tree" and side else None
-        if shown in self._stale:
+        # Stale until shown: a standing that arrives before the side pane is mounted (the demo
+        # at 200 columns) is shown once the pane is (_fit_side).
+        if shown in self._stale and self._show_pane(shown, self._assoc.selected_row):
             self._stale.discard(shown)
-            self._show_pane(shown, self._assoc.selected_row)
 
     def _fit_summary(self) -> None:
         """At most two lines: on a narrow terminal the last parts (allocation, jobs) give way."""
@@ -364,6 +367,11 @@ class FairtopApp(ClusterActions, LoadActions, TreeActions, App[int]):
         footer.show_command_palette = self.size.width >= COMPACT_FOOTER  # ctrl+p is in the help
 
     def on_resize(self) -> None:
+        # App's own handler, which sets the size ``self.size`` reads, runs after this one: fitted
+        # here, a terminal widened from 120 to 200 columns kept the narrow layout.
+        self.call_next(self._fit_to_size)
+
+    def _fit_to_size(self) -> None:
         # A wide terminal shows the breakdown beside the tree (the tab stays for narrow ones).
         if not hasattr(self, "_side"):
             return  # before on_mount
@@ -381,7 +389,13 @@ class FairtopApp(ClusterActions, LoadActions, TreeActions, App[int]):
             if not wide:
                 return False
             self._side = pane_class(SIDE_PANE)(id="pane-side")
-            self.query_one("#tree-row", Horizontal).mount(self._side)
+            mounted = self.query_one("#tree-row", Horizontal).mount(self._side)
+
+            async def show_when_mounted() -> None:
+                await mounted
+                self._refresh_breakdown()
+
+            self.call_later(show_when_mounted)
             return True
         changed = wide != self._side.display
         self._side.display = wide
