@@ -21,6 +21,9 @@ __all__ = ["USAGE_DIGITS", "PlainColumns", "plain_columns", "tree_links"]
 USAGE_DIGITS = 15
 """RawUsage cells of at most this many digits (below 2**53) are read as exact int64."""
 
+CELLS_MAX_BYTES = 64 << 20
+"""The most a column's ``<U`` array may take (4 bytes per character of its widest cell, per row)."""
+
 _BAR, _NL, _SPACE, _ZERO = ord("|"), ord("\n"), ord(" "), ord("0")
 _PARENT = np.frombuffer(b"parent", dtype=np.uint8)
 
@@ -41,6 +44,8 @@ class PlainColumns:
     partitions: list[str] | None
     lines: int
     text: str = field(repr=False, default="")
+    buf: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0, dtype=np.uint8))
+    """``text`` as ASCII bytes."""
     first: np.ndarray = field(repr=False, default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
     """Where field k of each line starts in ``text`` (``first[:, k]``) ..."""
     last: np.ndarray = field(repr=False, default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
@@ -52,6 +57,19 @@ class PlainColumns:
         if not (b - a).any():  # e.g. GrpTRESMins where no association has a limit
             return [""] * self.lines
         return _texts(self.text, a, b)
+
+    def cells(self, k: int) -> np.ndarray:
+        """Field ``k`` of every line as one ``<U`` array (no Python string per cell): the bytes
+        gathered into a lines x widest-cell matrix padded with NUL, which ``<U`` reads as the
+        end of a cell (the text has no NUL: control characters are refused)."""
+        a, b = self.first[:, k], self.last[:, k]
+        size = b - a
+        span = max(int(size.max(initial=0)), 1)
+        if 4 * span * self.lines > CELLS_MAX_BYTES:  # one very long cell: Python strings take less
+            return np.asarray(self.column(k), dtype=object)
+        at = a[:, None] + np.arange(span)[None, :]
+        codes = np.where(at < b[:, None], self.buf[np.minimum(at, self.buf.size - 1)], 0).astype(np.uint32)
+        return codes.view(f"<U{span}").reshape(self.lines)
 
 
 def _fields(buf: np.ndarray, body: int, width: int) -> tuple[np.ndarray, np.ndarray] | None:
@@ -136,7 +154,7 @@ def plain_columns(text: str, body: int, width: int, trailing: bool, columns: tup
         names=_texts(text, a + lead, last[:, ia]), lead=lead,
         users=_texts(text, first[:, iu], last[:, iu]), shares=shares, usage=usage,
         partitions=None if ip is None else _texts(text, first[:, ip], last[:, ip]), lines=int(a.size),
-        text=text, first=first, last=last)
+        text=text, buf=buf, first=first, last=last)
 
 
 def tree_links(lead: np.ndarray, names: list[str], is_user: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
