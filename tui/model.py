@@ -11,7 +11,7 @@ level fairshare, fairshare factor.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Literal, overload
@@ -60,21 +60,42 @@ def path_to(tree: AssocTree, row: int) -> list[int]:
 
 
 class PrintedColumn(Sequence[str]):
-    """One column of cells exactly as the scheduler printed them, held as one numpy unicode array:
-    20k rows are one array, not 20k Python strings (~5 ms a column), and the tree table draws
-    from the array itself. Reads as a sequence of ``str`` (a cell, a slice, iteration) and equals
-    the tuple or list of the same cells. A cell never ends in NUL (the sources refuse NUL), the
-    one character a ``<U`` array drops."""
+    """One column of cells exactly as the scheduler printed them. sshare's are slices of its
+    output text (where each cell starts and ends), made into Python strings only when read: the
+    first frame draws ~50 rows of 20,000 (a string per cell cost ~5 ms a column, and its pages).
+    Reads as a sequence of ``str`` (a cell, a slice, iteration) and equals the tuple or list of
+    the same cells."""
 
-    __slots__ = ("cells",)
+    __slots__ = ("_cells", "_text", "_start", "_end")
     __hash__ = None  # type: ignore[assignment]  # equal to tuples, so not hashable like them
 
-    def __init__(self, cells: np.ndarray | Sequence[str]) -> None:
-        self.cells: np.ndarray = cells if isinstance(cells, np.ndarray) else np.asarray(list(cells), dtype=str)
-        """The cells (``<U`` or an object array of ``str``)."""
+    def __init__(self, cells: Sequence[str] | np.ndarray) -> None:
+        self._cells: np.ndarray | None = np.asarray(cells if isinstance(cells, np.ndarray) else list(cells),
+                                                    dtype=object)
+        self._text, self._start, self._end = "", np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+
+    @classmethod
+    def sliced(cls, text: str, start: np.ndarray, end: np.ndarray) -> PrintedColumn:
+        """Cell ``i`` is ``text[start[i]:end[i]]``."""
+        column = cls(())
+        column._cells, column._text, column._start, column._end = None, text, start, end
+        return column
+
+    @property
+    def cells(self) -> np.ndarray:
+        """Every cell as an object array of ``str`` (made on first use, then kept)."""
+        if self._cells is None:
+            cells = map(self._text.__getitem__, map(slice, self._start.tolist(), self._end.tolist()))
+            self._cells = np.fromiter(cells, dtype=object, count=len(self._start))
+        return self._cells
+
+    def blank(self) -> np.ndarray:
+        """True where the cell is empty."""
+        empty: np.ndarray = self._start == self._end if self._cells is None else self._cells == ""
+        return empty
 
     def __len__(self) -> int:
-        return len(self.cells)
+        return len(self._start) if self._cells is None else len(self._cells)
 
     @overload
     def __getitem__(self, index: int) -> str: ...
@@ -83,15 +104,15 @@ class PrintedColumn(Sequence[str]):
     def __getitem__(self, index: int | slice) -> str | tuple[str, ...]:
         if isinstance(index, slice):
             return tuple(self.cells[index].tolist())
-        return str(self.cells[index])
+        if self._cells is not None:
+            return str(self._cells[index])
+        return self._text[self._start[index]:self._end[index]]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.cells.tolist())
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, PrintedColumn):
-            return len(self) == len(other) and bool((self.cells == other.cells).all())
-        if isinstance(other, (tuple, list)):
+        if isinstance(other, (PrintedColumn, tuple, list)):
             return len(self) == len(other) and self.cells.tolist() == list(other)
         return NotImplemented
 
@@ -100,9 +121,8 @@ class PrintedColumn(Sequence[str]):
 
     def take(self, rows: np.ndarray) -> PrintedColumn:
         """The cells of ``rows`` in that order, ``""`` where a row is -1."""
-        if not len(self.cells):
-            return PrintedColumn(np.full(len(rows), "", dtype="<U1"))
-        return PrintedColumn(np.where(rows >= 0, self.cells[np.maximum(rows, 0)], ""))
+        picked = self.cells[np.maximum(rows, 0)] if len(self) else np.full(len(rows), "", dtype=object)
+        return PrintedColumn(np.where(rows >= 0, picked, ""))
 
 
 class ModelError(ValueError):
@@ -397,7 +417,7 @@ class Snapshot:
     allocations: tuple[Allocation, ...] = ()
     budgets: tuple[Budget, ...] = ()
     """GrpTRESMins limits with their usage, where the source has them."""
-    printed: dict[str, Sequence[str]] | None = None
+    printed: Mapping[str, Sequence[str]] | None = None
     """The scheduler's own printed columns (sshare header -> cells, aligned with ``tree`` rows):
     NormShares, RawUsage, NormUsage, EffectvUsage, FairShare, LevelFS where printed (sshare's as
     :class:`PrintedColumn`). None when the source has no printed values (the demo, slurmrestd)."""

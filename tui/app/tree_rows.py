@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeAlias
 from functools import cached_property
 
 import numpy as np
@@ -101,7 +102,7 @@ UNKNOWN = "unknown"
 DIFFERS = "≠"
 
 
-def _as_printed(out: dict[str, np.ndarray], standing: Standing) -> None:
+def _as_printed(out: dict[str, Cells], standing: Standing) -> None:
     """Show what the scheduler printed where it printed it (rule one), marking any cell the
     engine disagrees with."""
     printed = standing.snapshot.printed
@@ -112,19 +113,34 @@ def _as_printed(out: dict[str, np.ndarray], standing: Standing) -> None:
         if cells is not None and len(cells) == len(out[col]):
             out[col] = printed_cells(cells)
     rec = standing.reconciliation
-    copied: set[str] = set()
+    copied: dict[str, np.ndarray] = {}
     for d in rec.disagreements if rec is not None else ():
         marked = PRINTED_COLUMNS.get(d.column)
         if marked is not None:
-            if marked not in copied:  # the snapshot's cells stay as printed; a <U array would cut the mark
-                out[marked], _ = out[marked].astype(object), copied.add(marked)
-            out[marked][d.row] = f"{d.printed}{DIFFERS}"
+            if marked not in copied:  # a copy: the snapshot's cells stay as printed
+                out[marked] = copied[marked] = cell_array(out[marked]).astype(object)
+            copied[marked][d.row] = f"{d.printed}{DIFFERS}"
 
 
-def printed_cells(cells: Sequence[str]) -> np.ndarray:
-    """A printed column as an array of its cells: sshare's own ``<U`` array as it is (no Python
-    string per cell: the row drawn makes its one), another source's as an object array."""
-    return cells.cells if isinstance(cells, PrintedColumn) else np.asarray(cells, dtype=object)
+Cells: TypeAlias = "np.ndarray | PrintedColumn"
+"""A column's display strings: an object array, or sshare's printed column as it is (a cell
+becomes a string when its row is drawn)."""
+
+
+def printed_cells(cells: Sequence[str]) -> Cells:
+    """A printed column as the table holds it: sshare's :class:`PrintedColumn` as it is, another
+    source's as an object array."""
+    return cells if isinstance(cells, PrintedColumn) else np.asarray(cells, dtype=object)
+
+
+def cell_array(cells: Cells) -> np.ndarray:
+    """``cells`` as an array (a printed column's own, made on first use: do not write to it)."""
+    return cells.cells if isinstance(cells, PrintedColumn) else cells
+
+
+def blank_cells(cells: Cells) -> np.ndarray:
+    """True where the cell is empty (a printed column's from its slices, without strings)."""
+    return cells.blank() if isinstance(cells, PrintedColumn) else cells == ""
 
 
 @dataclass(frozen=True, eq=False)
@@ -138,9 +154,9 @@ class TreeTable:
     names: np.ndarray
     """What the name column shows: the account for account rows, the user for user rows."""
     users: np.ndarray
-    cells: dict[str, np.ndarray]
-    """Column id -> array of display strings (sshare's exact text): ``<U`` or object; a cell read
-    from it may be a ``numpy.str_`` (a ``str``)."""
+    cells: dict[str, Cells]
+    """Column id -> display strings (sshare's exact text): read a cell as ``cells[id][row]``, which
+    may be a ``numpy.str_`` (a ``str``)."""
     keys: dict[str, np.ndarray]
     """Column id -> float array (NaN = empty cell) or, for ``name``, an int rank of the name."""
     fairshare: np.ndarray
@@ -186,13 +202,15 @@ class TreeTable:
         printed = {h: c for h, c in (standing.snapshot.printed or {}).items() if len(c) == n}
         need = [h for h in ("NormShares", "EffectvUsage", "FairShare", "LevelFS") if h not in printed]
         printer = release(standing.snapshot.scheduler_version)  # blank where that release prints none
-        cells = {k: np.asarray(v, dtype=object)
+        cells: dict[str, Cells] = {k: np.asarray(v, dtype=object)
                  for k, v in sshare_cells(tree, res, standing.snapshot.settings.dampening, columns=need,
                                           release=printer).items()}
         cells.update((h, printed_cells(printed[h])) for h in printed if h not in cells)
         raw = tree.shares_raw
-        out: dict[str, np.ndarray] = {
-            "raw_shares": np.where(raw == USE_PARENT, "parent", np.where(raw == NO_VAL, "", decimal_cells(raw))),
+        special = (raw == USE_PARENT) | (raw == NO_VAL)  # not numbers: their 10 digits would widen every cell
+        out: dict[str, Cells] = {
+            "raw_shares": np.where(raw == USE_PARENT, "parent",
+                                   np.where(raw == NO_VAL, "", decimal_cells(np.where(special, 0, raw)))),
             "norm_shares": cells["NormShares"],
             "raw_usage": (printed_cells(printed["RawUsage"]) if "RawUsage" in printed
                           else np.asarray([str(int(u)) for u in tree.usage_raw], dtype=object)),
@@ -208,11 +226,12 @@ class TreeTable:
         out["name"] = names
         _as_printed(out, standing)
         if res.level_fs is not None:  # sshare prints nothing for a `parent` row: it has no level of its own
-            out["level_fs"] = np.where(res.structure.use_parent & (out["level_fs"] == ""), PARENT_LEVEL_FS,
-                                       out["level_fs"])
+            parent_rows = res.structure.use_parent & blank_cells(out["level_fs"])
+            if parent_rows.any():
+                out["level_fs"] = np.where(parent_rows, PARENT_LEVEL_FS, cell_array(out["level_fs"]))
 
         # Sort keys from the same doubles sshare prints (no string parsing: 100k rows).
-        raw_f = np.where((raw == USE_PARENT) | (raw == NO_VAL), np.nan, raw.astype(float))
+        raw_f = np.where(special, np.nan, raw.astype(float))
         level = np.full(n, np.nan) if res.level_fs is None else wire(res.level_fs)
         keys = {
             "raw_shares": raw_f,
@@ -220,7 +239,7 @@ class TreeTable:
             "raw_usage": tree.usage_raw.astype(float),
             "eff_usage": wire(res.effective_usage),
             "fairshare": printed_fairshare(tree, res, standing.snapshot.settings.dampening, printer),
-            "level_fs": np.where(out["level_fs"] == "", np.nan, level),
+            "level_fs": np.where(blank_cells(out["level_fs"]), np.nan, level),
             "rank": np.where(tree.is_user, res.rank, np.nan) if res.rank is not None else np.full(n, np.nan),
         }
         text = names.astype(str)  # one <U array for the name sort and the filter's lower-cased names
@@ -236,7 +255,7 @@ class TreeTable:
         if caps is not None and "usage" not in caps:
             # Rule two: a source without usage (slurmrestd 22.05) gets no fabricated fairshare.
             for col in NEEDS_USAGE:
-                out[col] = np.where(out[col] == "", "", UNKNOWN).astype(object)
+                out[col] = np.where(blank_cells(out[col]), "", UNKNOWN).astype(object)
                 keys[col] = np.full(n, np.nan)
             fair = np.full(n, np.nan)
         elif standing.snapshot.usage_unknown:
@@ -246,15 +265,15 @@ class TreeTable:
                 if col == "level_fs" and "LevelFS" not in cells:
                     continue  # classic: no LevelFS column at all
                 shown = rows[tree.is_user[rows]] if col == "rank" else rows
-                out[col] = out[col].astype(object)  # a copy that takes "unknown" (a <U array might cut it)
-                out[col][shown] = UNKNOWN
+                out[col] = unknown = cell_array(out[col]).astype(object)  # a copy: the snapshot's stay as printed
+                unknown[shown] = UNKNOWN
                 keys[col] = keys[col].copy()
                 keys[col][rows] = np.nan
             fair = fair.copy()
             fair[rows] = np.nan
             if standing.partial:  # PrivateData: siblings missing, so shares and rank are not ours to tell
-                out["norm_shares"] = out["norm_shares"].astype(object)
-                out["norm_shares"][rows] = UNKNOWN
+                out["norm_shares"] = shares = cell_array(out["norm_shares"]).astype(object)
+                shares[rows] = UNKNOWN
                 out["rank"] = np.where(tree.is_user, UNKNOWN, "").astype(object)
                 keys["rank"] = np.full(n, np.nan)
         return cls(tree.parent, depth, tree.is_user, has_children, names, tree.user.astype(object),
@@ -274,7 +293,7 @@ class TreeTable:
         parent = np.asarray(tree.parent, dtype=np.int64)
         names = np.asarray([r["name"] for r in rows], dtype=object)
         printed = [pbs_cells(r) for r in rows]
-        cells = {"name": names}
+        cells: dict[str, Cells] = {"name": names}
         keys = {"name": np.argsort(np.argsort(names.astype(str), kind="stable"), kind="stable").astype(float)}
         for k, (key, _, _) in enumerate(TABLE_COLUMNS):
             cells[key] = np.asarray([p[k] for p in printed], dtype=object)
@@ -323,20 +342,25 @@ def lower_names(names: np.ndarray, text: np.ndarray | None = None) -> np.ndarray
 
 
 def decimal_cells(values: np.ndarray) -> np.ndarray:
-    """``values.astype(str)`` of non-negative integers, as array arithmetic on the digits (numpy
-    formats each integer alone: ~4 ms at 20k rows, here ~0.3 ms)."""
-    values = np.asarray(values, dtype=np.int64)
-    if not values.size:
-        return values.astype(str)
-    if int(values.min()) < 0:
+    """``values.astype(str)`` of integers in 0 .. 2**32 - 1, as array arithmetic on the digits,
+    one character position at a time (numpy formats each integer alone: ~6 ms at 20k rows). The
+    temporaries are 32- and 8-bit: at 20k rows each stays under glibc's mmap threshold (128 kB),
+    so it reuses the heap's pages instead of faulting in fresh ones (allocator.py)."""
+    values = np.asarray(values)
+    if not values.size or int(values.min()) < 0 or int(values.max()) > 0xFFFFFFFF:
         return values.astype(str)
     digits = len(str(int(values.max())))
-    count = np.ones(values.size, dtype=np.int64)  # digits of each value (0 has one)
+    number = values.astype(np.uint32)
+    count = np.ones(values.size, dtype=np.int8)  # digits of each value (0 has one)
     for k in range(1, digits):
-        count += values >= 10 ** k
-    place = count[:, None] - 1 - np.arange(digits)[None, :]  # the power of ten at each character
-    codes = (values[:, None] // (10 ** np.arange(digits))[place.clip(0)]) % 10 + ord("0")
-    return np.where(place >= 0, codes, 0).astype(np.uint32).view(f"<U{digits}").reshape(values.size)
+        count += number >= 10 ** k
+    power = 10 ** np.arange(digits, dtype=np.uint32)
+    codes = np.zeros((values.size, digits), dtype=np.uint32)  # NUL after the last digit: <U ends there
+    for i in range(digits):  # character i of each value: its digit at power count - 1 - i
+        place = count - np.int8(1 + i)
+        has = place >= 0
+        codes[has, i] = (number[has] // power[place[has]]) % 10 + ord("0")
+    return codes.view(f"<U{digits}").reshape(values.size)
 
 
 def sorted_preorder(table: TreeTable, column: str | None, descending: bool = False) -> np.ndarray:

@@ -377,7 +377,7 @@ def printed_columns(table: SshareTable) -> dict[str, Sequence[str]]:
         if c in table.header:
             column = table.printed(c)
             if c == "RawUsage" and table.added:
-                usage = column.cells.copy()  # "" fits any width
+                usage = column.cells.copy()
                 usage[list(table.added)] = ""
                 column = PrintedColumn(usage)
             out[c] = column
@@ -398,7 +398,7 @@ def _budgets(table: SshareTable, mgr: list[slurm_text.AssocMgrRecord]) -> tuple[
         return ()
     run_col: list[str] | None = None
     limits = table.printed("GrpTRESMins")
-    for i in np.flatnonzero(limits.cells != "").tolist():  # 20k rows without a limit: no Python loop
+    for i in np.flatnonzero(~limits.blank()).tolist():  # 20k rows without a limit: no Python loop
         cell = limits[i]
         if run_col is None and "TRESRunMins" in table.header:  # read only when some row has a limit
             run_col = table.column("TRESRunMins")

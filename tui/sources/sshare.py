@@ -47,8 +47,8 @@ class SshareTable:
     :mod:`tui.sources.partial_sshare`): no printed values, usage unknown."""
     column_at: Callable[[int], list[str]] | None = field(default=None, repr=False)
     """Field k of every row without splitting the lines (the column-wise reader's), if known."""
-    cells_at: Callable[[int], np.ndarray] | None = field(default=None, repr=False)
-    """Field k of every row as one numpy unicode array (the column-wise reader's), if known."""
+    printed_at: Callable[[int], PrintedColumn] | None = field(default=None, repr=False)
+    """Field k of every row as slices of the text (the column-wise reader's), if known."""
 
     @cached_property
     def lines(self) -> list[str]:
@@ -69,10 +69,10 @@ class SshareTable:
         return [row[i] for row in self.cells]
 
     def printed(self, name: str) -> PrintedColumn:
-        """Column ``name`` as printed, without a Python string per cell where the column-wise
-        reader read the text (~0.3 ms a column at 20k rows instead of ~5 ms)."""
-        if self.cells_at is not None and "cells" not in self.__dict__:
-            return PrintedColumn(self.cells_at(self.header.index(name)))
+        """Column ``name`` as printed: where the column-wise reader read the text, slices of it
+        made into strings only when read (at 20k rows ~5 ms a column less)."""
+        if self.printed_at is not None and "cells" not in self.__dict__:
+            return self.printed_at(self.header.index(name))
         return PrintedColumn(self.column(name))
 
 
@@ -277,7 +277,7 @@ def _parse_plain(text: str, head: str, body: int, source: str) -> SshareTable | 
     tree = _tree(source, links[0], is_user, links[1], got.users, got.shares, got.usage)
     return SshareTable(tree, header, list(range(2, 2 + got.lines)),
                        got.partitions if got.partitions is not None else [""] * got.lines,
-                       lambda: text.splitlines()[1:], column_at=got.column, cells_at=got.cells)
+                       lambda: text.splitlines()[1:], column_at=got.column, printed_at=got.printed)
 
 
 def _field_count_message(line: str, width: int, trailing: bool, header: list[str]) -> str:
