@@ -44,7 +44,8 @@ from pathlib import Path
 
 import numpy as np
 
-from tui.model import Algorithm, AssocTree, Budget, Job, Partition, PrintedColumn, PrioritySettings, PrivateView, Snapshot
+from tui.model import (Algorithm, AssocTree, Budget, Job, Partition, PrintedColumn, PrioritySettings, PrivateView,
+                       Snapshot)
 from tui.slurm_releases import release
 from tui.sources import slurm_text
 from tui.sources.errors import InputError

@@ -158,8 +158,10 @@ def plain_columns(text: str, body: int, width: int, trailing: bool, columns: tup
     shares[plain] = got
     a = first[:, ia]
     # 32 bits where the text allows: at 20k rows each temporary then stays under the mmap threshold
-    small = np.int32 if buf.size < 2**31 else np.int64
-    at, size, lead = a.astype(small), (last[:, ia] - a).astype(small), np.zeros(a.size, dtype=small)
+    small: type[np.signedinteger] = np.int32 if buf.size < 2**31 else np.int64
+    at: np.ndarray = a.astype(small)
+    size: np.ndarray = (last[:, ia] - a).astype(small)
+    lead: np.ndarray = np.zeros(a.size, dtype=small)
     while True:  # leading spaces, one column of bytes at a time (as deep as the tree)
         more = (lead < size) & (buf[np.minimum(at + lead, buf.size - 1)] == _SPACE)
         if not more.any():
