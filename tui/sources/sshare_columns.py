@@ -42,7 +42,7 @@ class PlainColumns:
     lines: int
     text: str = field(repr=False, default="")
     first: np.ndarray = field(repr=False, default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
-    """Where field k of each line starts in ``text`` (``first[:, k]``) ..."""
+    """Where field k of each line starts in ``text`` (``first[:, k]``; 32-bit below 2 GB) ..."""
     last: np.ndarray = field(repr=False, default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
     """... and ends (exclusive)."""
 
@@ -65,10 +65,16 @@ were fresh pages every time, ~4 us a page fault on the 2-core box (allocator.py 
 threshold)."""
 
 
+def _offset_type(buf: np.ndarray) -> type[np.signedinteger]:
+    """32-bit offsets where the text allows: half the pages of 64-bit ones."""
+    return np.int32 if buf.size < 2**31 else np.int64
+
+
 def _positions(buf: np.ndarray, start: int, byte: int) -> np.ndarray:
     """Where ``byte`` is in ``buf`` from ``start`` on (``np.flatnonzero`` a chunk at a time)."""
-    parts = [np.flatnonzero(buf[at:at + _CHUNK] == byte) + at for at in range(start, buf.size, _CHUNK)]
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    kind = _offset_type(buf)
+    parts = [(np.flatnonzero(buf[at:at + _CHUNK] == byte) + at).astype(kind) for at in range(start, buf.size, _CHUNK)]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=kind)
 
 
 def _has_control(buf: np.ndarray) -> bool:
@@ -94,12 +100,12 @@ def _fields(buf: np.ndarray, body: int, width: int) -> tuple[np.ndarray, np.ndar
     # width - 1 lies between the line's start and its newline.
     if width > 1 and ((bars[:, -1] > ends).any() or (bars[1:, 0] < ends[:-1]).any()):
         return None
-    first = np.empty((ends.size, width), dtype=np.int64)  # filled in place: no whole-size temporaries
+    first = np.empty((ends.size, width), dtype=ends.dtype)  # filled in place: no whole-size temporaries
     first[0, 0], first[1:, 0] = body, ends[:-1]
     first[1:, 0] += 1
     first[:, 1:] = bars
     first[:, 1:] += 1
-    last = np.empty((ends.size, width), dtype=np.int64)
+    last = np.empty((ends.size, width), dtype=ends.dtype)
     last[:, :-1], last[:, -1] = bars, ends
     return first, last
 
@@ -157,13 +163,10 @@ def plain_columns(text: str, body: int, width: int, trailing: bool, columns: tup
         return None
     shares[plain] = got
     a = first[:, ia]
-    # 32 bits where the text allows: at 20k rows each temporary then stays under the mmap threshold
-    small: type[np.signedinteger] = np.int32 if buf.size < 2**31 else np.int64
-    at: np.ndarray = a.astype(small)
-    size: np.ndarray = (last[:, ia] - a).astype(small)
-    lead: np.ndarray = np.zeros(a.size, dtype=small)
+    # 32-bit offsets: at 20k rows each temporary stays under the mmap threshold
+    size, lead = last[:, ia] - a, np.zeros(a.size, dtype=a.dtype)
     while True:  # leading spaces, one column of bytes at a time (as deep as the tree)
-        more = (lead < size) & (buf[np.minimum(at + lead, buf.size - 1)] == _SPACE)
+        more = (lead < size) & (buf[np.minimum(a + lead, buf.size - 1)] == _SPACE)
         if not more.any():
             break
         lead += more
