@@ -13,7 +13,7 @@ few array passes per expand/collapse, filter or sort, and nothing per frame.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeAlias
 from functools import cached_property
@@ -143,6 +143,34 @@ def blank_cells(cells: Cells) -> np.ndarray:
     return cells.blank() if isinstance(cells, PrintedColumn) else cells == ""
 
 
+class SortKeys(Mapping[str, np.ndarray]):
+    """Column id -> sort key, each made by its function when first read (the UI thread's first
+    sort by that column: a few ms) and then kept; a key set directly is kept as given."""
+
+    def __init__(self, make: dict[str, Callable[[], np.ndarray]]) -> None:
+        self._make = dict(make)
+        self._made: dict[str, np.ndarray] = {}
+
+    def make(self, column: str, make: Callable[[], np.ndarray]) -> None:
+        self._make[column] = make
+        self._made.pop(column, None)
+
+    def __setitem__(self, column: str, key: np.ndarray) -> None:
+        self._make[column] = lambda: key
+        self._made[column] = key
+
+    def __getitem__(self, column: str) -> np.ndarray:
+        if column not in self._made:
+            self._made[column] = self._make[column]()
+        return self._made[column]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._make)
+
+    def __len__(self) -> int:
+        return len(self._make)
+
+
 @dataclass(frozen=True, eq=False)
 class TreeTable:
     """Display strings and sort keys of every association, built once per standing (off the UI thread)."""
@@ -157,7 +185,7 @@ class TreeTable:
     cells: dict[str, Cells]
     """Column id -> display strings (sshare's exact text): read a cell as ``cells[id][row]``, which
     may be a ``numpy.str_`` (a ``str``)."""
-    keys: dict[str, np.ndarray]
+    keys: Mapping[str, np.ndarray]
     """Column id -> float array (NaN = empty cell) or, for ``name``, an int rank of the name."""
     fairshare: np.ndarray
     """Fairshare factor for the bar; NaN where sshare prints nothing."""
@@ -230,27 +258,29 @@ class TreeTable:
             if parent_rows.any():
                 out["level_fs"] = np.where(parent_rows, PARENT_LEVEL_FS, cell_array(out["level_fs"]))
 
-        # Sort keys from the same doubles sshare prints (no string parsing: 100k rows).
-        raw_f = np.where(special, np.nan, raw.astype(float))
-        level = np.full(n, np.nan) if res.level_fs is None else wire(res.level_fs)
-        keys = {
-            "raw_shares": raw_f,
-            "norm_shares": wire(res.norm_shares),
-            "raw_usage": tree.usage_raw.astype(float),
-            "eff_usage": wire(res.effective_usage),
-            "fairshare": printed_fairshare(tree, res, standing.snapshot.settings.dampening, printer),
-            "level_fs": np.where(blank_cells(out["level_fs"]), np.nan, level),
-            "rank": np.where(tree.is_user, res.rank, np.nan) if res.rank is not None else np.full(n, np.nan),
-        }
+        # Sort keys from the same doubles sshare prints (no string parsing: 100k rows), each made
+        # when first sorted by: the first frame sorts by none (~8 ms of its worker at 20k rows).
+        level_blank = blank_cells(out["level_fs"])
         text = names.astype(str)  # one <U array for the name sort and the filter's lower-cased names
-        keys["name"] = np.argsort(np.argsort(text, kind="stable"), kind="stable").astype(float)
+        fair = fair_key = np.asarray(printed_fairshare(tree, res, standing.snapshot.settings.dampening, printer),
+                                     dtype=float)  # `fair` is masked below for the bar, the key is not
+        keys = SortKeys({
+            "raw_shares": lambda: np.where(special, np.nan, raw.astype(float)),
+            "norm_shares": lambda: wire(res.norm_shares),
+            "raw_usage": lambda: tree.usage_raw.astype(float),
+            "eff_usage": lambda: wire(res.effective_usage),
+            "fairshare": lambda: fair_key,
+            "level_fs": lambda: np.where(level_blank, np.nan, np.full(n, np.nan) if res.level_fs is None
+                                         else wire(res.level_fs)),
+            "rank": lambda: np.where(tree.is_user, res.rank, np.nan) if res.rank is not None else np.full(n, np.nan),
+            "name": lambda: np.argsort(np.argsort(text, kind="stable"), kind="stable").astype(float),
+        })
         depth = tree.depth()
         has_children = np.zeros(n, dtype=bool)
         has_children[tree.parent[1:]] = True
         by_depth = tuple(np.flatnonzero(depth == d) for d in range(1, int(depth.max()) + 1))
-        fair = np.asarray(keys["fairshare"], dtype=float)
         if res.algorithm == "fair_tree":
-            keys["fairshare"] = best_below(fair, tree.parent, by_depth)
+            keys.make("fairshare", lambda: best_below(fair_key, tree.parent, by_depth))
         caps = standing.snapshot.capabilities
         if caps is not None and "usage" not in caps:
             # Rule two: a source without usage (slurmrestd 22.05) gets no fabricated fairshare.
