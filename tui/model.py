@@ -111,6 +111,11 @@ class PrintedColumn(Sequence[str]):
     def __iter__(self) -> Iterator[str]:
         return iter(self.cells.tolist())
 
+    def tolist(self) -> list[str]:
+        """Every cell, as a numpy array's ``tolist`` gives them (the tree table's columns read alike)."""
+        cells: list[str] = self.cells.tolist()
+        return cells
+
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (PrintedColumn, tuple, list)):
             return len(self) == len(other) and self.cells.tolist() == list(other)
