@@ -11,9 +11,10 @@ level fairshare, fairshare factor.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Literal
+from typing import Literal, overload
 
 import numpy as np
 
@@ -56,6 +57,77 @@ def path_to(tree: AssocTree, row: int) -> list[int]:
     while tree.parent[out[-1]] >= 0:
         out.append(int(tree.parent[out[-1]]))
     return out[::-1]
+
+
+class PrintedColumn(Sequence[str]):
+    """One column of cells exactly as the scheduler printed them. sshare's are slices of its
+    output text (where each cell starts and ends), made into Python strings only when read: the
+    first frame draws ~50 rows of 20,000 (a string per cell cost ~5 ms a column, and its pages).
+    Reads as a sequence of ``str`` (a cell, a slice, iteration) and equals the tuple or list of
+    the same cells."""
+
+    __slots__ = ("_cells", "_text", "_start", "_end")
+    __hash__ = None  # type: ignore[assignment]  # equal to tuples, so not hashable like them
+
+    def __init__(self, cells: Sequence[str] | np.ndarray) -> None:
+        self._cells: np.ndarray | None = np.asarray(cells if isinstance(cells, np.ndarray) else list(cells),
+                                                    dtype=object)
+        self._text, self._start, self._end = "", np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+
+    @classmethod
+    def sliced(cls, text: str, start: np.ndarray, end: np.ndarray) -> PrintedColumn:
+        """Cell ``i`` is ``text[start[i]:end[i]]``."""
+        column = cls(())
+        column._cells, column._text, column._start, column._end = None, text, start, end
+        return column
+
+    @property
+    def cells(self) -> np.ndarray:
+        """Every cell as an object array of ``str`` (made on first use, then kept)."""
+        if self._cells is None:
+            cells = map(self._text.__getitem__, map(slice, self._start.tolist(), self._end.tolist()))
+            self._cells = np.fromiter(cells, dtype=object, count=len(self._start))
+        return self._cells
+
+    def blank(self) -> np.ndarray:
+        """True where the cell is empty."""
+        empty: np.ndarray = self._start == self._end if self._cells is None else self._cells == ""
+        return empty
+
+    def __len__(self) -> int:
+        return len(self._start) if self._cells is None else len(self._cells)
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[str, ...]: ...
+    def __getitem__(self, index: int | slice) -> str | tuple[str, ...]:
+        if isinstance(index, slice):
+            return tuple(self.cells[index].tolist())
+        if self._cells is not None:
+            return str(self._cells[index])
+        return self._text[self._start[index]:self._end[index]]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.cells.tolist())
+
+    def tolist(self) -> list[str]:
+        """Every cell, as a numpy array's ``tolist`` gives them (the tree table's columns read alike)."""
+        cells: list[str] = self.cells.tolist()
+        return cells
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (PrintedColumn, tuple, list)):
+            return len(self) == len(other) and self.cells.tolist() == list(other)
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"PrintedColumn({self.cells.tolist()!r})"
+
+    def take(self, rows: np.ndarray) -> PrintedColumn:
+        """The cells of ``rows`` in that order, ``""`` where a row is -1."""
+        picked = self.cells[np.maximum(rows, 0)] if len(self) else np.full(len(rows), "", dtype=object)
+        return PrintedColumn(np.where(rows >= 0, picked, ""))
 
 
 class ModelError(ValueError):
@@ -350,10 +422,10 @@ class Snapshot:
     allocations: tuple[Allocation, ...] = ()
     budgets: tuple[Budget, ...] = ()
     """GrpTRESMins limits with their usage, where the source has them."""
-    printed: dict[str, tuple[str, ...]] | None = None
+    printed: Mapping[str, Sequence[str]] | None = None
     """The scheduler's own printed columns (sshare header -> cells, aligned with ``tree`` rows):
-    NormShares, RawUsage, NormUsage, EffectvUsage, FairShare, LevelFS where printed. None when the
-    source has no printed values (the demo, slurmrestd)."""
+    NormShares, RawUsage, NormUsage, EffectvUsage, FairShare, LevelFS where printed (sshare's as
+    :class:`PrintedColumn`). None when the source has no printed values (the demo, slurmrestd)."""
     usage_unknown: tuple[int, ...] = ()
     """Tree rows whose usage the source does not have although it has the others' (an association
     slurmrestd lists and sshare does not): 0 in the engine, "unknown" on screen, never compared."""

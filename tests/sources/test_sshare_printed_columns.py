@@ -5,12 +5,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import subprocess
+import sys
+
+import numpy as np
 import pytest
 
 from tests.conftest import FIXTURES
-from tui.model import Budget
+from tui.model import Budget, PrintedColumn
+from tui.sources.errors import InputError
 from tui.sources.partial_sshare import is_partial
-from tui.sources.saved import _budgets
+from tui.sources.saved import PRINTED, _budgets, printed_columns
 from tui.sources.sshare import parse_sshare
 
 OUTPUTS = [p for p in sorted(FIXTURES.rglob("sshare_a_l_P.psv")) if not is_partial(p.read_text())]
@@ -51,3 +56,37 @@ def test_is_partial_reads_the_first_rows_only() -> None:
     assert is_partial(head + " a|u|1|0\n" + "root|||0\n")
     assert not is_partial("CLUSTER: c\n\n" + head + "\nroot|||0\n a||1|0\n")
     assert is_partial("CLUSTER: c\n" + head + "  \n a|u|1|0")
+
+
+@pytest.mark.parametrize("path", OUTPUTS[:4], ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_the_snapshots_printed_columns_read_as_the_split_lines(path: Path) -> None:
+    text = path.read_text()
+    table = parse_sshare(text, str(path))
+    lines = [line.split("|") for line in text.splitlines()[1:] if line and not line.startswith("CLUSTER:")]
+    printed = printed_columns(table)
+    assert set(printed) == {c for c in PRINTED if c in table.header}
+    for name, column in printed.items():
+        want = [fields[table.header.index(name)] for fields in lines]
+        assert isinstance(column, PrintedColumn)
+        assert column == want and column == tuple(want) and list(column) == want and column.tolist() == want
+        assert [column[i] for i in range(len(want))] == want and column[1:3] == tuple(want[1:3])
+        assert column.blank().tolist() == [c == "" for c in want]
+        assert column.take(np.array([2, -1, 0])) == [want[2], "", want[0]]
+
+
+def test_a_line_with_a_bar_of_the_next_is_not_read_column_wise() -> None:
+    # As many bars in all as the lines need, but one line has one too many and the next one too few.
+    text = "Account|User|RawShares|RawUsage\nroot|||0\n a||1|0|\n  a|u|1\n"
+    with pytest.raises(InputError, match="expected 4 fields as in the header, got 5"):
+        parse_sshare(text)
+
+
+def test_the_first_stage_does_not_import_numpy_ma() -> None:
+    # np.unique's first call imports numpy.ma (numpy 2.4): 35 ms of the live first frame at 20k.
+    code = ("import sys; from tui.sources.saved import load_folder; from tui.analysis.standing import "
+            "build_standing; from tui.app.tree_rows import TreeTable; "
+            f"TreeTable.from_standing(build_standing(load_folder({str(FIXTURES / 'slurm/deep4/fair_tree')!r}), "
+            "check_printed=False)); print('numpy.ma' in sys.modules)")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60,
+                         cwd=Path(__file__).resolve().parents[2])
+    assert run.stdout.split() == ["False"]

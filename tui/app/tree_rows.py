@@ -13,7 +13,9 @@ few array passes per expand/collapse, filter or sort, and nothing per frame.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeAlias
 from functools import cached_property
 
 import numpy as np
@@ -21,7 +23,7 @@ import numpy as np
 from tui.analysis.standing import Standing
 from tui.formats.pbsfs import TABLE_COLUMNS, pbs_cells, pbs_rows
 from tui.formats.sshare import PARENT_LEVEL_FS, printed_fairshare, sshare_cells, wire
-from tui.model import NO_VAL, USE_PARENT, depth_of
+from tui.model import NO_VAL, USE_PARENT, PrintedColumn, depth_of
 from tui.slurm_releases import release
 
 
@@ -100,7 +102,7 @@ UNKNOWN = "unknown"
 DIFFERS = "≠"
 
 
-def _as_printed(out: dict[str, np.ndarray], standing: Standing) -> None:
+def _as_printed(out: dict[str, Cells], standing: Standing) -> None:
     """Show what the scheduler printed where it printed it (rule one), marking any cell the
     engine disagrees with."""
     printed = standing.snapshot.printed
@@ -109,12 +111,64 @@ def _as_printed(out: dict[str, np.ndarray], standing: Standing) -> None:
     for header, col in PRINTED_COLUMNS.items():
         cells = printed.get(header)
         if cells is not None and len(cells) == len(out[col]):
-            out[col] = np.asarray(cells, dtype=object)
+            out[col] = printed_cells(cells)
     rec = standing.reconciliation
+    copied: dict[str, np.ndarray] = {}
     for d in rec.disagreements if rec is not None else ():
         marked = PRINTED_COLUMNS.get(d.column)
         if marked is not None:
-            out[marked][d.row] = f"{d.printed}{DIFFERS}"
+            if marked not in copied:  # a copy: the snapshot's cells stay as printed
+                out[marked] = copied[marked] = cell_array(out[marked]).astype(object)
+            copied[marked][d.row] = f"{d.printed}{DIFFERS}"
+
+
+Cells: TypeAlias = "np.ndarray | PrintedColumn"
+"""A column's display strings: an object array, or sshare's printed column as it is (a cell
+becomes a string when its row is drawn)."""
+
+
+def printed_cells(cells: Sequence[str]) -> Cells:
+    """A printed column as the table holds it: sshare's :class:`PrintedColumn` as it is, another
+    source's as an object array."""
+    return cells if isinstance(cells, PrintedColumn) else np.asarray(cells, dtype=object)
+
+
+def cell_array(cells: Cells) -> np.ndarray:
+    """``cells`` as an array (a printed column's own, made on first use: do not write to it)."""
+    return cells.cells if isinstance(cells, PrintedColumn) else cells
+
+
+def blank_cells(cells: Cells) -> np.ndarray:
+    """True where the cell is empty (a printed column's from its slices, without strings)."""
+    return cells.blank() if isinstance(cells, PrintedColumn) else cells == ""
+
+
+class SortKeys(Mapping[str, np.ndarray]):
+    """Column id -> sort key, each made by its function when first read (the UI thread's first
+    sort by that column: a few ms) and then kept; a key set directly is kept as given."""
+
+    def __init__(self, make: dict[str, Callable[[], np.ndarray]]) -> None:
+        self._make = dict(make)
+        self._made: dict[str, np.ndarray] = {}
+
+    def make(self, column: str, make: Callable[[], np.ndarray]) -> None:
+        self._make[column] = make
+        self._made.pop(column, None)
+
+    def __setitem__(self, column: str, key: np.ndarray) -> None:
+        self._make[column] = lambda: key
+        self._made[column] = key
+
+    def __getitem__(self, column: str) -> np.ndarray:
+        if column not in self._made:
+            self._made[column] = self._make[column]()
+        return self._made[column]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._make)
+
+    def __len__(self) -> int:
+        return len(self._make)
 
 
 @dataclass(frozen=True, eq=False)
@@ -128,9 +182,10 @@ class TreeTable:
     names: np.ndarray
     """What the name column shows: the account for account rows, the user for user rows."""
     users: np.ndarray
-    cells: dict[str, np.ndarray]
-    """Column id -> object array of display strings (sshare's exact text)."""
-    keys: dict[str, np.ndarray]
+    cells: dict[str, Cells]
+    """Column id -> display strings (sshare's exact text): read a cell as ``cells[id][row]``, which
+    may be a ``numpy.str_`` (a ``str``)."""
+    keys: Mapping[str, np.ndarray]
     """Column id -> float array (NaN = empty cell) or, for ``name``, an int rank of the name."""
     fairshare: np.ndarray
     """Fairshare factor for the bar; NaN where sshare prints nothing."""
@@ -175,57 +230,62 @@ class TreeTable:
         printed = {h: c for h, c in (standing.snapshot.printed or {}).items() if len(c) == n}
         need = [h for h in ("NormShares", "EffectvUsage", "FairShare", "LevelFS") if h not in printed]
         printer = release(standing.snapshot.scheduler_version)  # blank where that release prints none
-        cells = {k: np.asarray(v, dtype=object)
+        cells: dict[str, Cells] = {k: np.asarray(v, dtype=object)
                  for k, v in sshare_cells(tree, res, standing.snapshot.settings.dampening, columns=need,
                                           release=printer).items()}
-        cells.update((h, np.asarray(printed[h], dtype=object)) for h in printed if h not in cells)
+        cells.update((h, printed_cells(printed[h])) for h in printed if h not in cells)
         raw = tree.shares_raw
-        out: dict[str, np.ndarray] = {
+        special = (raw == USE_PARENT) | (raw == NO_VAL)  # not numbers: their 10 digits would widen every cell
+        out: dict[str, Cells] = {
             "raw_shares": np.where(raw == USE_PARENT, "parent",
-                                   np.where(raw == NO_VAL, "", raw.astype(str))).astype(object),
+                                   np.where(raw == NO_VAL, "", decimal_cells(np.where(special, 0, raw)))),
             "norm_shares": cells["NormShares"],
-            "raw_usage": (np.asarray(printed["RawUsage"], dtype=object) if "RawUsage" in printed
+            "raw_usage": (printed_cells(printed["RawUsage"]) if "RawUsage" in printed
                           else np.asarray([str(int(u)) for u in tree.usage_raw], dtype=object)),
             "eff_usage": cells["EffectvUsage"],
             "fairshare": cells["FairShare"],
             "level_fs": cells.get("LevelFS", np.full(n, "", dtype=object)),
         }
         if res.rank is not None:
-            out["rank"] = np.where(tree.is_user, res.rank.astype(str), "").astype(object)
+            out["rank"] = np.where(tree.is_user, decimal_cells(res.rank), "")
         else:
             out["rank"] = np.full(n, "", dtype=object)
         names = np.where(tree.is_user, tree.user, tree.account).astype(object)
         out["name"] = names
         _as_printed(out, standing)
         if res.level_fs is not None:  # sshare prints nothing for a `parent` row: it has no level of its own
-            out["level_fs"] = np.where(res.structure.use_parent & (out["level_fs"] == ""), PARENT_LEVEL_FS,
-                                       out["level_fs"]).astype(object)
+            parent_rows = res.structure.use_parent & blank_cells(out["level_fs"])
+            if parent_rows.any():
+                out["level_fs"] = np.where(parent_rows, PARENT_LEVEL_FS, cell_array(out["level_fs"]))
 
-        # Sort keys from the same doubles sshare prints (no string parsing: 100k rows).
-        raw_f = np.where((raw == USE_PARENT) | (raw == NO_VAL), np.nan, raw.astype(float))
-        level = np.full(n, np.nan) if res.level_fs is None else wire(res.level_fs)
-        keys = {
-            "raw_shares": raw_f,
-            "norm_shares": wire(res.norm_shares),
-            "raw_usage": tree.usage_raw.astype(float),
-            "eff_usage": wire(res.effective_usage),
-            "fairshare": printed_fairshare(tree, res, standing.snapshot.settings.dampening, printer),
-            "level_fs": np.where(out["level_fs"] == "", np.nan, level),
-            "rank": np.where(tree.is_user, res.rank, np.nan) if res.rank is not None else np.full(n, np.nan),
-        }
-        keys["name"] = np.argsort(np.argsort(names.astype(str), kind="stable"), kind="stable").astype(float)
+        # Sort keys from the same doubles sshare prints (no string parsing: 100k rows), each made
+        # when first sorted by: the first frame sorts by none (~8 ms of its worker at 20k rows).
+        level_blank = blank_cells(out["level_fs"])
+        text = names.astype(str)  # one <U array for the name sort and the filter's lower-cased names
+        fair = fair_key = np.asarray(printed_fairshare(tree, res, standing.snapshot.settings.dampening, printer),
+                                     dtype=float)  # `fair` is masked below for the bar, the key is not
+        keys = SortKeys({
+            "raw_shares": lambda: np.where(special, np.nan, raw.astype(float)),
+            "norm_shares": lambda: wire(res.norm_shares),
+            "raw_usage": lambda: tree.usage_raw.astype(float),
+            "eff_usage": lambda: wire(res.effective_usage),
+            "fairshare": lambda: fair_key,
+            "level_fs": lambda: np.where(level_blank, np.nan, np.full(n, np.nan) if res.level_fs is None
+                                         else wire(res.level_fs)),
+            "rank": lambda: np.where(tree.is_user, res.rank, np.nan) if res.rank is not None else np.full(n, np.nan),
+            "name": lambda: np.argsort(np.argsort(text, kind="stable"), kind="stable").astype(float),
+        })
         depth = tree.depth()
         has_children = np.zeros(n, dtype=bool)
         has_children[tree.parent[1:]] = True
         by_depth = tuple(np.flatnonzero(depth == d) for d in range(1, int(depth.max()) + 1))
-        fair = np.asarray(keys["fairshare"], dtype=float)
         if res.algorithm == "fair_tree":
-            keys["fairshare"] = best_below(fair, tree.parent, by_depth)
+            keys.make("fairshare", lambda: best_below(fair_key, tree.parent, by_depth))
         caps = standing.snapshot.capabilities
         if caps is not None and "usage" not in caps:
             # Rule two: a source without usage (slurmrestd 22.05) gets no fabricated fairshare.
             for col in NEEDS_USAGE:
-                out[col] = np.where(out[col] == "", "", UNKNOWN).astype(object)
+                out[col] = np.where(blank_cells(out[col]), "", UNKNOWN).astype(object)
                 keys[col] = np.full(n, np.nan)
             fair = np.full(n, np.nan)
         elif standing.snapshot.usage_unknown:
@@ -235,19 +295,19 @@ class TreeTable:
                 if col == "level_fs" and "LevelFS" not in cells:
                     continue  # classic: no LevelFS column at all
                 shown = rows[tree.is_user[rows]] if col == "rank" else rows
-                out[col] = out[col].copy()
-                out[col][shown] = UNKNOWN
+                out[col] = unknown = cell_array(out[col]).astype(object)  # a copy: the snapshot's stay as printed
+                unknown[shown] = UNKNOWN
                 keys[col] = keys[col].copy()
                 keys[col][rows] = np.nan
             fair = fair.copy()
             fair[rows] = np.nan
             if standing.partial:  # PrivateData: siblings missing, so shares and rank are not ours to tell
-                out["norm_shares"] = out["norm_shares"].copy()
-                out["norm_shares"][rows] = UNKNOWN
+                out["norm_shares"] = shares = cell_array(out["norm_shares"]).astype(object)
+                shares[rows] = UNKNOWN
                 out["rank"] = np.where(tree.is_user, UNKNOWN, "").astype(object)
                 keys["rank"] = np.full(n, np.nan)
         return cls(tree.parent, depth, tree.is_user, has_children, names, tree.user.astype(object),
-                   out, keys, fair, by_depth, lower_names(names))
+                   out, keys, fair, by_depth, lower_names(names, text))
 
     @classmethod
     def from_pbs(cls, standing: Standing) -> TreeTable:
@@ -263,7 +323,7 @@ class TreeTable:
         parent = np.asarray(tree.parent, dtype=np.int64)
         names = np.asarray([r["name"] for r in rows], dtype=object)
         printed = [pbs_cells(r) for r in rows]
-        cells = {"name": names}
+        cells: dict[str, Cells] = {"name": names}
         keys = {"name": np.argsort(np.argsort(names.astype(str), kind="stable"), kind="stable").astype(float)}
         for k, (key, _, _) in enumerate(TABLE_COLUMNS):
             cells[key] = np.asarray([p[k] for p in printed], dtype=object)
@@ -293,18 +353,44 @@ def best_below(values: np.ndarray, parent: np.ndarray, by_depth: tuple[np.ndarra
 LOWER_NAMES_MAX_BYTES = 32 << 20
 
 
-def lower_names(names: np.ndarray) -> np.ndarray | None:
+def lower_names(names: np.ndarray, text: np.ndarray | None = None) -> np.ndarray | None:
     """``names`` as a lower-cased ``<U`` array, or None if one long name would make it exceed
-    :data:`LOWER_NAMES_MAX_BYTES` (4 bytes per character of the longest name, per row)."""
-    longest = max(map(len, names), default=0)
-    if 4 * max(longest, 1) * len(names) > LOWER_NAMES_MAX_BYTES:
+    :data:`LOWER_NAMES_MAX_BYTES` (4 bytes per character of the longest name, per row). ``text``:
+    ``names.astype(str)`` if the caller has it."""
+    if text is None:
+        longest = max(map(len, names), default=0)
+        if 4 * max(longest, 1) * len(names) > LOWER_NAMES_MAX_BYTES:
+            return None
+        text = names.astype(str)
+    elif text.dtype.itemsize * len(text) > LOWER_NAMES_MAX_BYTES:
         return None
-    text = names.astype(str)
     codes = text.view(np.uint32)
     if codes.size and int(codes.max()) < 128:  # ASCII: A-Z as array arithmetic (np.char.lower: 10x slower)
         upper = (codes >= ord("A")) & (codes <= ord("Z"))
         return (codes + np.uint32(32) * upper).view(text.dtype)
     return np.char.lower(text)
+
+
+def decimal_cells(values: np.ndarray) -> np.ndarray:
+    """``values.astype(str)`` of integers in 0 .. 2**32 - 1, as array arithmetic on the digits,
+    one character position at a time (numpy formats each integer alone: ~6 ms at 20k rows). The
+    temporaries are 32- and 8-bit: at 20k rows each stays under glibc's mmap threshold (128 kB),
+    so it reuses the heap's pages instead of faulting in fresh ones (allocator.py)."""
+    values = np.asarray(values)
+    if not values.size or int(values.min()) < 0 or int(values.max()) > 0xFFFFFFFF:
+        return values.astype(str)
+    digits = len(str(int(values.max())))
+    number = values.astype(np.uint32)
+    count = np.ones(values.size, dtype=np.int8)  # digits of each value (0 has one)
+    for k in range(1, digits):
+        count += number >= 10 ** k
+    power = 10 ** np.arange(digits, dtype=np.uint32)
+    codes = np.zeros((values.size, digits), dtype=np.uint32)  # NUL after the last digit: <U ends there
+    for i in range(digits):  # character i of each value: its digit at power count - 1 - i
+        place = count - np.int8(1 + i)
+        has = place >= 0
+        codes[has, i] = (number[has] // power[place[has]]) % 10 + ord("0")
+    return codes.view(f"<U{digits}").reshape(values.size)
 
 
 def sorted_preorder(table: TreeTable, column: str | None, descending: bool = False) -> np.ndarray:

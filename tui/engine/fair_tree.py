@@ -114,7 +114,7 @@ def sorted_siblings(fs_parent: np.ndarray, lf: np.ndarray, is_user: np.ndarray,
     exact = lf[perm]
     clash = (bucket[1:] == bucket[:-1]) & (exact[1:] != exact[:-1])
     if clash.any():
-        bad_groups = np.unique(fs_parent[perm[1:][clash]])
+        bad_groups = np.flatnonzero(np.bincount(fs_parent[perm[1:][clash]]))  # not np.unique: it imports numpy.ma
         idx = np.flatnonzero(np.isin(fs_parent[perm], bad_groups))
         sub = perm[idx]
         exact_order = np.lexsort((order[idx], ~is_user[sub], -lf[sub], fs_parent[sub]))

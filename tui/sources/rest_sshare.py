@@ -23,11 +23,12 @@ PriorityCalcPeriod (and on ``r``), the config every 10 minutes, slurmrestd every
 from __future__ import annotations
 
 from collections import defaultdict, deque
+from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
 
-from tui.model import AssocTree, Snapshot
+from tui.model import AssocTree, PrintedColumn, Snapshot
 from tui.sources import saved, slurmrestd
 from tui.sources.slurm_cli import Cadence, LiveSlurm
 from tui.sources.sshare import SshareTable
@@ -112,8 +113,10 @@ def combine(rest: slurmrestd.RestRead, usage: Snapshot, table: SshareTable, ssha
     if order is not None:
         warnings = [w for w in warnings if not w.startswith("slurmrestd gives no association lft")]
 
-    printed = {header: tuple(cells[j] if j >= 0 else "" for j in match.tolist())
-               for header, cells in (usage.printed or {}).items()}
+    printed: dict[str, Sequence[str]] = {
+        header: (cells.take(match) if isinstance(cells, PrintedColumn)
+                 else tuple(cells[j] if j >= 0 else "" for j in match.tolist()))
+        for header, cells in (usage.printed or {}).items()}
     return replace(snap, tree=combined, source=f"{snap.source} + {sshare}", taken_at=usage.taken_at,
                    settings=usage.settings, budgets=usage.budgets, printed=printed,
                    usage_unknown=tuple(unknown), warnings=tuple(warnings))

@@ -37,14 +37,15 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict, deque
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 
-from tui.model import Algorithm, AssocTree, Budget, Job, Partition, PrioritySettings, PrivateView, Snapshot
+from tui.model import (Algorithm, AssocTree, Budget, Job, Partition, PrintedColumn, PrioritySettings, PrivateView,
+                       Snapshot)
 from tui.slurm_releases import release
 from tui.sources import slurm_text
 from tui.sources.errors import InputError
@@ -369,15 +370,18 @@ def _private_view(files: Outputs, table: SshareTable) -> PrivateView | None:
 PRINTED = ("NormShares", "RawUsage", "NormUsage", "EffectvUsage", "FairShare", "LevelFS")
 
 
-def printed_columns(table: SshareTable) -> dict[str, tuple[str, ...]]:
+def printed_columns(table: SshareTable) -> dict[str, Sequence[str]]:
     """The computed columns exactly as sshare printed them, row-aligned with the tree (blank in
     rows fairtop put back, :attr:`SshareTable.added`)."""
-    out = {c: tuple(table.column(c)) for c in PRINTED if c in table.header}
-    if table.added and "RawUsage" in out:
-        usage = list(out["RawUsage"])
-        for row in table.added:
-            usage[row] = ""
-        out["RawUsage"] = tuple(usage)
+    out: dict[str, Sequence[str]] = {}
+    for c in PRINTED:
+        if c in table.header:
+            column = table.printed(c)
+            if c == "RawUsage" and table.added:
+                usage = column.cells.copy()
+                usage[list(table.added)] = ""
+                column = PrintedColumn(usage)
+            out[c] = column
     return out
 
 
@@ -394,9 +398,9 @@ def _budgets(table: SshareTable, mgr: list[slurm_text.AssocMgrRecord]) -> tuple[
     if "GrpTRESMins" not in table.header:
         return ()
     run_col: list[str] | None = None
-    for i, cell in enumerate(table.column("GrpTRESMins")):
-        if not cell:
-            continue
+    limits = table.printed("GrpTRESMins")
+    for i in np.flatnonzero(~limits.blank()).tolist():  # 20k rows without a limit: no Python loop
+        cell = limits[i]
         if run_col is None and "TRESRunMins" in table.header:  # read only when some row has a limit
             run_col = table.column("TRESRunMins")
         running = slurm_text.parse_tres_counts(run_col[i]) if run_col is not None else {}

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tui.model import MAX_SHARES, NO_VAL, USE_PARENT
+from tui.model import MAX_SHARES, NO_VAL, USE_PARENT, PrintedColumn
 
 __all__ = ["USAGE_DIGITS", "PlainColumns", "plain_columns", "tree_links"]
 
@@ -42,7 +42,7 @@ class PlainColumns:
     lines: int
     text: str = field(repr=False, default="")
     first: np.ndarray = field(repr=False, default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
-    """Where field k of each line starts in ``text`` (``first[:, k]``) ..."""
+    """Where field k of each line starts in ``text`` (``first[:, k]``; 32-bit below 2 GB) ..."""
     last: np.ndarray = field(repr=False, default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
     """... and ends (exclusive)."""
 
@@ -53,20 +53,61 @@ class PlainColumns:
             return [""] * self.lines
         return _texts(self.text, a, b)
 
+    def printed(self, k: int) -> PrintedColumn:
+        """Field ``k`` of every line as printed, as slices of the text made on reading."""
+        return PrintedColumn.sliced(self.text, self.first[:, k], self.last[:, k])
+
+
+_CHUNK = 1 << 16
+"""Bytes compared at a time: the masks and positions of a chunk stay under glibc's mmap
+threshold (128 kB), so they reuse the heap's pages; whole-text masks (2.4 MB each at 20k rows)
+were fresh pages every time, ~4 us a page fault on the 2-core box (allocator.py fixes the
+threshold)."""
+
+
+def _offset_type(buf: np.ndarray) -> type[np.signedinteger]:
+    """32-bit offsets where the text allows: half the pages of 64-bit ones."""
+    return np.int32 if buf.size < 2**31 else np.int64
+
+
+def _positions(buf: np.ndarray, start: int, byte: int) -> np.ndarray:
+    """Where ``byte`` is in ``buf`` from ``start`` on (``np.flatnonzero`` a chunk at a time)."""
+    kind = _offset_type(buf)
+    parts = [(np.flatnonzero(buf[at:at + _CHUNK] == byte) + at).astype(kind) for at in range(start, buf.size, _CHUNK)]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=kind)
+
+
+def _has_control(buf: np.ndarray) -> bool:
+    """A byte below space other than a newline, a chunk at a time."""
+    for at in range(0, buf.size, _CHUNK):
+        part = buf[at:at + _CHUNK]
+        if ((part < _SPACE) & (part != _NL)).any():
+            return True
+    return False
+
 
 def _fields(buf: np.ndarray, body: int, width: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """(line starts, the ``|`` positions as a lines x (width-1) matrix) when every line from byte
-    ``body`` on has exactly ``width - 1`` bars and ends with a newline; else None."""
-    rest = buf[body:]
-    ends = np.flatnonzero(rest == _NL)
-    if not ends.size or ends[-1] != rest.size - 1:
+    """(where field k of each line starts, and ends: two lines x ``width`` matrices) when every
+    line from byte ``body`` on has exactly ``width - 1`` bars and ends with a newline; else None."""
+    ends = _positions(buf, body, _NL)
+    if not ends.size or ends[-1] != buf.size - 1:
         return None
-    bars = np.flatnonzero(rest == _BAR)
-    starts = np.concatenate(([0], ends[:-1] + 1))
-    per_line = np.diff(np.searchsorted(bars, np.concatenate((starts, [rest.size]))))
-    if bars.size != ends.size * (width - 1) or (per_line != width - 1).any():
+    bars = _positions(buf, body, _BAR)
+    if bars.size != ends.size * (width - 1):
         return None
-    return starts + body, bars.reshape(ends.size, width - 1) + body
+    bars = bars.reshape(ends.size, width - 1)
+    # Sorted, as many as the lines need: each line has exactly width - 1 when each group of
+    # width - 1 lies between the line's start and its newline.
+    if width > 1 and ((bars[:, -1] > ends).any() or (bars[1:, 0] < ends[:-1]).any()):
+        return None
+    first = np.empty((ends.size, width), dtype=ends.dtype)  # filled in place: no whole-size temporaries
+    first[0, 0], first[1:, 0] = body, ends[:-1]
+    first[1:, 0] += 1
+    first[:, 1:] = bars
+    first[:, 1:] += 1
+    last = np.empty((ends.size, width), dtype=ends.dtype)
+    last[:, :-1], last[:, -1] = bars, ends
+    return first, last
 
 
 def _whole_numbers(buf: np.ndarray, a: np.ndarray, b: np.ndarray, most: int) -> np.ndarray | None:
@@ -98,15 +139,12 @@ def plain_columns(text: str, body: int, width: int, trailing: bool, columns: tup
     if not text.isascii():
         return None
     buf = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
-    if ((buf < _SPACE) & (buf != _NL)).any():
+    if _has_control(buf):
         return None
     found = _fields(buf, body, width)
     if found is None:
         return None
-    starts, bars = found
-    ends = np.concatenate((starts[1:] - 1, [buf.size - 1]))
-    first = np.concatenate((starts[:, None], bars + 1), axis=1)  # field k of each line: first[:, k] ..
-    last = np.concatenate((bars, ends[:, None]), axis=1)  # .. last[:, k] (exclusive)
+    first, last = found  # field k of each line is text[first[:, k]:last[:, k]]
     ia, iu, ish, ius, ip = columns
     if trailing and (first[:, -1] != last[:, -1]).any():  # -p: each line ends with '|'
         return None
@@ -125,13 +163,14 @@ def plain_columns(text: str, body: int, width: int, trailing: bool, columns: tup
         return None
     shares[plain] = got
     a = first[:, ia]
-    lead = np.zeros(a.size, dtype=np.int64)
-    size = last[:, ia] - a
+    # 32-bit offsets: at 20k rows each temporary stays under the mmap threshold
+    size, lead = last[:, ia] - a, np.zeros(a.size, dtype=a.dtype)
     while True:  # leading spaces, one column of bytes at a time (as deep as the tree)
         more = (lead < size) & (buf[np.minimum(a + lead, buf.size - 1)] == _SPACE)
         if not more.any():
             break
         lead += more
+    lead = lead.astype(np.int64)
     return PlainColumns(
         names=_texts(text, a + lead, last[:, ia]), lead=lead,
         users=_texts(text, first[:, iu], last[:, iu]), shares=shares, usage=usage,
@@ -155,7 +194,9 @@ def tree_links(lead: np.ndarray, names: list[str], is_user: np.ndarray) -> tuple
     depth = np.where(is_user, np.iinfo(np.int64).max, lead)  # users are nobody's parent
     rows = np.arange(n)
     parent = np.full(n, -1, dtype=np.int64)
-    for t in np.unique(want[1:]).tolist():
+    # The depths present, without np.unique: its first call imports numpy.ma (numpy 2.4 asks
+    # np.ma.is_masked), 35 ms of the live first frame's worker at 20k rows.
+    for t in np.flatnonzero(np.bincount(want[1:])).tolist():
         last = np.maximum.accumulate(np.where(depth <= t, rows, -1))
         at = np.flatnonzero(want == t)
         at = at[at > 0]

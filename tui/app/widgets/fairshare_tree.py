@@ -154,6 +154,9 @@ class FairshareTree(ScrollView, can_focus=True):
         self.expanded = table.depth < expand_depth
         self._base_expanded = None
         if old_table is None:  # the first tree opens on the user's own (first) row
+            # Every line changes: repaint them all rather than render each to compare with the
+            # loading screen's (twice: the layout and the cursor; ~10 ms of the first frame at 20k)
+            self._drawn.clear()
             mine = np.flatnonzero(self.me_mask)
             self.expanded |= tr.ancestors_mask(table, mine)
             keep = int(mine[0]) if mine.size else None
