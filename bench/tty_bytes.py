@@ -10,8 +10,8 @@ resets the blink: the first blink comes 0.5 s after it), and so does a key typed
 Actions on ``fairtop --demo --user alice`` (the 2,500-user demo): Down (the median of 5), Page
 Down, sort (``s``), one filter key (``c`` after ``/``), each tab (``2``..``5``, then ``1``), Tab
 in the what-if form (the median of 4), ``:user bob`` (the whole command, typed), idle 10 s
-(``--idle``), and a walk of 20 Downs from alice, one at a time (the median and the most bytes
-a Down sent: the breakdown beside a wide tree changes height between neighbours; ``--walk-only``).
+(``--idle``), and a walk of 20 Downs from alice's account, one at a time (the median, the most bytes a Down sent
+and the total: the breakdown beside a wide tree changes height between neighbours; ``--walk-only``).
 Beside them, a minimal Textual ``DataTable`` app with 2,800 rows and 8 columns in the
 same terminal: Down and Page Down.
 
@@ -209,12 +209,15 @@ def fairtop_actions(win: Window, quiet: float, idle: float) -> dict[str, int]:
 
 
 def walk_actions(win: Window, quiet: float) -> dict[str, int]:
-    """Bytes per Down over the :data:`WALK` users after alice (each Down settled): the breakdown
-    beside a wide tree changes height from one to the next (a pending-jobs block, a longer path)."""
+    """Bytes per Down from alice's account over its first :data:`WALK` users (each Down settled):
+    the breakdown beside a wide tree changes height on the way (a path one level longer, alice's
+    pending-jobs block shown, then gone)."""
     win.wait_for("alice")
     win.settle(quiet)
+    win.action("Left", quiet=quiet)
     sent = [win.action("Down", quiet=quiet) for _ in range(WALK)]
-    return {f"walk of {WALK} Downs: median": int(statistics.median(sent)), f"walk of {WALK} Downs: max": max(sent)}
+    return {f"walk of {WALK} Downs: median": int(statistics.median(sent)), f"walk of {WALK} Downs: max": max(sent),
+            f"walk of {WALK} Downs: total": sum(sent)}
 
 
 def datatable_actions(win: Window, quiet: float) -> dict[str, int]:
@@ -351,7 +354,7 @@ def main() -> int:
     parser.add_argument("--slow", action="store_true", help="also the 256 kbit/s link")
     parser.add_argument("--slow-only", action="store_true", help="only the 256 kbit/s link")
     parser.add_argument("--follow-only", action="store_true", help="only the followed snapshot (and DataTable's)")
-    parser.add_argument("--walk-only", action="store_true", help=f"only a walk of {WALK} Downs from alice")
+    parser.add_argument("--walk-only", action="store_true", help=f"only a walk of {WALK} Downs from alice's account")
     parser.add_argument("--against", metavar="REV", help="also fairtop as of this git revision, in the same run")
     parser.add_argument("--throttle", type=float, help=argparse.SUPPRESS)  # the link itself
     args = parser.parse_args()
