@@ -43,7 +43,7 @@ class PaintHold:
     def _release(self, app: App[object], hops: int, clean_before: bool) -> None:
         """Let go after two clean looks in a row (a restyle posts its layout a message later)."""
         root = self._root
-        clean = not root.is_attached or not any(_refresh_pending(w) for w in root.walk_children(with_self=True))
+        clean = not root.is_attached or not any(_refresh_pending(w) for w in root.walk_children(Widget, with_self=True))
         if hops > 0 and not (clean and clean_before):
             app.call_later(self._release, app, hops - 1, clean)
             return
