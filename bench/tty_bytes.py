@@ -10,7 +10,9 @@ resets the blink: the first blink comes 0.5 s after it), and so does a key typed
 Actions on ``fairtop --demo --user alice`` (the 2,500-user demo): Down (the median of 5), Page
 Down, sort (``s``), one filter key (``c`` after ``/``), each tab (``2``..``5``, then ``1``), Tab
 in the what-if form (the median of 4), ``:user bob`` (the whole command, typed), idle 10 s
-(``--idle``). Beside them, a minimal Textual ``DataTable`` app with 2,800 rows and 8 columns in the
+(``--idle``), and a walk of 20 Downs from alice's account, one at a time (the median, the most bytes a Down sent
+and the total: the breakdown beside a wide tree changes height between neighbours; ``--walk-only``).
+Beside them, a minimal Textual ``DataTable`` app with 2,800 rows and 8 columns in the
 same terminal: Down and Page Down.
 
 A followed snapshot: ``fairtop --from ROOT/current --user user1`` on a published folder of 2,800
@@ -59,6 +61,8 @@ FOLLOW_S = 4.0
 """A followed capture's window: the refresh (every 2 s, the least refresh_rate) and its drawing."""
 FOLLOWED = "followed snapshot, 1 % of rows changed"
 START_TIMEOUT_S = 60.0
+WALK = 20
+"""Downs of the walk (``--walk``), one at a time."""
 
 DATATABLE_APP = '''
 from textual.app import App
@@ -204,6 +208,18 @@ def fairtop_actions(win: Window, quiet: float, idle: float) -> dict[str, int]:
     return out
 
 
+def walk_actions(win: Window, quiet: float) -> dict[str, int]:
+    """Bytes per Down from alice's account over its first :data:`WALK` users (each Down settled):
+    the breakdown beside a wide tree changes height on the way (a path one level longer, alice's
+    pending-jobs block shown, then gone)."""
+    win.wait_for("alice")
+    win.settle(quiet)
+    win.action("Left", quiet=quiet)
+    sent = [win.action("Down", quiet=quiet) for _ in range(WALK)]
+    return {f"walk of {WALK} Downs: median": int(statistics.median(sent)), f"walk of {WALK} Downs: max": max(sent),
+            f"walk of {WALK} Downs: total": sum(sent)}
+
+
 def datatable_actions(win: Window, quiet: float) -> dict[str, int]:
     win.wait_for("user0")
     win.settle(quiet)
@@ -338,6 +354,7 @@ def main() -> int:
     parser.add_argument("--slow", action="store_true", help="also the 256 kbit/s link")
     parser.add_argument("--slow-only", action="store_true", help="only the 256 kbit/s link")
     parser.add_argument("--follow-only", action="store_true", help="only the followed snapshot (and DataTable's)")
+    parser.add_argument("--walk-only", action="store_true", help=f"only a walk of {WALK} Downs from alice's account")
     parser.add_argument("--against", metavar="REV", help="also fairtop as of this git revision, in the same run")
     parser.add_argument("--throttle", type=float, help=argparse.SUPPRESS)  # the link itself
     args = parser.parse_args()
@@ -373,6 +390,12 @@ def main() -> int:
                 for name, cmd in fairtops.items():
                     tag = f"{name}{w}".replace("@", "-")
                     if not args.follow_only:
+                        measure(results, f"{w}x{h}", name,
+                                Window(f"walk-{tag}", [*env, *cmd, *demo], w, h, logs / f"walk-{tag}.log"),
+                                lambda win: walk_actions(win, args.quiet))
+                    if args.walk_only:
+                        continue
+                    if not args.follow_only:
                         measure(results, f"{w}x{h}", name, Window(tag, [*env, *cmd, *demo], w, h, logs / f"{tag}.log"),
                                 lambda win: fairtop_actions(win, args.quiet, args.idle))
                     root = logs / f"follow-{tag}"
@@ -380,6 +403,8 @@ def main() -> int:
                     argv = [*env, *cmd, "--from", str(root / "current"), "--user", "user1"]
                     measure(results, f"{w}x{h}", name, Window(f"follow-{tag}", argv, w, h, logs / f"follow-{tag}.log"),
                             lambda win: follow_action(win, root, changed))
+                if args.walk_only:
+                    continue
                 measure(results, f"{w}x{h}", "DataTable",
                         Window(f"DataTable{w}", [*env, sys.executable, "-c", DATATABLE_APP], w, h,
                                logs / f"DataTable{w}.log"),

@@ -20,6 +20,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 
 from tests.app.conftest import SIZE, ready
+from tui.app.panes import breakdown
 from tui.app.panes.whatif import WhatIfPane
 from tui.app.widgets import fairshare_tree
 from tui.app.widgets.fairshare_tree import FairshareTree
@@ -156,16 +157,12 @@ async def test_the_breakdown_beside_the_tree_sends_the_lines_a_neighbour_changes
         await pilot.pause(0.3)  # the breakdown waits for the cursor to rest, then its worker runs
         await ready(pilot)
         await settle(pilot)
-        # From alice's neighbour: alice may have pending jobs (their block is then shown, and
-        # leaving her changes the pane's height); her next two users show the same blocks.
-        await pilot.press("down")
-        await pilot.pause(0.3)
-        await ready(pilot)
-        await settle(pilot)
         side = app.query_one("#pane-side")
         assert side.display
         sent = _record_sent(app)
-        await pilot.press("down")  # the next user of alice's account
+        # The next user of alice's account. Alice has a pending job: its block goes, and the
+        # lines under it move up (sent once: see the test below).
+        await pilot.press("down")
         await pilot.pause(0.3)  # the breakdown waits for the cursor to rest
         await ready(pilot)
         await settle(pilot)
@@ -176,6 +173,72 @@ async def test_the_breakdown_beside_the_tree_sends_the_lines_a_neighbour_changes
         assert "Why" in str(app.query_one("#pane-side #bd-title").render())
         assert pane_lines  # the new row's lines were caught
         assert len(pane_lines) <= side.region.height // 2, sorted(pane_lines)
+
+
+async def test_a_neighbour_whose_breakdown_changes_height_sends_each_changed_line_once(make_app, monkeypatch) -> None:
+    # A neighbour with another path, another summary or no pending-jobs block moves the lines
+    # below: those are sent, once, and the lines that read the same are not (a line mounted for
+    # a longer path came a message later: the pane was sent where it stood, then where it went).
+    monkeypatch.setattr(breakdown, "PENDING_S", 30.0)  # the explanation waits for its curves
+    app = make_app()
+    async with app.run_test(size=(200, 60)) as pilot:
+        await ready(pilot)
+        await pilot.press("m", "left")  # alice's account; below it, its users (one level more), then others
+        await pilot.pause(0.3)
+        await ready(pilot)
+        await settle(pilot)
+        scroll = app.query_one("#pane-side #bd-scroll")
+        steps = app.query_one("#pane-side #bd-steps")
+        tree = app.query_one(FairshareTree)
+        checked = longer_path = 0
+        for _ in range(12):
+            height, before = scroll.virtual_size.height, _pane_text(app)
+            path_lines = sum(line.display for line in steps.children)
+            sent = _record_sent(app)
+            await pilot.press("down")
+            await pilot.pause(0.3)
+            await ready(pilot)
+            await settle(pilot)
+            del app._painted.changed_only  # type: ignore[attr-defined]
+            if scroll.virtual_size.height == height:
+                continue
+            after = _pane_text(app)
+            chops = _pane_chops(sent, *_text_columns(app))
+            changed = {y for y in after if after[y] != before[y]}
+            assert {y for y, _ in chops} <= changed, sorted({y for y, _ in chops} - changed)
+            # (The blank lines under the text may be sent again when the scrollbar goes or comes.)
+            written = [(y, x) for y, x in chops if after[y].strip()]
+            assert len(written) == len(set(written)), f"a line was sent twice: {sorted(written)}"
+            tree_lines = {y for y, x1, _ in _spans(sent) if x1 < tree.region.right} & lines_of(tree)
+            assert len(tree_lines) <= 2, sorted(tree_lines)  # the tree: its two rows
+            checked += 1
+            longer_path += sum(line.display for line in steps.children) > path_lines  # a longer path than the last
+            if longer_path and checked >= 3:
+                break
+        assert checked >= 3 and longer_path, (checked, longer_path)
+
+
+def _text_columns(app: App[int]) -> tuple[int, int]:
+    """The breakdown's text columns beside the tree: right of its border, left of its scrollbar."""
+    region = app.query_one("#pane-side #bd-scroll").scrollable_content_region
+    return region.x, region.right
+
+
+def _pane_text(app: App[int]) -> dict[int, str]:
+    """What the screen shows in the breakdown's text columns, by screen line."""
+    x1, x2 = _text_columns(app)
+    return {y: strip.crop(x1, x2).text for y, strip in enumerate(app.screen._compositor.render_strips())}
+
+
+def _pane_chops(updates: list[ChopsUpdate], x1: int, x2: int) -> list[tuple[int, int]]:
+    """The (line, column) of every piece of line sent into columns ``[x1, x2)``."""
+    return [(y, x) for update in updates for y, a, b in update.spans
+            for end, (x, strip) in zip(update.chop_ends[y], update.chops[y].items())
+            if strip is not None and x < min(b, x2) and end > max(a, x1)]
+
+
+def _spans(updates: list[ChopsUpdate]) -> set[tuple[int, int, int]]:
+    return {span for update in updates for span in update.spans}
 
 
 def _record_sent(app: App[int]) -> list[ChopsUpdate]:

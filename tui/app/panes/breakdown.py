@@ -25,11 +25,15 @@ from tui.analysis.planner import Recovery, day_reached, recovery
 from tui.analysis.private_view import private_breakdown
 from tui.analysis.standing import Standing
 from tui.app.messages import ExplanationReady, RecoveryReady
+from tui.app.paint_hold import PaintHold
 from tui.app.panes.base import PaneFrame
 from tui.app.widgets.steady_static import SteadyStatic
 
 #: Pending jobs listed (the root and big accounts can have thousands).
 MAX_JOBS = 20
+#: Hidden lines kept ready under a path's (a level's heading, three formulas and a note): the
+#: next path one level longer is drawn in one frame.
+SPARE_LINES = 5
 #: The fairshare the recovery text dates ("back to 0.5 around ..."); above it, when it doubles.
 RECOVERY_TARGET = 0.5
 #: Dates on the curves' time axis (plotext's form and the strftime that writes it).
@@ -95,7 +99,13 @@ def _pbs_step_lines(step: PbsStep) -> list[tuple[int, str]]:
 
 
 class IndentedLines(Vertical):
-    """Lines that wrap under their own indentation (one Static per line, reused between updates)."""
+    """Lines that wrap under their own indentation (one Static per line, reused between updates).
+
+    A line no longer needed is hidden, not removed, and shown again when a later path is longer;
+    :data:`SPARE_LINES` more wait hidden. A mount or a removal is done a message later: the lines
+    kept were painted where they stood, then again where the new lines pushed them (a neighbour
+    with another path sent the pane twice).
+    """
 
     DEFAULT_CSS = """
     IndentedLines { height: auto; }
@@ -105,17 +115,22 @@ class IndentedLines(Vertical):
     def set_lines(self, lines: list[tuple[int, str]]) -> None:
         """Show ``(indent, markup)`` lines; a wrapped line continues at its indent."""
         have = list(self.query_children(Static))
-        for widget in have[len(lines):]:
-            widget.remove()
         new = []
         for i, (indent, markup) in enumerate(lines):
             widget = have[i] if i < len(have) else SteadyStatic()
             widget.update(markup)
             widget.styles.padding = (0, 0, 0, indent)
+            widget.display = True
             if i >= len(have):
                 new.append(widget)
+        for widget in have[len(lines):]:
+            widget.update("")  # shown again with its last text, it was painted blank first (its size was stale)
+            widget.display = False
         if new:
-            self.mount(*new)
+            spare = [SteadyStatic() for _ in range(SPARE_LINES)]
+            for widget in spare:
+                widget.display = False
+            self.mount(*new, *spare)
 
 
 def _jobs_markup(ex: Explanation) -> str:
@@ -178,6 +193,8 @@ class BreakdownPane(PaneFrame):
         self._held: Explanation | None = None
         """The explanation waiting (up to :data:`PENDING_S`) for its recovery curves."""
         self._pending: Timer | None = None
+        self._hold = PaintHold(self)
+        """Each draw is painted once, laid out: its lines that move are not sent where they stood first."""
 
     def show(self, standing: Standing, row: int | None) -> None:
         """Explain ``row`` of ``standing`` (None: ask for a selection).
@@ -187,6 +204,7 @@ class BreakdownPane(PaneFrame):
         :class:`ExplanationReady` then :class:`RecoveryReady`. Until then the pane says so.
         """
         self.drop_request()
+        self._hold.start()
         title = self.query_one("#bd-title", Static)
         self.query_one("#bd-scroll", VerticalScroll).scroll_home(animate=False)  # a new row reads from its top
         self._worker, self._explained = None, False
@@ -270,6 +288,7 @@ class BreakdownPane(PaneFrame):
         if request != self._request or self._pending is None:
             return  # stopped after it fired (a timer's call is a message: stop() does not take it back)
         self._pending = None
+        self._hold.start()
         if self._held is not None:
             self._show_explanation(self._held)
         elif not self._explained:
@@ -289,6 +308,7 @@ class BreakdownPane(PaneFrame):
         the screen was laid out again)."""
         self._held = None
         self._explained = True
+        self._hold.start()
         kind = "user" if ex.is_user else "account"
         self.query_one("#bd-title", Static).update(
             f"Why {ex.label} ({kind}) has its fairshare · {ex.algorithm.replace('_', ' ')}")
@@ -333,6 +353,7 @@ class BreakdownPane(PaneFrame):
 
     def _show_recovery(self, rec: Recovery | None, pending: bool = False) -> None:
         """The curves, dated: your usage, and your fairshare if you have one, if you run nothing more."""
+        self._hold.start()
         title = self.query_one("#bd-rec-title", Static)
         plots = (self.query_one("#bd-usage-plot", PlotextPlot), self.query_one("#bd-fs-plot", PlotextPlot))
         labels = (self.query_one("#bd-usage-label", Static), self.query_one("#bd-fs-label", Static))
