@@ -46,7 +46,7 @@ import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-__all__ = ["Admission", "RETRY_AFTER_S"]
+__all__ = ["Admission", "RETRY_AFTER_S", "retry_after"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -192,6 +192,11 @@ class Admission:
         """What is let in however late: what ``rate`` answers within ``wait_s``, between
         ``min_floor`` and ``floor``."""
         return max(self.min_floor, min(self.floor, self._in_wait()))
+
+
+def retry_after() -> int:
+    """A Retry-After in whole seconds, drawn from :data:`RETRY_AFTER_S`."""
+    return random.randint(*RETRY_AFTER_S)
 
 
 def _refusal(after: int) -> tuple[Message, Message]:

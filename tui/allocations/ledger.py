@@ -34,13 +34,13 @@ import sqlite3
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from importlib import resources
 from typing import Any
 
-from tui.allocations import pg_pool
+from tui.allocations import commit_guard, pg_pool
 from tui.allocations.errors import AllocationError
 from tui.file_modes import PRIVATE, create_file
 
@@ -226,6 +226,7 @@ class _NullLock:
 
 
 _NULL_LOCK = _NullLock()
+_NULL_CONTEXT = nullcontext()
 
 
 class _PostgresStore:
@@ -248,6 +249,8 @@ class _PostgresStore:
         self._async_pool: Any = None
         self._async_loop: asyncio.AbstractEventLoop | None = None
         self._async_opening: asyncio.Lock | None = None
+        self.guard = commit_guard.CommitGuard(self._probe_commit)
+        self._probing: Any = None  # the probe's connection while it waits
 
     def _unavailable(self, exc: BaseException) -> Unavailable:
         from psycopg_pool import PoolTimeout
@@ -264,9 +267,35 @@ class _PostgresStore:
         except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
             raise self._unavailable(exc) from None
 
+    def _admit_write(self) -> None:
+        try:
+            self.guard.admit()
+        except commit_guard.Stalled as exc:
+            raise Unavailable(str(exc)) from None
+
+    @contextmanager
+    def _bounded(self, conn: Any) -> Iterator[None]:
+        """A write on ``conn`` cancelled after the guard's timeout (:mod:`commit_guard`): then
+        :class:`Unavailable`, whatever the cancelled statement or commit answered."""
+        self._admit_write()
+        token = commit_guard.WATCHDOG.arm(self.guard.timeout_s, lambda: conn.cancel_safe(timeout=2))
+        try:
+            yield
+        except Exception:
+            if not commit_guard.WATCHDOG.disarm(token):
+                raise
+        else:
+            if not commit_guard.WATCHDOG.disarm(token):
+                return
+        # cancelled: the commit may have landed on the primary alone, and a cancel may also reach
+        # the next statement sent on this connection, so it is never used again
+        self.guard.timed_out()
+        conn.close()
+        raise Unavailable(self.guard.reason())
+
     @contextmanager
     def transaction(self, write: bool) -> Iterator[_Tx]:
-        with self._connection() as conn, conn.transaction():
+        with self._connection() as conn, (self._bounded(conn) if write else _NULL_CONTEXT), conn.transaction():
             cur = conn.cursor()
 
             def lock(cls: int, key: int) -> None:
@@ -275,8 +304,8 @@ class _PostgresStore:
             yield _Tx(cur, "%s", lock)
 
     def single(self, sql: str, params: Sequence[Any]) -> tuple | None:
-        """One statement in its own (implicit) transaction: one round trip."""
-        with self._connection() as conn:
+        """One write statement in its own (implicit) transaction: one round trip."""
+        with self._connection() as conn, self._bounded(conn):
             return conn.execute(sql.replace("?", "%s"), tuple(params)).fetchone()
 
     async def _pool_of_this_loop(self) -> Any:
@@ -289,16 +318,23 @@ class _PostgresStore:
                 self._async_pool = await pg_pool.async_pool(self.url, self._size, self._timeout, self._last)
         return self._async_pool
 
-    async def rows_async(self, sql: str, params: Sequence[Any]) -> list[tuple]:
-        """The rows of one statement (its own transaction) on an asyncio connection (the event loop
-        waits, no thread does). At most ``pool_size`` at once,
-        prepared on the server after a few calls (psycopg's threshold)."""
+    async def write_async(self, sql: str, params: Sequence[Any]) -> list[tuple]:
+        """The rows of one write statement (its own transaction) on an asyncio connection (the
+        event loop waits, no thread does), cancelled after the guard's timeout. At most
+        ``pool_size`` at once, prepared on the server after a few calls (psycopg's threshold)."""
         psycopg = self.psycopg
         pool = await self._pool_of_this_loop()
+        self._admit_write()
         try:
             async with pg_pool.connection_async(pool, self._timeout) as conn:
-                cur = await conn.execute(sql.replace("?", "%s"), tuple(params))
-                return list(await cur.fetchall())
+                try:
+                    async with asyncio.timeout(self.guard.timeout_s):  # psycopg cancels the statement
+                        cur = await conn.execute(sql.replace("?", "%s"), tuple(params))
+                        return list(await cur.fetchall())
+                except TimeoutError:
+                    self.guard.timed_out()
+                    await conn.close()
+                    raise Unavailable(self.guard.reason()) from None
         except psycopg.errors.DeadlockDetected:  # rolled back whole, the connection is fine: the caller reruns
             raise
         except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
@@ -307,7 +343,40 @@ class _PostgresStore:
     def is_integrity_error(self, exc: BaseException) -> bool:
         return isinstance(exc, self.psycopg.IntegrityError)
 
+    def writes_refused(self) -> str | None:
+        """Why writes are refused now (None: they are not), with what the server says of its
+        synchronous standbys (``pg_monitor`` lets the service's role read their state)."""
+        if self.guard.since is None:
+            return None
+        try:
+            with self._connection() as conn:
+                names, waiting, standbys = conn.execute(
+                    "SELECT current_setting('synchronous_standby_names'),"
+                    " (SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'),"
+                    " (SELECT string_agg(application_name || ' ' || coalesce(sync_state, '?'), ', ')"
+                    "  FROM pg_stat_replication)").fetchone() or ("?", 0, None)
+        except Unavailable as exc:
+            return f"{self.guard.reason()}; {exc.message}"
+        return (f"{self.guard.reason()}; {waiting} commits wait for a synchronous standby (SyncRep), "
+                f"synchronous_standby_names is '{names}', standbys connected: {standbys or 'none'}")
+
+    def _probe_commit(self) -> None:
+        """A commit that touches no ledger table, on a connection of its own (the pool's are
+        bounded in time), and waits for a synchronous standby as a write does: a temporary
+        table's catalog rows are WAL (an xid alone is not, and its commit waits for nothing)."""
+        with self.psycopg.connect(self.url, connect_timeout=max(1, int(self._timeout))) as conn:
+            self._probing = conn
+            try:
+                conn.execute("CREATE TEMPORARY TABLE fairtop_commit_probe () ON COMMIT DROP")
+                conn.commit()
+            finally:
+                self._probing = None
+
     def close(self) -> None:
+        self.guard.close()
+        probing = self._probing
+        if probing is not None:
+            probing.cancel_safe(timeout=2)
         self._pool.close()
         pool, loop, self._async_pool = self._async_pool, self._async_loop, None
         if pool is None or loop is None or loop.is_closed():
@@ -395,6 +464,10 @@ class Ledger:
 
     def close(self) -> None:
         self._store.close()
+
+    def writes_refused(self) -> str | None:
+        """Why the store refuses writes at once now, or None (:mod:`commit_guard`)."""
+        return self._store.writes_refused() if isinstance(self._store, _PostgresStore) else None
 
     # -- schema ---------------------------------------------------------------------------
 
@@ -592,7 +665,7 @@ class Ledger:
             columns = [[jobs[i][k] for i in order] for k in range(5)]
             for attempt in range(3):
                 try:
-                    rows = await store.rows_async(_PG_PREDEBIT_MANY, (*columns, day, now))
+                    rows = await store.write_async(_PG_PREDEBIT_MANY, (*columns, day, now))
                     break
                 except store.psycopg.errors.DeadlockDetected:  # rolled back whole: run it again
                     # (sorted batches never lock in opposite orders; a job id racing into two
