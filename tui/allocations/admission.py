@@ -46,7 +46,7 @@ import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-__all__ = ["Admission", "RETRY_AFTER_S", "retry_after"]
+__all__ = ["Admission", "RETRY_AFTER_S", "STORE_RETRY_AFTER_S"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -57,6 +57,9 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 #: What a refusal asks the client to wait, in whole seconds (the client honours Retry-After): drawn
 #: at random in this range, so that the clients refused together do not all come back together.
 RETRY_AFTER_S = (1, 4)
+#: What a 503 of the store (down, failing over, its commits stalled) asks the client to wait: the
+#: shortest, since the store may be back any moment and a refusal then costs the service nothing.
+STORE_RETRY_AFTER_S = 1
 #: Requests in progress beyond which every new one is refused.
 DEFAULT_LIMIT = 1024
 #: The queueing delay the service tolerates (the shortest stay of an interval's requests).
@@ -192,11 +195,6 @@ class Admission:
         """What is let in however late: what ``rate`` answers within ``wait_s``, between
         ``min_floor`` and ``floor``."""
         return max(self.min_floor, min(self.floor, self._in_wait()))
-
-
-def retry_after() -> int:
-    """A Retry-After in whole seconds, drawn from :data:`RETRY_AFTER_S`."""
-    return random.randint(*RETRY_AFTER_S)
 
 
 def _refusal(after: int) -> tuple[Message, Message]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from tui.allocations.admission import retry_after
+from tui.allocations.admission import STORE_RETRY_AFTER_S
 from tui.allocations.auth import AuthError, Principal
 from tui.allocations.ledger import LedgerError
 
@@ -78,7 +78,7 @@ class PredebitRoute:
         if status == 401:
             headers.append((b"www-authenticate", b"Bearer"))
         elif status == 503:  # the store did not answer (as the FastAPI routes' 503)
-            headers.append((b"retry-after", b"%d" % retry_after()))
+            headers.append((b"retry-after", b"%d" % STORE_RETRY_AFTER_S))
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 

@@ -38,7 +38,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from tui.allocations.admission import DEFAULT_FLOOR, DEFAULT_WAIT_S, Admission, retry_after
+from tui.allocations.admission import DEFAULT_FLOOR, DEFAULT_WAIT_S, Admission, STORE_RETRY_AFTER_S
 from tui.allocations.auth import AuthError, MungeAuth, Principal, TokenAuth, load_tokens
 from tui.allocations.group_commit import GroupCommit
 from tui.allocations.ledger import (
@@ -165,8 +165,8 @@ class _Denied(Exception):
 
 def _error(status: int, message: str, **extra: Any) -> JSONResponse:
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-    if status == 503:  # the store did not answer: the clients' retries come back a little later, spread
-        headers = {"Retry-After": str(retry_after())}
+    if status == 503:  # the store did not answer
+        headers = {"Retry-After": str(STORE_RETRY_AFTER_S)}
     return JSONResponse({"error": message, **extra}, status_code=status, headers=headers)
 
 
@@ -238,7 +238,7 @@ def create_app(ledger: Ledger, auth: TokenAuth | MungeAuth, threads: int = 16,
         refused = await call(ledger.writes_refused)
         if refused:
             return JSONResponse({**state, "status": "writes refused", "error": refused}, status_code=503,
-                                headers={"Retry-After": str(retry_after())})
+                                headers={"Retry-After": str(STORE_RETRY_AFTER_S)})
         return state
 
     @app.post("/project", status_code=201, response_model=ProjectRecord)
