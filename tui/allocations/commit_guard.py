@@ -22,6 +22,7 @@ ends the stall the moment it is confirmed: the service serves again by itself.
 from __future__ import annotations
 
 import itertools
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -97,16 +98,19 @@ class Watchdog:
         self._firing: dict[int, threading.Event] = {}  # set once the call returned
         self._tokens = itertools.count()
         self._thread: threading.Thread | None = None
+        self._wakes_at = math.inf  # when the thread wakes next by itself
 
     def arm(self, after_s: float, fire: Callable[[], None]) -> int:
         """Call ``fire`` in ``after_s`` seconds; returns the token for :meth:`disarm`."""
         with self._cond:
             token = next(self._tokens)
-            self._armed[token] = (time.monotonic() + after_s, fire)
+            at = time.monotonic() + after_s
+            self._armed[token] = (at, fire)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="fairtop-commit-watchdog", daemon=True)
                 self._thread.start()
-            self._cond.notify()
+            if at < self._wakes_at:  # else it wakes in time anyway: no thread switch per write
+                self._cond.notify()
         return token
 
     def disarm(self, token: int) -> bool:
@@ -124,8 +128,9 @@ class Watchdog:
                 now = time.monotonic()
                 due = [(token, fire) for token, (at, fire) in self._armed.items() if at <= now]
                 if not due:
-                    nearest = min((at for at, _ in self._armed.values()), default=None)
-                    self._cond.wait(None if nearest is None else nearest - now)
+                    self._wakes_at = min((at for at, _ in self._armed.values()), default=math.inf)
+                    self._cond.wait(None if self._wakes_at == math.inf else self._wakes_at - now)
+                    self._wakes_at = -math.inf  # awake: it sees every deadline armed meanwhile
                     continue
                 for token, _ in due:
                     del self._armed[token]
