@@ -3,7 +3,8 @@
 With ``synchronous_standby_names`` naming standbys of which none is connected, every commit on
 the primary waits (``wait_event`` ``SyncRep`` in ``pg_stat_activity``) until one is back: for ever.
 No server setting bounds that wait: ``statement_timeout`` is disarmed before the commit, and
-``idle_in_transaction_session_timeout`` does not apply to a session that is committing. Only a
+neither ``lock_timeout`` nor ``idle_in_transaction_session_timeout`` ends it (bench/syncrep_timeouts.py
+measured the three on PostgreSQL 15). Only a
 cancel ends it, and PostgreSQL then answers the commit with a WARNING "canceling wait for
 synchronous replication ... The transaction has already committed locally": the write is on the
 primary but on no standby, and the client was not told it landed.
