@@ -13,7 +13,8 @@ The contract of issue 10 (amounts are integer resource-minutes)::
                                201 pre-debit; 402 overdraw; 404 no allocation; 409 job id seen
     PUT  /job/{job_id}         {"state", "minutes"|"seconds"}                   200 the job
     GET  /job[?gid=&uid=&status=], GET /job/{job_id}, GET /failure[?gid=]       lists / the job
-    GET  /health                                                                no credential needed
+    GET  /health                                                                no credential needed;
+                               503 with ``error`` while the store refuses writes (its standby gone)
 
 Roles: superusers create and change; admins read everything; standard users read only the
 records of their own gids (another project's record answers 404, a filter on another gid 403).
