@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,12 +55,18 @@ class Pair:
                     "?target_session_attrs=read-write")
         with psycopg.connect(primary.url, autocommit=True) as conn:
             conn.execute("CREATE DATABASE ledger")
-            deadline = time.monotonic() + 30
-            while conn.execute("SELECT sync_state FROM pg_stat_replication WHERE application_name = %s",
-                               (REPLICA,)).fetchone() != ("sync",):
-                assert time.monotonic() < deadline, "the replica never became synchronous"
-                time.sleep(0.1)
+        pair.wait_in_sync()
         return pair
+
+    def wait_in_sync(self, timeout: float = 30.0) -> None:
+        """Until the replica is the primary's synchronous standby and has replayed all it wrote."""
+        deadline = time.monotonic() + timeout
+        with psycopg.connect(self.primary.url, autocommit=True) as conn:
+            while conn.execute("SELECT sync_state = 'sync' AND replay_lsn >= pg_current_wal_lsn()"
+                               " FROM pg_stat_replication WHERE application_name = %s",
+                               (REPLICA,)).fetchone() != (True,):
+                assert time.monotonic() < deadline, "the replica never became synchronous"
+                time.sleep(0.05)
 
     def stop(self) -> None:
         self.primary.stop()
@@ -76,8 +83,9 @@ class Seen:
     refused: list[float] = field(default_factory=list)  # when a client got 503 or no answer
     answered: list[tuple[float, float]] = field(default_factory=list)  # (sent, acknowledged)
     unsettled: int = 0  # debits still refused when the run ended
-    crashed: float = 0.0
-    promoted: float = 0.0
+    crashed: float = 0.0  # when the fault began
+    promoted: float = 0.0  # when the database could commit again
+    events: tuple[str, str] = ("primary killed", "replica promoted")
     late: list[int] = field(default_factory=list)  # statuses of a burst of reads after the run
 
     def report(self) -> str:
@@ -90,8 +98,8 @@ class Seen:
         slowest = max(spanning, default=(0.0, self.crashed))
         window = (f"refused from {at(min(self.refused))} to {at(max(self.refused))} "
                   f"({max(self.refused) - min(self.refused):.2f} s)" if self.refused else "none refused")
-        return (f"primary killed at 0, replica promoted at {at(self.promoted)}; {len(self.refused)} refusals, "
-                f"{window}; first acknowledgement after the promotion at {at(min(after)) if after else 'never'}; "
+        return (f"{self.events[0]} at 0, {self.events[1]} at {at(self.promoted)}; {len(self.refused)} refusals, "
+                f"{window}; first acknowledgement after that at {at(min(after)) if after else 'never'}; "
                 f"the longest request across the kill waited {slowest[0]:.2f} s (sent at {at(slowest[1])}); "
                 f"{len(self.predebits)} pre-debits and {len(self.debits)} debits acknowledged, "
                 f"{self.overdrafts} refused as overdrafts")
@@ -101,10 +109,24 @@ def _is_refusal(exc: Exception) -> bool:
     return isinstance(exc, ApiUnavailable) or (isinstance(exc, ApiError) and exc.status == 503)
 
 
-async def drive(url: str, pair: Pair, clients: int, before_s: float, after_s: float) -> Seen:
+async def primary_dies(pair: Pair, seen: Seen) -> None:
+    """The primary's machine dies; the replica is promoted at once."""
+    seen.crashed = time.monotonic()
+    pair.primary.crash()
+    await asyncio.to_thread(pair.replica.promote)
+    seen.promoted = time.monotonic()
+
+
+Fault = Callable[[Pair, Seen], Awaitable[None]]
+
+
+async def drive(url: str, pair: Pair, clients: int, before_s: float, after_s: float,
+                fault: Fault = primary_dies, pause_s: float = 0.0) -> Seen:
     """``clients`` clients, each pre-debiting a job and then debiting it (a refused debit is sent
-    again until acknowledged, as an epilog would); the primary dies after ``before_s`` seconds and
-    the replica is promoted at once; the clients go on ``after_s`` seconds after the promotion."""
+    again until acknowledged, as an epilog would); the ``fault`` comes after ``before_s`` seconds
+    (by default the primary dies and the replica is promoted at once); the clients go on
+    ``after_s`` seconds after the database commits again. A client refused waits ``pause_s``
+    before its next request (as a hook sent back by Retry-After)."""
     seen = Seen()
     stop = asyncio.Event()
 
@@ -116,6 +138,7 @@ async def drive(url: str, pair: Pair, clients: int, before_s: float, after_s: fl
             if not _is_refusal(exc):
                 raise
             seen.refused.append(time.monotonic())
+            await asyncio.sleep(pause_s)
             return False
         seen.answered.append((sent, time.monotonic()))
         seen.debits[job_id] = rec.billed or 0
@@ -139,6 +162,7 @@ async def drive(url: str, pair: Pair, clients: int, before_s: float, after_s: fl
                 except (ApiUnavailable, ApiError) as exc:
                     if _is_refusal(exc):
                         seen.refused.append(time.monotonic())
+                        await asyncio.sleep(pause_s)
                     elif isinstance(exc, ApiError) and exc.status == 402:
                         seen.overdrafts += 1
                     else:
@@ -156,10 +180,7 @@ async def drive(url: str, pair: Pair, clients: int, before_s: float, after_s: fl
 
     tasks = [asyncio.create_task(client(n)) for n in range(clients)]
     await asyncio.sleep(before_s)
-    seen.crashed = time.monotonic()
-    pair.primary.crash()
-    await asyncio.to_thread(pair.replica.promote)
-    seen.promoted = time.monotonic()
+    await fault(pair, seen)
     await asyncio.sleep(after_s)
     stop.set()
     await asyncio.gather(*tasks)

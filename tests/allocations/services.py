@@ -148,6 +148,11 @@ class PgCluster:
                           "-D", str(data), "-R", "-X", "stream", "--no-sync", "-c", "fast")
         return self._run()
 
+    def start_again(self) -> None:
+        """``pg_ctl start`` of the cluster as it was left (after :meth:`crash`: crash recovery;
+        a standby then connects to its primary again)."""
+        self._run()
+
     def promote(self) -> None:
         """``pg_ctl promote``: the standby becomes a primary (returns once it takes writes)."""
         self._as_postgres(str(self.bindir / "pg_ctl"), "-D", str(self.dir / "data"), "-w", "-t", "60", "promote")

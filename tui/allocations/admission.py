@@ -46,7 +46,7 @@ import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-__all__ = ["Admission", "RETRY_AFTER_S"]
+__all__ = ["Admission", "RETRY_AFTER_S", "STORE_RETRY_AFTER_S"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -57,6 +57,9 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 #: What a refusal asks the client to wait, in whole seconds (the client honours Retry-After): drawn
 #: at random in this range, so that the clients refused together do not all come back together.
 RETRY_AFTER_S = (1, 4)
+#: What a 503 of the store (down, failing over, its commits stalled) asks the client to wait: the
+#: shortest, since the store may be back any moment and a refusal then costs the service nothing.
+STORE_RETRY_AFTER_S = 1
 #: Requests in progress beyond which every new one is refused.
 DEFAULT_LIMIT = 1024
 #: The queueing delay the service tolerates (the shortest stay of an interval's requests).

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from tui.allocations.admission import STORE_RETRY_AFTER_S
 from tui.allocations.auth import AuthError, Principal
 from tui.allocations.ledger import LedgerError
 
@@ -76,6 +77,8 @@ class PredebitRoute:
         headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
         if status == 401:
             headers.append((b"www-authenticate", b"Bearer"))
+        elif status == 503:  # the store did not answer (as the FastAPI routes' 503)
+            headers.append((b"retry-after", b"%d" % STORE_RETRY_AFTER_S))
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 

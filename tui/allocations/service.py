@@ -13,7 +13,8 @@ The contract of issue 10 (amounts are integer resource-minutes)::
                                201 pre-debit; 402 overdraw; 404 no allocation; 409 job id seen
     PUT  /job/{job_id}         {"state", "minutes"|"seconds"}                   200 the job
     GET  /job[?gid=&uid=&status=], GET /job/{job_id}, GET /failure[?gid=]       lists / the job
-    GET  /health                                                                no credential needed
+    GET  /health                                                                no credential needed;
+                               503 with ``error`` while the store refuses writes (its standby gone)
 
 Roles: superusers create and change; admins read everything; standard users read only the
 records of their own gids (another project's record answers 404, a filter on another gid 403).
@@ -38,7 +39,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from tui.allocations.admission import DEFAULT_FLOOR, DEFAULT_WAIT_S, Admission
+from tui.allocations.admission import DEFAULT_FLOOR, DEFAULT_WAIT_S, Admission, STORE_RETRY_AFTER_S
 from tui.allocations.auth import AuthError, MungeAuth, Principal, TokenAuth, load_tokens
 from tui.allocations.group_commit import GroupCommit
 from tui.allocations.ledger import (
@@ -165,6 +166,8 @@ class _Denied(Exception):
 
 def _error(status: int, message: str, **extra: Any) -> JSONResponse:
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    if status == 503:  # the store did not answer
+        headers = {"Retry-After": str(STORE_RETRY_AFTER_S)}
     return JSONResponse({"error": message, **extra}, status_code=status, headers=headers)
 
 
@@ -228,9 +231,16 @@ def create_app(ledger: Ledger, auth: TokenAuth | MungeAuth, threads: int = 16,
         if gid is not None and not who.sees_all and gid not in who.gids:
             raise _Denied(403, f"uid {who.uid} is not in gid {gid}")
 
-    @app.get("/health")
-    async def health() -> dict[str, Any]:
-        return {"status": "ok", "schema": await call(ledger.schema_version), "store": ledger.dialect}
+    @app.get("/health", responses={503: {"model": Error}})
+    async def health() -> Any:
+        """200 while the ledger takes writes; 503 with ``error`` saying why while it refuses them
+        (PostgreSQL's commits wait for a synchronous standby that is gone)."""
+        state = {"status": "ok", "schema": await call(ledger.schema_version), "store": ledger.dialect}
+        refused = await call(ledger.writes_refused)
+        if refused:
+            return JSONResponse({**state, "status": "writes refused", "error": refused}, status_code=503,
+                                headers={"Retry-After": str(STORE_RETRY_AFTER_S)})
+        return state
 
     @app.post("/project", status_code=201, response_model=ProjectRecord)
     async def create_project(body: ProjectIn, who: Super) -> dict[str, Any]:
