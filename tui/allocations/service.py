@@ -164,7 +164,7 @@ class _Denied(Exception):
         self.status, self.message = status, message
 
 
-def _error(status: int, message: str, **extra: Any) -> JSONResponse:
+def _error(status: int, message: str, /, **extra: Any) -> JSONResponse:
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
     if status == 503:  # the store did not answer
         headers = {"Retry-After": str(STORE_RETRY_AFTER_S)}
@@ -238,8 +238,7 @@ def create_app(ledger: Ledger, auth: TokenAuth | MungeAuth, threads: int = 16,
         state = {"status": "ok", "schema": await call(ledger.schema_version), "store": ledger.dialect}
         refused = await call(ledger.writes_refused)
         if refused:
-            return JSONResponse({**state, "status": "writes refused", "error": refused}, status_code=503,
-                                headers={"Retry-After": str(STORE_RETRY_AFTER_S)})
+            return _error(503, refused, **{**state, "status": "writes refused"})
         return state
 
     @app.post("/project", status_code=201, response_model=ProjectRecord)
