@@ -273,7 +273,7 @@ class TreeTable:
             "level_fs": lambda: np.where(level_blank, np.nan, np.full(n, np.nan) if res.level_fs is None
                                          else wire(res.level_fs)),
             "rank": lambda: np.where(tree.is_user, res.rank, np.nan) if res.rank is not None else np.full(n, np.nan),
-            "name": lambda: np.argsort(np.argsort(text, kind="stable"), kind="stable").astype(float),
+            "name": lambda: name_order(text),
         })
         depth = tree.depth()
         has_children = np.zeros(n, dtype=bool)
@@ -324,7 +324,7 @@ class TreeTable:
         names = np.asarray([r["name"] for r in rows], dtype=object)
         printed = [pbs_cells(r) for r in rows]
         cells: dict[str, Cells] = {"name": names}
-        keys = {"name": np.argsort(np.argsort(names.astype(str), kind="stable"), kind="stable").astype(float)}
+        keys = {"name": name_order(names.astype(str))}
         for k, (key, _, _) in enumerate(TABLE_COLUMNS):
             cells[key] = np.asarray([p[k] for p in printed], dtype=object)
             keys[key] = np.asarray([r[key] for r in rows], dtype=float)
@@ -338,6 +338,11 @@ class TreeTable:
         fair[0] = np.nan
         return cls(parent, depth, is_user, has_children, names, names, cells, keys, fair, by_depth,
                    lower_names(names), PBS_COLUMNS, "entities")
+
+
+def name_order(text: np.ndarray) -> np.ndarray:
+    """The name column's sort key: each name's place among all of them (ties in row order)."""
+    return np.argsort(np.argsort(text, kind="stable"), kind="stable").astype(float)
 
 
 def best_below(values: np.ndarray, parent: np.ndarray, by_depth: tuple[np.ndarray, ...]) -> np.ndarray:
