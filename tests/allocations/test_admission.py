@@ -63,6 +63,31 @@ async def test_a_burst_is_let_in_whole_and_a_standing_queue_falls_to_the_floor()
     assert codes.count(201) == DEFAULT_BURST, codes
 
 
+async def test_an_accepted_answer_says_how_long_it_stayed_and_a_refusal_does_not() -> None:
+    """``Server-Timing: app;dur=MS`` on what was let in, from its admission to its answer on the
+    service's clock; none on a refusal (it stayed nowhere)."""
+    clock = [1000.0]
+    service = Service()
+    admission = Admission(service, limit=1, clock=lambda: clock[0])
+    answers: list[list[dict]] = [[], []]
+
+    async def request(n: int) -> None:
+        async def send(message: dict) -> None:
+            answers[n].append(message)
+        await admission({"type": "http", "path": "/job"}, None, send)
+
+    accepted = asyncio.create_task(request(0))
+    await asyncio.sleep(0)
+    await request(1)
+    clock[0] += 0.0375
+    service.gate.set()
+    await accepted
+    (start, _), (refusal, _) = answers
+    assert (start["status"], refusal["status"]) == (201, 503)
+    assert dict(start["headers"])[b"server-timing"] == b"app;dur=37.5"
+    assert b"server-timing" not in dict(refusal["headers"])
+
+
 # --- the floor counted in time: a store that commits a known number a second --------------------
 
 class Store:

@@ -60,6 +60,8 @@ def test_contract(service) -> None:
     assert r.status_code == 409 and "overlaps" in r.json()["error"]
     r = su.post("/job", json={"job_id": "big", "uid": 5000, "gid": 7001, "resource": "cpu", "minutes": 571})
     assert r.status_code == 402 and r.json()["balance"] == 570
+    name, stay = r.headers["server-timing"].split(";dur=")  # what it stayed, beside what the client waited
+    assert name == "app" and 0 <= float(stay) < 1000 * r.elapsed.total_seconds()
     assert [f["job_id"] for f in su.get("/failure").json()] == ["big"]
     r = su.post("/job", json={"job_id": "g", "uid": 5000, "gid": 7001, "resource": "gpu", "minutes": 1})
     assert r.status_code == 404

@@ -33,6 +33,8 @@ floor then follows), and when that fell nearer in proportion to what is let in t
 The burst is let in whatever the rate: at a slow store its last
 waits ``burst`` / the rate once (480 ms at 134 a second), and the floor takes over within an
 interval.
+An accepted answer says how long it stayed in the service (``Server-Timing: app;dur=MS``, from
+the admission to its first line), which a client can set against what it waited in all.
 ``/health`` is never refused. A refusal costs no ledger call: the hooks read 503 as "later" (the prolog fails and
 slurmctld requeues the job; the submission check lets the job through unchecked).
 """
@@ -124,8 +126,15 @@ class Admission:
             return
         self.in_progress += 1
         started = self.clock()
+
+        async def timed(message: Message) -> None:
+            if message["type"] == "http.response.start":  # how long it stayed, for its client's log
+                stay = b"app;dur=%.1f" % (1000 * (self.clock() - started))
+                message = {**message, "headers": [*message.get("headers", ()), (b"server-timing", stay)]}
+            await send(message)
+
         try:
-            await self.app(scope, receive, send)
+            await self.app(scope, receive, timed)
         finally:
             self.in_progress -= 1
             self._done(self.clock() - started)
