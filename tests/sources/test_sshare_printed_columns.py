@@ -34,7 +34,7 @@ def test_every_column_is_the_split_lines(path: Path) -> None:
 def test_the_fixtures_read_column_wise_and_some_print_limits() -> None:
     tables = [parse_sshare(p.read_text(), str(p)) for p in OUTPUTS]
     assert len(tables) >= 10
-    assert sum(t.column_at is not None for t in tables) >= len(tables) - 2  # the column-wise reader took them
+    assert sum(t.columns is not None for t in tables) >= len(tables) - 2  # the column-wise reader took them
     assert all(not any(t.column("GrpTRESMins")) for t in tables if "GrpTRESMins" in t.header)  # none set
 
 
@@ -44,7 +44,7 @@ def test_a_limit_reads_its_running_minutes() -> None:
             " a||1|1.000000|60||cpu=0,billing=7\n"
             "  a|u|1|1.000000|60|billing=500|cpu=2,billing=9\n")
     table = parse_sshare(text)
-    assert table.column_at is not None
+    assert table.columns is not None
     assert table.column("GrpTRESMins") == ["", "", "billing=500"]
     assert table.column("TRESRunMins") == ["cpu=0,billing=0", "cpu=0,billing=7", "cpu=2,billing=9"]
     assert _budgets(table, []) == (Budget("a", "u", "billing", 500, None, 9),)

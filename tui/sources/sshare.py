@@ -22,7 +22,7 @@ import numpy as np
 
 from tui.model import MAX_SHARES, NO_VAL, USE_PARENT, AssocTree, ModelError, PrintedColumn
 from tui.sources.errors import InputError
-from tui.sources.sshare_columns import USAGE_DIGITS, plain_columns, tree_links
+from tui.sources.sshare_columns import USAGE_DIGITS, PlainColumns, plain_columns, tree_links
 
 REQUIRED = ("Account", "User", "RawShares", "RawUsage")
 # ASCII only: str.isdigit/int/float also accept '²', '١٢' or '1_0', which numpy then refuses.
@@ -45,10 +45,8 @@ class SshareTable:
     added: tuple[int, ...] = ()
     """Rows fairtop put back (the root and accounts a PrivateData sshare did not list,
     :mod:`tui.sources.partial_sshare`): no printed values, usage unknown."""
-    column_at: Callable[[int], list[str]] | None = field(default=None, repr=False)
-    """Field k of every row without splitting the lines (the column-wise reader's), if known."""
-    printed_at: Callable[[int], PrintedColumn] | None = field(default=None, repr=False)
-    """Field k of every row as slices of the text (the column-wise reader's), if known."""
+    columns: PlainColumns | None = field(default=None, repr=False)
+    """The column-wise reader's fields of every row, read without splitting the lines, if it read them."""
 
     @cached_property
     def lines(self) -> list[str]:
@@ -64,16 +62,20 @@ class SshareTable:
     def column(self, name: str) -> list[str]:
         """Every row's printed value of column ``name``."""
         i = self.header.index(name)
-        if self.column_at is not None and "cells" not in self.__dict__:
-            return self.column_at(i)  # 20k rows: ~3 ms a column instead of ~20 ms, and no split of every line
+        if (reader := self._reader()) is not None:
+            return reader.column(i)  # 20k rows: ~3 ms a column instead of ~20 ms, and no split of every line
         return [row[i] for row in self.cells]
 
     def printed(self, name: str) -> PrintedColumn:
         """Column ``name`` as printed: where the column-wise reader read the text, slices of it
         made into strings only when read (at 20k rows ~5 ms a column less)."""
-        if self.printed_at is not None and "cells" not in self.__dict__:
-            return self.printed_at(self.header.index(name))
+        if (reader := self._reader()) is not None:
+            return reader.printed(self.header.index(name))
         return PrintedColumn(self.column(name))
+
+    def _reader(self) -> PlainColumns | None:
+        """The column-wise reader's fields, unless the lines were split anyway."""
+        return None if "cells" in self.__dict__ else self.columns
 
 
 def decode(data: bytes | str, source: str) -> str:
@@ -277,7 +279,7 @@ def _parse_plain(text: str, head: str, body: int, source: str) -> SshareTable | 
     tree = _tree(source, links[0], is_user, links[1], got.users, got.shares, got.usage)
     return SshareTable(tree, header, list(range(2, 2 + got.lines)),
                        got.partitions if got.partitions is not None else [""] * got.lines,
-                       lambda: text.splitlines()[1:], column_at=got.column, printed_at=got.printed)
+                       lambda: text.splitlines()[1:], columns=got)
 
 
 def _field_count_message(line: str, width: int, trailing: bool, header: list[str]) -> str:
