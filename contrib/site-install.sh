@@ -8,7 +8,8 @@
 # it writes (the .pyc files included: pip compiles them, so no run compiles fairtop again).
 # Versions side by side: install the next wheel, test it with `module load fairtop/NEW`, then make it
 # the default (Lmod takes the highest version, or a MODULEFILES/fairtop/default link).
-# Environment: PYTHON (default python3), PIP_INSTALL_ARGS (extra pip install options, e.g. an index).
+# Environment: PYTHON (default python3; refused when other users cannot run it, e.g. under root's home: then
+# PYTHON=/usr/bin/python3), PIP_INSTALL_ARGS (extra pip install options, e.g. an index).
 # Without Lmod: link ROOT/VERSION/bin/fairtop into /usr/local/bin.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -19,6 +20,28 @@ prefix=$root/$version
 py=${PYTHON:-python3}
 "$py" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
   || { echo "$0: $py is $("$py" -V 2>&1); fairtop needs 3.11+ (PYTHON=python3.11 $0 ...)" >&2; exit 1; }
+# The venv's python links to this interpreter: under a home directory (pyenv, conda, a module) other
+# users cannot reach it, and `module load fairtop` would hand them 'bad interpreter: Permission denied'.
+hidden=$("$py" - <<'PY'
+import os, stat, sys
+def closed(path: str, leaf: int) -> str:  # the first part of path that others cannot pass, or ''
+    parts = os.path.abspath(path).split(os.sep)
+    for i in range(2, len(parts) + 1):
+        part = os.sep.join(parts[:i]) or os.sep
+        need = leaf if i == len(parts) else stat.S_IXOTH
+        if os.stat(part).st_mode & need != need:
+            return part
+    return ''
+exe = sys._base_executable
+for path, leaf in ((exe, stat.S_IXOTH), (os.path.realpath(exe), stat.S_IXOTH),
+                   (os.path.dirname(os.__file__), stat.S_IROTH | stat.S_IXOTH)):
+    if closed(path, leaf):
+        print(f"{exe} ({closed(path, leaf)} is closed to them)")
+        break
+PY
+)
+[ -z "$hidden" ] \
+  || { echo "$0: other users cannot run $py: $hidden; pass a system interpreter: PYTHON=/usr/bin/python3 $0 $*" >&2; exit 1; }
 umask 022
 "$py" -m venv "$prefix/venv"
 # shellcheck disable=SC2086 # PIP_INSTALL_ARGS is a list of options
