@@ -10,13 +10,17 @@ drawing included. The apps take turns (A B A B ...), so a drift in the machine's
   numbers: alice's row (the app opens on it) or, for older revisions, the root row;
 - pbs-tui (PyPI ``pbs-tui``, a Textual dashboard for PBS Pro, in its own venv; not a project
   dependency): ``pbs-tui --dummy``, done when the first job row (a job id) is drawn;
-- floor: a Textual app that shows 20 static lines (nothing else), done when its last line is.
+- floor: a Textual app that shows 20 static lines (nothing else), done when its last line is;
+- numpy floor (issue 33): the same app importing ``numpy`` and ``numpy.random`` and computing its
+  20 lines with them, done when its last line is. fairtop computes with numpy too, so this floor is
+  the one its first frame is held to (the target is 1.3x of it).
 
 One tmux server on a private socket (``-L fairtop-bench``) holds a idle session for the whole
 run, so no run pays for starting the server. Prints, per app, the median, min and max of the
 wall time and of the CPU time the app's process had used when its rows appeared (from
 ``/proc/PID/stat``: on a loaded machine the wall time is mostly waiting for a core, the CPU time
-is what the app costs), and the load average before and after.
+is what the app costs), the load average before and after, and each app's ratio to the numpy
+floor (of the medians, and the median of the ratios round by round).
 
 ``--syscalls``: each app once more under ``strace -f -c -e trace=%file`` (every system call that
 names a file: open, stat, access, readlink, ...), stopped when its rows appear; prints the calls
@@ -52,6 +56,21 @@ class Floor(App):
     def compose(self):
         for i in range(20):
             yield Static(f"static line {i}")
+
+Floor().run()
+'''
+
+NUMPY_FLOOR_APP = '''
+import numpy as np
+import numpy.random
+from textual.app import App
+from textual.widgets import Static
+
+class Floor(App):
+    def compose(self):
+        draws = np.random.default_rng(0).random(20)
+        for i, x in enumerate(np.cumsum(draws)):
+            yield Static(f"numpy line {i} {x:.3f}")
 
 Floor().run()
 '''
@@ -127,10 +146,14 @@ def main() -> int:
         return 2
     floor = Path(tempfile.mkdtemp()) / "floor.py"
     floor.write_text(FLOOR_APP)
+    numpy_floor = floor.with_name("numpy_floor.py")
+    numpy_floor.write_text(NUMPY_FLOOR_APP)
+    python = str(Path(args.fairtop).with_name("python"))
     root_row = re.compile(r"▾ root +[0-9]|\n +alice +(parent|[0-9]+) +[0-9]")
     apps: dict[str, tuple[list[str], re.Pattern[str], dict[str, str]]] = {
         "fairtop": ([args.fairtop, "--demo", "--user", "alice"], root_row, {}),
-        "floor": ([str(Path(args.fairtop).with_name("python")), str(floor)], re.compile(r"static line 19"), {}),
+        "floor": ([python, str(floor)], re.compile(r"static line 19"), {}),
+        "numpy-floor": ([python, str(numpy_floor)], re.compile(r"numpy line 19 "), {}),
     }
     if args.against:
         sys.path.insert(0, str(ROOT / "bench"))
@@ -138,7 +161,7 @@ def main() -> int:
 
         src = export(args.against)
         compile_bytecode(src)
-        python = str(Path(args.fairtop).with_name("python"))  # -P: the checkout in the cwd must not come first
+        # -P: the checkout in the cwd must not come first
         apps[f"fairtop@{args.against}"] = ([python, "-P", "-m", "tui.cli", "--demo", "--user", "alice"], root_row,
                                            {"PYTHONPATH": str(src)})
     if Path(args.pbs_tui).exists():
@@ -174,6 +197,14 @@ def main() -> int:
     for name, runs in times.items():
         print(f"{name:13} wall median {statistics.median(runs):.2f} s (min {min(runs):.2f}, max {max(runs):.2f}); "
               f"CPU median {statistics.median(cpu[name]):.2f} s (min {min(cpu[name]):.2f}, max {max(cpu[name]):.2f})")
+    base = times["numpy-floor"]
+    for name, runs in times.items():  # each run against the numpy floor's run of the same round
+        if name not in ("floor", "numpy-floor"):
+            pairs = [a / b for a, b in zip(runs, base)]
+            used = statistics.median(cpu[name]) / statistics.median(cpu["numpy-floor"])
+            print(f"{name:13} / numpy-floor: wall {statistics.median(runs) / statistics.median(base):.2f}x "
+                  f"(median of the {len(pairs)} rounds' ratios {statistics.median(pairs):.2f}x, "
+                  f"min {min(pairs):.2f}x); CPU {used:.2f}x")
     for name, (n, failed) in calls.items():
         print(f"{name:13} file system calls to the first frame: {n:,} ({failed:,} failed)")
     return 0

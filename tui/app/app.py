@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import gc
 import importlib
 import time
 from collections.abc import Callable, Iterable
@@ -231,6 +232,7 @@ class FairtopApp(ClusterActions, LoadActions, TreeActions, App[int]):
         self._apply_keymap()
         self._assoc.focus()
         end_with_terminal(self)  # a session whose terminal went away must not run on unseen
+        self.call_after_refresh(gc.enable)  # run_app holds the collector off until the first frame
         if any(c.live for c in self.clusters):  # the callbacks skip a cluster that is not live
             self.set_interval(self.settings.refresh_rate, self._refresh_live_source, name="refresh")
             self.set_interval(STATUS_TICK_S, self._tick_status, name="status-clock")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 
 from tui import config
 
@@ -28,8 +29,15 @@ def build_app(args: argparse.Namespace):  # noqa: ANN201 - FairtopApp, imported 
 
 def run_app(args: argparse.Namespace) -> int:
     """Run the TUI until the user quits; remembers the theme and source in the state file."""
-    app = build_app(args)
-    app.run()
+    # No cycle collection until the first frame is drawn (FairtopApp.on_mount turns it back
+    # on): the start-up's imports and widgets are all kept, and the collector's passes over
+    # them were 0.05-0.08 s of the first frame (bench/README.md, issue 33).
+    gc.disable()
+    try:
+        app = build_app(args)
+        app.run()
+    finally:
+        gc.enable()
     if app.standing is not None:  # a source that never loaded is not worth remembering
         app.state.last_source = app.source_name
     try:
