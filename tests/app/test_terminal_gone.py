@@ -16,9 +16,11 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -106,8 +108,17 @@ def test_a_session_started_in_the_pane_ends_with_its_terminal(tmp_path: Path) ->
 
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("runuser") is None,
                     reason="needs root and runuser to start fairtop as another user")
-def test_a_session_started_through_runuser_ends_with_its_terminal(tmp_path: Path) -> None:
-    _orphan_ends(tmp_path, ["runuser", "-u", _runuser_user(), "--"])
+def test_a_session_started_through_runuser_ends_with_its_terminal(open_tmp: Path) -> None:
+    _orphan_ends(open_tmp, ["runuser", "-u", _runuser_user(), "--"])
+
+
+@pytest.fixture
+def open_tmp() -> Iterator[Path]:
+    """A folder the unprivileged user can reach: pytest's tmp_path lies under a 0700 folder as root (and a
+    ``nobody`` that could not reach its config folder died of the PermissionError before its first screen)."""
+    top = Path(tempfile.mkdtemp(prefix="fairtop-gone-", dir="/tmp"))
+    yield top
+    shutil.rmtree(top, ignore_errors=True)  # the user's own files in it are root's to remove
 
 
 def _runuser_user() -> str:
