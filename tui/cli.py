@@ -408,7 +408,7 @@ def _given(values: dict[str, str | None]) -> dict[str, str]:
 def _service_tls(args: argparse.Namespace, settings: Settings) -> tuple[tuple[str, str], ssl.SSLContext] | None:
     """(certificate, key) of a service, flags over config, checked now (None: plain HTTP);
     InputError on one line when they cannot be used."""
-    from tui.tls import TlsConfigError, server_context, server_files
+    from tui.security.tls import TlsConfigError, server_context, server_files
 
     try:
         files = server_files(args.tls_cert or settings.tls_cert_file, args.tls_key or settings.tls_key_file)
@@ -421,7 +421,7 @@ def _hash_password(args: argparse.Namespace) -> int:
     """``fairtop hash-password [USER]``: ``USER = "pbkdf2-sha256$..."`` for the config."""
     import getpass
 
-    from tui.passwords import hash_password
+    from tui.security.passwords import hash_password
 
     if sys.stdin.isatty():
         password = getpass.getpass("password: ")
@@ -464,7 +464,7 @@ ALLOCATIONS_EXTRA = frozenset({"fastapi", "uvicorn", "starlette", "pydantic", "p
 def _serve_allocations(args: argparse.Namespace) -> int:
     from tui import config
     from tui.allocations.ledger import is_postgresql, open_ledger
-    from tui.file_modes import SecretFileError
+    from tui.security.file_modes import SecretFileError
 
     try:
         from tui.allocations.service import ServeOptions, serve
@@ -517,8 +517,8 @@ def _serve_metrics(args: argparse.Namespace) -> int:
     or config fails here in one line; then serve."""
     from tui import config
     from tui.metrics.server import MetricsState, allocation_readers, make_server, serve_metrics
-    from tui.passwords import PasswordCheck
-    from tui.tls import clear_text_warning
+    from tui.security.passwords import PasswordCheck
+    from tui.security.tls import clear_text_warning
 
     overrides = config.cli_overrides(args)
     settings = config.load(getattr(args, "config", None), overrides)
