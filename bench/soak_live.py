@@ -104,7 +104,7 @@ def publish(captures: int) -> Run:
     (the command itself waits at least 10 s between captures: 1,000 would take hours)."""
     from functools import partial
 
-    from tui.cli import _arrange_private
+    from tui.cli.capture import _arrange_private
     from tui.sources import slurm_cli
     from tui.sources.publish import publish_every
 

@@ -39,7 +39,7 @@ CAPTURES = {"small": (ROOT / "tests/fixtures/slurm/live/fair_tree", "la"),
 def publish(capture: Path, into: Path, lines: bool = True) -> Path:
     """``into/<stamp>/`` holding ``capture``'s files and ``into/current`` pointing at it, as the
     publisher leaves it (``lines``: with every user's line, as ``capture --every`` writes it)."""
-    from tui.cli import _arrange_private
+    from tui.cli.capture import _arrange_private
 
     stamp = into / "20261126T060000Z"
     shutil.copytree(capture, stamp)
@@ -66,7 +66,7 @@ def main() -> int:
     parser.add_argument("-n", type=int, default=15, help="runs of each command (default 15)")
     args = parser.parse_args()
     # fairtop's own bytecode, as pip leaves it in an installed fairtop: without it (a checkout run
-    # under PYTHONDONTWRITEBYTECODE, as here) every run compiled tui/cli.py and the rest again
+    # under PYTHONDONTWRITEBYTECODE, as here) every run compiled tui/cli/ and the rest again
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "tui")], check=True)
     with tempfile.TemporaryDirectory() as tmp:
         current = {name: publish(capture, Path(tmp) / name) for name, (capture, _) in CAPTURES.items()}

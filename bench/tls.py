@@ -37,8 +37,8 @@ from tests.certs import make_pki  # noqa: E402
 from tui.allocations.client import AllocationClient  # noqa: E402
 from tui.metrics.server import MetricsState, make_server  # noqa: E402
 from tui.model import Snapshot  # noqa: E402
-from tui.passwords import PasswordCheck, hash_password  # noqa: E402
-from tui.tls import server_context  # noqa: E402
+from tui.security.passwords import PasswordCheck, hash_password  # noqa: E402
+from tui.security.tls import server_context  # noqa: E402
 
 
 def median_ms(fn: Callable[[], object], n: int) -> float:

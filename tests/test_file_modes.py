@@ -17,7 +17,7 @@ from tui.allocations.auth import load_tokens
 from tui.allocations.balance_file import write_balances
 from tui.allocations.ledger import open_ledger
 from tui.cli import main
-from tui.file_modes import PRIVATE, SecretFileError, read_secret, write_atomic
+from tui.security.file_modes import PRIVATE, SecretFileError, read_secret, write_atomic
 from tui.sources.publish import CURRENT
 
 

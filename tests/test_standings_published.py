@@ -21,7 +21,7 @@ from tests.conftest import FIXTURES, ROOT
 from tui.analysis.every_user import EveryUser
 from tui.analysis.standing import build_standing
 from tui.analysis.summary import user_summary
-from tui.cli import _arrange_private
+from tui.cli.capture import _arrange_private
 from tui.model import Snapshot
 from tui.publish_answers import Answers
 from tui.sources import registry, standings_file

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from platformdirs import user_config_path, user_state_path
 
-from tui.file_modes import PRIVATE, PRIVATE_DIR, SecretFileError, make_dir, read_secret, write_atomic
+from tui.security.file_modes import PRIVATE, PRIVATE_DIR, SecretFileError, make_dir, read_secret, write_atomic
 from tui.sources import registry
 from tui.sources.errors import InputError
 
@@ -248,7 +248,7 @@ def validate(table: dict[str, Any], source: str) -> dict[str, Any]:
     _validate_site_factor(table.get("site_factor", {}), source)
     users = table.get("metrics_basic_auth_users", {})
     if users:
-        from tui.passwords import is_hash  # hashlib and hmac: only for a config that has users
+        from tui.security.passwords import is_hash  # hashlib and hmac: only for a config that has users
     for user, stored in users.items():
         if not isinstance(stored, str) or not is_hash(stored):
             raise ConfigError(source, f"metrics_basic_auth_users.{user} must be a hash made by 'fairtop "

@@ -23,7 +23,7 @@ NOT_AT_FIRST_FRAME = ("httpx", "plotext", "textual_plotext", "tui.analysis.plann
                       # the demo's history (sacct's parser), the breakdown, the reconciliation of
                       # printed values, the CSV/JSON writers, passwords, the help screen, `:` commands
                       "tui.sources.sacct", "tui.sources.slurm_text", "tui.analysis.breakdown",
-                      "tui.analysis.reconcile", "tui.formats.tabular", "json", "csv", "tui.passwords",
+                      "tui.analysis.reconcile", "tui.formats.tabular", "json", "csv", "tui.security.passwords",
                       "tui.app.screens.help", "shlex", "getpass")
 """Modules (and their submodules) the first frame of the tree tab at 120x40 has no use for: each
 costs a start ~7 file system calls (the folder, the source twice, the ``.pyc`` and its fstats)."""

@@ -26,8 +26,8 @@ from tests.metrics.test_prometheus import _free_port, _prometheus, _query
 from tui import config
 from tui.metrics.server import MetricsState, make_server
 from tui.model import Snapshot
-from tui.passwords import PasswordCheck, hash_password, verify
-from tui.tls import server_context
+from tui.security.passwords import PasswordCheck, hash_password, verify
+from tui.security.tls import server_context
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
 CAPTURE = FIX / "slurm/nested_parent/fair_tree"

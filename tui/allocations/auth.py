@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tui.file_modes import read_secret
+from tui.security.file_modes import read_secret
 
 __all__ = ["Principal", "AuthError", "TokenAuth", "MungeAuth", "ROLES", "load_tokens"]
 
@@ -52,7 +52,7 @@ class Principal:
 
 def load_tokens(path: str | Path) -> dict[str, Principal]:
     """Read a tokens file; raises ``ValueError`` naming the file and the entry on bad input, and
-    :class:`tui.file_modes.SecretFileError` (a ``ValueError``) when its group or others may read it."""
+    :class:`tui.security.file_modes.SecretFileError` (a ``ValueError``) when its group or others may read it."""
     path = Path(path)
     try:
         data = tomllib.loads(read_secret(path, "tokens file"))  # SecretFileError: others may read it

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from tui.allocations.records import AllocationRecord
-from tui.file_modes import GROUP, PUBLIC, TRAVERSE_DIR, make_dir, write_atomic
+from tui.security.file_modes import GROUP, PUBLIC, TRAVERSE_DIR, make_dir, write_atomic
 
 __all__ = ["HEADER", "GroupNotSettable", "by_group_folder", "format_balances", "publish", "publish_every",
            "retire_single_file", "write_balances", "write_by_group"]

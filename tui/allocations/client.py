@@ -11,7 +11,7 @@
   was sent). A pre-debit whose answer was lost is settled by its job id: the client asks
   ``GET /job/{job_id}`` (a read, any instance) whether it landed, and sends it again only if it did
   not; the ledger takes a job id once, so a pre-debit that landed meanwhile answers 409 and is read.
-* ``https://`` instances are verified against the system's CAs or ``ca_file`` (:mod:`tui.tls`);
+* ``https://`` instances are verified against the system's CAs or ``ca_file`` (:mod:`tui.security.tls`);
   a certificate or handshake that TLS refuses is :class:`TlsRefused` at once, one line naming
   the URL and the reason: not retried, and no other instance is tried (a wrong certificate is a
   mistake or an attack to be seen, not an outage to route around). https and http instances are
@@ -39,7 +39,7 @@ from tui.allocations.records import (
 )
 from tui.allocations.records import build as _build
 from tui.model import Allocation
-from tui.tls import TlsConfigError, check_schemes, client_context, failure
+from tui.security.tls import TlsConfigError, check_schemes, client_context, failure
 
 __all__ = ["AllocationClient", "ApiError", "ApiUnavailable", "TlsRefused", "service_urls", "ProjectRecord",
            "AllocationRecord", "JobRecord", "FailureRecord", "to_model"]

@@ -42,7 +42,7 @@ from typing import Any
 
 from tui.allocations import commit_guard, pg_pool
 from tui.allocations.errors import AllocationError
-from tui.file_modes import PRIVATE, create_file
+from tui.security.file_modes import PRIVATE, create_file
 
 __all__ = [
     "Ledger", "LedgerError", "NotFound", "Conflict", "Overdraft", "Invalid", "Unavailable",

@@ -361,7 +361,7 @@ def serve(opts: ServeOptions, host: str, port: int, *, workers: int = 1, log_lev
 
     import uvicorn
 
-    from tui.tls import clear_text_warning
+    from tui.security.tls import clear_text_warning
 
     ledger = open_ledger(opts.db, pool_size=opts.pool)
     auth = opts.build_auth()

@@ -8,7 +8,7 @@ snapshot that cannot be read again (a vanished folder) is one line on stderr; th
 served, its age growing, so a stale-data alert fires.
 
 With a certificate and key it serves HTTPS, and with users (name -> salted hash,
-:mod:`tui.passwords`) it asks for basic auth, as Prometheus exporters' web config does; the TLS
+:mod:`tui.security.passwords`) it asks for basic auth, as Prometheus exporters' web config does; the TLS
 handshake runs in the connection's own thread, so a client that stalls or is refused (it does
 not trust the certificate) holds up no other scrape and costs no traceback.
 
@@ -242,7 +242,7 @@ class _Server(ThreadingHTTPServer):
 def make_server(state: MetricsState, host: str, port: int, tls: ssl.SSLContext | None = None,
                 users: Callable[[str, str], bool] | None = None) -> ThreadingHTTPServer:
     """The server bound to ``host:port`` (0: a free port); OSError when it cannot bind. ``tls``:
-    serve HTTPS; ``users``: the basic-auth check (:class:`tui.passwords.PasswordCheck`)."""
+    serve HTTPS; ``users``: the basic-auth check (:class:`tui.security.passwords.PasswordCheck`)."""
     server = _Server((host, port), _handler(state, users))
     server.tls = tls
     return server

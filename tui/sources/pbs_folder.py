@@ -24,7 +24,7 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from tui.file_modes import PUBLIC, PUBLIC_DIR, make_dir, write_file
+from tui.security.file_modes import PUBLIC, PUBLIC_DIR, make_dir, write_file
 from tui.model import Snapshot
 from tui.sources.commands import run_in_group
 from tui.sources.errors import InputError, SourceUnavailable

@@ -22,7 +22,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TextIO
 
-from tui.file_modes import PUBLIC_DIR, make_dir
+from tui.security.file_modes import PUBLIC_DIR, make_dir
 from tui.sources.errors import InputError
 
 __all__ = ["CURRENT", "prune", "publish_once", "publish_every", "sweep"]

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from tui.file_modes import PRIVATE, PRIVATE_DIR, PUBLIC, PUBLIC_DIR, make_dir, write_file
+from tui.security.file_modes import PRIVATE, PRIVATE_DIR, PUBLIC, PUBLIC_DIR, make_dir, write_file
 from tui.model import Snapshot
 from tui.slurm_releases import release
 from tui.sources import sacct, saved, slurm_text

@@ -61,7 +61,7 @@ from typing import Any
 import httpx
 import numpy as np
 
-from tui.file_modes import SecretFileError, read_secret
+from tui.security.file_modes import SecretFileError, read_secret
 from tui.model import (
     MAX_SHARES,
     NO_VAL,

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from tui.file_modes import SecretFileError, check_secret_mode
+from tui.security.file_modes import SecretFileError, check_secret_mode
 
 __all__ = ["TlsConfigError", "client_context", "check_schemes", "clear_text_warning", "failure", "is_loopback",
            "server_context", "server_files"]

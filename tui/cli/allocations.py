@@ -1,0 +1,110 @@
+"""``fairtop balance`` (allocation balances, like sproject) and ``fairtop allocations hook|site-factor|
+publish-balances`` (Slurm's hooks into the allocation ledger, the seed-004 site factor, the balances
+file of cli_filter.lua)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from tui.cli.service_flags import ca_option, given
+from tui.sources.errors import InputError
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    bal = sub.add_parser("balance", help="allocation balances, without the UI (like sproject)",
+                         description="Allocation balances from the embedded ledger (--db) or the service (--url).")
+    where = bal.add_mutually_exclusive_group()
+    where.add_argument("--db", metavar="PATH|URL", help="the ledger: an SQLite file or postgresql://... "
+                       "(default: $FAIRTOP_ALLOC_DB)")
+    where.add_argument("--url", help="the allocation service (default: $FAIRTOP_ALLOC_URL)")
+    bal.add_argument("--auth", choices=("token", "munge"), default="token",
+                     help="with --url: a bearer token from $FAIRTOP_ALLOC_TOKEN, or a MUNGE credential")
+    bal.add_argument("--project", metavar="P", help="only this project (name, account or id)")
+    ca_option(bal)
+    bal.add_argument("--config", metavar="FILE", help="config file (ca_file, allocation_token_file)")
+    bal.add_argument("--format", choices=("table", "json"), default="table", help="table (default) or json")
+
+    alc = sub.add_parser("allocations", help="allocation tools: Slurm hooks, site factor",
+                         description="Slurm's hooks into the allocation ledger, and the seed-004 site factor.")
+    alc_sub = alc.add_subparsers(dest="allocations_command", required=True)
+    hook = alc_sub.add_parser("hook", help="run by Slurm: cli_filter (submit), PrologSlurmctld, EpilogSlurmctld",
+                              description="submit: refuse a job that would overdraw (options on stdin, key=value); "
+                              "prolog: pre-debit at start; epilog: debit the actual use at the end.")
+    hook.add_argument("step", choices=("submit", "prolog", "epilog"),
+                      help="which hook Slurm runs: submit (cli_filter), prolog (PrologSlurmctld), epilog "
+                           "(EpilogSlurmctld)")
+    sfc = alc_sub.add_parser("site-factor", help="each pending job's site factor (dry run; --apply sets it)",
+                             description="Compute each pending job's site factor from its allocation (seed 004); "
+                             "--apply runs scontrol update job=ID SiteFactor=N.")
+    sfc.add_argument("--apply", action="store_true", help="set the factors in Slurm (scontrol update)")
+    pub = alc_sub.add_parser("publish-balances", help="write every allocation's balance to FILE for cli_filter.lua",
+                             description="Write every allocation's free balance to FILE (atomically) every "
+                             "--every seconds, for the cli_filter to read itself: a submission then starts no "
+                             "fairtop (set BALANCES in cli_filter.lua, or $FAIRTOP_BALANCES).")
+    pub.add_argument("file", metavar="FILE", help="where to write (a path every submitting host can read)")
+    pub.add_argument("--every", type=float, default=10.0, metavar="S", help="seconds between writes (default 10)")
+    pub.add_argument("--once", action="store_true", help="write once and exit")
+    pub.add_argument("--by-group", action="store_true",
+                     help="what a PrivateData site uses: write FILE.d/<gid>, one file per Unix group, readable "
+                          "by that group only (mode 0640; the folder 0711), instead of one file every user can "
+                          "read (needs root or CAP_CHOWN; set BALANCES to FILE.d)")
+    for p in (hook, sfc, pub):
+        p.add_argument("--url", help="the allocation service (default: $FAIRTOP_ALLOC_URL, else allocation_url)")
+        p.add_argument("--auth", choices=("token", "munge"),
+                       help="a bearer token ($FAIRTOP_ALLOC_TOKEN or allocation_token_file) or MUNGE "
+                       "(default: $FAIRTOP_ALLOC_AUTH, else allocation_auth)")
+        p.add_argument("--config", metavar="FILE", help="config file (default: see 'fairtop info')")
+        ca_option(p)
+    for p in (sfc, pub):
+        p.add_argument("--db", metavar="PATH|URL", help="the embedded ledger (default: $FAIRTOP_ALLOC_DB, else ledger)")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.command == "balance":
+        sys.stdout.write(_balance(args))
+        return 0
+    return _allocations(args)
+
+
+def _balance(args: argparse.Namespace) -> str:
+
+    from tui.allocations import balance
+
+    url = args.url or (None if args.db else os.environ.get("FAIRTOP_ALLOC_URL"))
+    db = args.db or (None if url else os.environ.get("FAIRTOP_ALLOC_DB"))
+    if url:
+        from tui import config
+
+        env = {**os.environ, "FAIRTOP_ALLOC_AUTH": args.auth, **given({"FAIRTOP_ALLOC_CA_FILE": args.ca_file})}
+        access = config.allocation_access(config.load(args.config), env)
+        rows = balance.from_service(url, args.project, token=access.token, munge=access.munge,
+                                    ca_file=access.ca_file)
+    elif db:
+        rows = balance.from_ledger(db, args.project)
+    else:
+        raise InputError("fairtop balance", "give --db PATH|URL or --url URL (or set FAIRTOP_ALLOC_DB / "
+                         "FAIRTOP_ALLOC_URL)")
+    return balance.format_balances(rows, args.format)
+
+
+def _allocations(args: argparse.Namespace) -> int:
+
+    from tui import config
+    from tui.allocations import commands
+
+    settings = config.load(args.config)
+    env = dict(os.environ)
+    env.update(given({"FAIRTOP_ALLOC_URL": args.url, "FAIRTOP_ALLOC_DB": getattr(args, "db", None),
+                       "FAIRTOP_ALLOC_AUTH": args.auth, "FAIRTOP_ALLOC_CA_FILE": args.ca_file}))
+    access = config.allocation_access(settings, env)
+    url = None if getattr(args, "db", None) else access.url  # an explicit --db beats a configured service
+    conn = commands.Connection(url=url, db=None if url else access.ledger, token=access.token,
+                               munge=access.munge, timeout=access.timeout, ca_file=access.ca_file)
+    if args.allocations_command == "hook":
+        return commands.hook(args.step, conn)
+    if args.allocations_command == "publish-balances":
+        return commands.publish_balances(conn, args.file, args.every, once=args.once, by_group=args.by_group)
+    sys.stdout.write(commands.site_factor(conn, config.site_factor_params(settings), args.apply))
+    return 0
