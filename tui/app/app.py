@@ -18,7 +18,7 @@ from textual.reactive import Reactive
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
+from textual.widgets import Header, Static, TabbedContent, TabPane
 
 from tui.analysis.standing import Standing
 from tui.analysis.summary import UserSummary, user_summary
@@ -31,6 +31,7 @@ from tui.app.painted import PaintedChops
 from tui.app.screens.main import MainScreen
 from tui.app.terminal_watch import end_with_terminal
 from tui.app.tree_rows import TreeTable
+from tui.app.widgets.calm_footer import CalmFooter
 from tui.app.widgets.fairshare_tree import FairshareTree
 from tui.app.widgets.prompt import PromptBar
 from tui.config import Settings, State
@@ -193,7 +194,7 @@ class FairtopApp(ClusterActions, LoadActions, TreeActions, App[int]):
                 yield TabPane(title, id=tab_id)  # its pane is built when it first opens
         yield Static("loading…", id="status")
         yield PromptBar(id="prompt")
-        yield Footer()
+        yield CalmFooter()
 
     def on_load(self) -> None:
         allocator.keep_large_blocks_mapped()  # a long run must not fragment the heap (allocator.py)
@@ -218,7 +219,7 @@ class FairtopApp(ClusterActions, LoadActions, TreeActions, App[int]):
         self._status = self.query_one("#status", Static)
         self._prompt = self.query_one(PromptBar)
         self._summary = self.query_one("#me-summary", Static)
-        self._footer = self.query_one(Footer)
+        self._footer = self.query_one(CalmFooter)
         self._side: Widget | None = None
         self._fit_side()
         self._fit_footer()
