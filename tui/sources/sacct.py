@@ -21,7 +21,8 @@ Live: :func:`sacct_command` is the argument list (never a shell string) and
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone, tzinfo
 from pathlib import Path
 
@@ -63,6 +64,9 @@ class AccountedJob:
     state: str = ""
     partition: str = ""
     qos: str = ""
+    alloc_tres: Mapping[str, float] = field(default_factory=dict)
+    """AllocTRES counts (``cpu``, ``mem`` in MB, ``node``, ``billing``, ``gres/gpu``, ...): the
+    billing is recomputed from them as a double where the partition's weights are known."""
 
     def run_seconds(self, now: datetime) -> float:
         """Seconds it ran up to ``now`` (its end, or ``now`` while running)."""
@@ -154,7 +158,7 @@ def parse_sacct(data: bytes | str, source: str = "sacct -a -P -X", tz: tzinfo | 
         out.append(AccountedJob(job_id=job_id, account=cell("Account").strip(), user=cell("User").strip(),
                                 start=start, end=end, elapsed_s=elapsed, billing=float(billing),
                                 state=cell("State").strip().split(" ")[0], partition=cell("Partition").strip(),
-                                qos=cell("QOS").strip()))
+                                qos=cell("QOS").strip(), alloc_tres=tres))
     return out
 
 

@@ -228,6 +228,9 @@ def parse_config(data: bytes | str, source: str = "scontrol show config") -> Slu
             raise InputError(source, "FairShareDampeningFactor must be >= 1", v[1])
     if (v := get("PriorityUsageResetPeriod")) is not None:
         kw["usage_reset_period"] = v[0] or "NONE"
+    if (v := get("AccountingStorageEnforce")) is not None:
+        kw["accounting_enforce"] = frozenset(f.strip().lower() for f in v[0].split(",")
+                                             if f.strip() and f.strip().lower() not in ("none", "(null)"))
     if (v := get("PriorityFavorSmall")) is not None:
         if v[0].lower() not in ("yes", "no"):
             raise InputError(source, f"PriorityFavorSmall must be Yes or No, got {v[0]!r}", v[1])
