@@ -273,7 +273,7 @@ def test_cli_live_runs_sacct_from_an_argument_list(tmp_path, monkeypatch, capsys
     assert {r["user"] for r in doc["daily"]} == {"la", "lc", "ld"}
     assert doc["check"]["last_cycle_assumed"] is True  # live: no saved last decay cycle
     args = (tmp_path / "args").read_text().splitlines()
-    assert args[:3] == ["-a", "-P", "-X"] and args[3].startswith("--starttime=")
+    assert args[:4] == ["-a", "-P", "-X", "-D"] and args[4].startswith("--starttime=")  # -D: every run
 
 
 def test_a_deleted_users_jobs_count_in_its_account_and_billing_comes_from_alloc_tres() -> None:
