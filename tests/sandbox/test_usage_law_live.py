@@ -46,12 +46,11 @@ REL = 1e-6
 
 
 @dataclass
-class Run:
-    """What the scenario left: the capture and the controller's cycles."""
+class Capture:
+    """One ``fairtop capture`` pinned to a decay cycle, the QOS usage slurmctld held then and the
+    controller's cycles up to it (from its log)."""
 
-    env: dict[str, str]
     acct: str
-    qos: dict[str, str]
     snap: Snapshot
     last: datetime
     jobs: list[AccountedJob]
@@ -67,10 +66,19 @@ class Run:
 
     def check(self, **kw: object) -> HistoryCheck:
         assert self.snap.tree is not None
-        args: dict[str, object] = {"cycles": self.cycles, "partitions": self.snap.partitions}
+        args: dict[str, object] = {"cycles": self.cycles, "partitions": self.snap.partitions, "anchors": self.starts}
         args.update(kw)
         return check_raw_usage(self.jobs, self.snap.tree, self.snap.settings, self.last, self.snap.taken_at,
                                **args)  # type: ignore[arg-type]
+
+
+@dataclass
+class Run:
+    """Before: the jobs done but lawrun's; after: a restart with PriorityUsageResetPeriod=NOW."""
+
+    qos: dict[str, str]
+    before: Capture
+    after: Capture
 
 
 def _qos_usage(env: dict[str, str]) -> dict[str, float]:
@@ -96,8 +104,6 @@ def _wait_only(env: dict[str, str], job: str, timeout: float = 200) -> None:
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
-    from tui.sources import slurm_cli
-
     tmp = tmp_path_factory.mktemp("law")
     env = first_env()
     law = {**env, "SANDBOX_DECAY": "1:00:00", "SANDBOX_ENFORCE": "associations", "SANDBOX_DEBUG_FLAGS": "Priority",
@@ -122,29 +128,17 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
         _submit(law, "lawdbl", acct, 2, 75, qos["dbl"])
         _submit(law, "lawnd", acct, 2, 75, qos["nd"])
         _wait_only(law, long_job)
-        sh(law, "up.sh", "--recalc", timeout=180)  # a restart while lawrun's job runs
-        restart_cycle = last_ran(law)
-        while last_ran(law) == restart_cycle:  # one more cycle on the re-anchored grid
-            time.sleep(0.5)
-        time.sleep(3)  # lawrun's job then runs on past the last cycle when captured
         os.environ["SLURM_CONF"] = law["SLURM_CONF"]
         os.environ["PATH"] = law["PATH"]
-        for _ in range(3):  # fairtop capture: sshare, sacct -D, the QOS table, the last cycle
-            before = last_ran(law)
-            slurm_cli.capture(tmp / "cap", timeout=60)
-            qos_usage = _qos_usage(law)
-            if last_ran(law) == before:
-                break
-        snap = load_folder(tmp / "cap")
-        jobs, last = load_saved_history(tmp / "cap")
-        assert last is not None and last.timestamp() == before, "the capture saved no last decay cycle"
-        log = parse_ctld_log(Path(law["SANDBOX_DIR"], "log", "slurmctld.log").read_bytes())
-        jobs = [j for j in jobs if j.account == acct]
-        first_start = min(j.start.timestamp() for j in jobs)
-        anchor = max(s for s in log.starts if s < first_start)  # the controller our jobs started under
-        cycles = [c for c in log.cycles if anchor <= c <= last.timestamp()]
-        assert cycles and cycles[-1] == last.timestamp(), (cycles[-3:], last)
-        yield Run(law, acct, qos, snap, last, jobs, cycles, log.starts, qos_usage)
+        before = _capture(law, tmp / "before", acct)
+        reset = {**law, "SANDBOX_RESET_PERIOD": "NOW"}
+        sh(reset, "up.sh", timeout=180)  # a restart (slurm.conf changed) while lawrun's job runs
+        restart_cycle = last_ran(reset)
+        while last_ran(reset) == restart_cycle:  # one more cycle on the re-anchored grid
+            time.sleep(0.5)
+        time.sleep(3)  # lawrun's job then runs on past the last cycle when captured
+        after = _capture(reset, tmp / "after", acct)
+        yield Run(qos, before, after)
     finally:
         for key, value in saved_env.items():
             if value is None:
@@ -158,6 +152,29 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
         except AssertionError:
             pass  # never made, or jobs still ending
         sh(env, "up.sh", timeout=180)  # back to the settings the sandbox was started with
+
+
+def _capture(env: dict[str, str], folder: Path, acct: str) -> Capture:
+    """``fairtop capture`` (sshare, sacct -D, the QOS table, the last cycle) between two cycles,
+    and the cycles since the controller our jobs started under, from its log."""
+    from tui.sources import slurm_cli
+
+    for _ in range(3):
+        cycle = last_ran(env)
+        slurm_cli.capture(folder, timeout=60)
+        qos_usage = _qos_usage(env)
+        if last_ran(env) == cycle:
+            break
+    snap = load_folder(folder)
+    jobs, last = load_saved_history(folder)
+    assert last is not None and last.timestamp() == cycle, "the capture saved no last decay cycle"
+    log = parse_ctld_log(Path(env["SANDBOX_DIR"], "log", "slurmctld.log").read_bytes())
+    jobs = [j for j in jobs if j.account == acct]
+    first_start = min(j.start.timestamp() for j in jobs)
+    anchor = max(s for s in log.starts if s < first_start)
+    cycles = [c for c in log.cycles if anchor <= c <= last.timestamp()]
+    assert cycles and cycles[-1] == last.timestamp(), (cycles[-3:], last)
+    return Capture(acct, snap, last, jobs, cycles, [s for s in log.starts if s >= anchor], qos_usage)
 
 
 def last_ran(env: dict[str, str]) -> float:
@@ -181,82 +198,100 @@ def _disagree(check: HistoryCheck, rows: dict[str, int], name: str) -> None:
     assert abs(row.diff) > REL * row.printed + 1.0, (name, row.printed, row.rebuilt)
 
 
+def _with(cap: Capture, **settings: object) -> HistoryCheck:
+    """The check of ``cap`` under other settings (the law without one of its items)."""
+    changed = replace(cap.snap.settings, **settings)  # type: ignore[arg-type]
+    assert cap.snap.tree is not None
+    return check_raw_usage(cap.jobs, cap.snap.tree, changed, cap.last, cap.snap.taken_at, cycles=cap.cycles,
+                           partitions=cap.snap.partitions, anchors=cap.starts)
+
+
 def test_every_association_matches_sshare(run: Run, capsys: pytest.CaptureFixture[str]) -> None:
-    rows = run.rows()
-    check = run.check()
-    rel = _agree(check, rows, (run.acct, *USERS))
-    with capsys.disabled():  # the measured differences, for pytest -s
-        print("\nusage law vs sshare (relative):", rel, "last gaps:", np.diff(run.cycles[-6:]).tolist())
-    assert check.rows[rows["lawhalf"]].printed > 1e4 and check.rows[rows["lawrun"]].printed > 1e4
+    for cap in (run.before, run.after):
+        rows = cap.rows()
+        rel = _agree(cap.check(), rows, (cap.acct, *USERS))
+        with capsys.disabled():  # the measured differences, for pytest -s
+            print(f"\nusage law vs sshare (rebuilt - printed) / printed, {cap.snap.settings.usage_reset_period}:",
+                  {k: f"{v:.1e}" for k, v in rel.items()}, "last gaps (s):", np.diff(cap.cycles[-4:]).tolist())
+    assert run.before.check().rows[run.before.rows()["lawhalf"]].printed > 1e4
 
 
 def test_short_jobs_without_limits_charge_nothing(run: Run) -> None:
-    rows = run.rows()
-    assert run.snap.settings.accounting_enforce == {"associations"}
-    assert run.check().rows[rows["lawshort"]].printed == 0  # sshare: two 20-s jobs, RawUsage 0
-    assert len([j for j in run.jobs if j.user == "lawshort"]) == 2
-    limits = replace(run.snap.settings, accounting_enforce=frozenset({"associations", "limits"}))
-    check = check_raw_usage(run.jobs, run.snap.tree, limits, run.last, run.snap.taken_at,  # type: ignore[arg-type]
-                            cycles=run.cycles, partitions=run.snap.partitions)
-    _disagree(check, rows, "lawshort")  # charging their end slices would give them 2 x 20 s
+    cap = run.before
+    rows = cap.rows()
+    assert cap.snap.settings.accounting_enforce == {"associations"}
+    assert cap.check().rows[rows["lawshort"]].printed == 0  # sshare: two 20-s jobs, RawUsage 0
+    assert len([j for j in cap.jobs if j.user == "lawshort"]) == 2
+    _disagree(_with(cap, accounting_enforce=frozenset({"associations", "limits"})), rows, "lawshort")
 
 
 def test_qos_usage_factor(run: Run) -> None:
-    rows = run.rows()
-    factors = run.snap.settings.qos_usage_factors  # from the capture's sacctmgr_qos.psv
+    cap = run.before
+    rows = cap.rows()
+    factors = cap.snap.settings.qos_usage_factors  # from the capture's sacctmgr_qos.psv
     assert (factors[run.qos["half"]], factors[run.qos["dbl"]]) == (0.5, 2.0)
-    assert run.qos["nd"] in run.snap.settings.qos_no_decay
-    _agree(run.check(), rows, ("lawhalf", "lawdbl"))
-    plain = replace(run.snap.settings, qos_usage_factors={})
-    without = check_raw_usage(run.jobs, run.snap.tree, plain, run.last, run.snap.taken_at,  # type: ignore[arg-type]
-                              cycles=run.cycles, partitions=run.snap.partitions)
+    _agree(cap.check(), rows, ("lawhalf", "lawdbl"))
+    without = _with(cap, qos_usage_factors={})
     _disagree(without, rows, "lawhalf")
     _disagree(without, rows, "lawdbl")
 
 
 def test_no_decay_qos_keeps_its_usage_undecayed(run: Run) -> None:
-    rows = run.rows()
-    _agree(run.check(), rows, ("lawnd",))  # the association decays as any other
-    nd = run.qos["nd"]
-    policy = replace(UsagePolicy.of(run.snap.settings, run.snap.partitions), no_decay_qos=frozenset({nd}))
-    table, _ = job_table(run.jobs, run.snap.tree, policy)  # type: ignore[arg-type]
-    kept = replay(table, run.snap.tree.parent, run.cycles, policy).qos[nd]  # type: ignore[union-attr]
-    printed = run.qos_usage[nd]
-    assert printed > 1e4 and abs(kept - printed) <= REL * printed + 1.0, (kept, printed)
-    decayed = replay(table, run.snap.tree.parent, run.cycles, replace(policy, no_decay_qos=frozenset())).qos[nd]  # type: ignore[union-attr]
+    cap = run.before
+    tree = cap.snap.tree
+    assert tree is not None
+    nd, half = run.qos["nd"], run.qos["half"]
+    assert nd in cap.snap.settings.qos_no_decay
+    _agree(cap.check(), cap.rows(), ("lawnd",))  # the association decays as any other
+    policy = UsagePolicy.of(cap.snap.settings, cap.snap.partitions)
+    table, _ = job_table(cap.jobs, tree, policy)
+    qos = replay(table, tree.parent, cap.cycles, policy).qos
+    printed = cap.qos_usage[nd]
+    assert printed > 1e4 and abs(qos[nd] - printed) <= REL * printed + 1.0, (qos[nd], printed)
+    assert abs(qos[half] - cap.qos_usage[half]) <= REL * cap.qos_usage[half] + 1.0  # no NoDecay: decayed
+    decayed = replay(table, tree.parent, cap.cycles, replace(policy, no_decay_qos=frozenset())).qos[nd]
     assert abs(decayed - printed) > REL * printed + 1.0, (decayed, printed)
-    half = run.qos["half"]  # a QOS without NoDecay decays: its usage is its job's decayed charge
-    assert abs(run.qos_usage[half] - replay(table, run.snap.tree.parent, run.cycles, replace(
-        policy, qos_usage_factor={half: 0.5})).qos[half]) <= REL * run.qos_usage[half] + 1.0  # type: ignore[union-attr]
+    assert run.after.qos_usage[nd] == 0  # PriorityUsageResetPeriod resets a NoDecay QOS too (22.05 code)
+
+
+def test_reset_now_zeroes_usage_at_the_restarts_first_cycle(run: Run) -> None:
+    cap = run.after
+    rows = cap.rows()
+    assert cap.snap.settings.usage_reset_period == "NOW"
+    check = cap.check()
+    _agree(check, rows, ("lawhalf", "lawdbl", "lawnd", "lawrun", cap.acct))
+    assert check.rows[rows["lawhalf"]].printed == 0 and check.rows[rows["lawrun"]].printed > 1e4
+    _disagree(cap.check(anchors=()), rows, "lawhalf")  # the reset unknown: their old usage, decayed
 
 
 def test_restart_reanchors_the_grid_and_charges_the_downtime(run: Run) -> None:
-    rows = run.rows()
-    gaps = np.diff(run.cycles)
+    cap = run.after
+    rows = cap.rows()
+    gaps = np.diff(cap.cycles)
     assert np.any(gaps % 60 != 0), gaps  # the restart's first cycle is off the old grid
-    _agree(run.check(), rows, ("lawrun",))
-    regular = cycle_grid(run.cycles[-1], 60, run.cycles[0]).tolist()
-    _disagree(run.check(cycles=regular), rows, "lawrun")
+    _agree(cap.check(), rows, ("lawrun",))
+    regular = cycle_grid(cap.cycles[-1], 60, cap.cycles[0]).tolist()
+    _disagree(cap.check(cycles=regular), rows, "lawrun")
 
 
-def test_a_job_running_at_the_capture_is_charged_up_to_the_last_cycle(run: Run) -> None:
-    rows = run.rows()
-    mine = [j for j in run.jobs if j.user == "lawrun"]
+@pytest.mark.parametrize("which", ["before", "after"])
+def test_a_job_running_at_the_capture_is_charged_up_to_the_last_cycle(run: Run, which: str) -> None:
+    cap: Capture = getattr(run, which)
+    rows = cap.rows()
+    mine = [j for j in cap.jobs if j.user == "lawrun"]
     assert len(mine) == 1 and mine[0].end is None and mine[0].state == "RUNNING"
-    _agree(run.check(), rows, ("lawrun",))
-    # charged up to the capture instead (as if it ended then): beyond the tolerance
-    if math.isclose(run.snap.taken_at.timestamp(), run.last.timestamp(), abs_tol=1.0):
+    _agree(cap.check(), rows, ("lawrun",))
+    if math.isclose(cap.snap.taken_at.timestamp(), cap.last.timestamp(), abs_tol=1.0):
         pytest.skip("captured within a second of the cycle")
-    ended = [replace(j, end=run.snap.taken_at) if j.user == "lawrun" else j for j in run.jobs]
-    limits = replace(run.snap.settings, accounting_enforce=frozenset({"limits"}))
-    later = check_raw_usage(ended, run.snap.tree, limits, run.last, run.snap.taken_at,  # type: ignore[arg-type]
-                            cycles=run.cycles, partitions=run.snap.partitions)
-    _disagree(later, rows, "lawrun")
+    # charged up to the capture instead (as if it ended then, with limits): beyond the tolerance
+    ended = replace(cap, jobs=[replace(j, end=cap.snap.taken_at) if j.user == "lawrun" else j for j in cap.jobs])
+    _disagree(_with(ended, accounting_enforce=frozenset({"limits"})), rows, "lawrun")
 
 
 def test_billing_is_recomputed_from_alloc_tres(run: Run) -> None:
-    rows = run.rows()
-    assert any(p.billing_weights == {"cpu": 1000.5} for p in run.snap.partitions)
-    assert {j.billing for j in run.jobs if j.user == "lawrun"} == {1000.0}  # sacct: the truncated integer
-    _agree(run.check(), rows, ("lawrun",))
-    _disagree(run.check(partitions=()), rows, "lawrun")  # sacct's billing= alone is 0.05 % short
+    cap = run.before
+    rows = cap.rows()
+    assert any(p.billing_weights == {"cpu": 1000.5} for p in cap.snap.partitions)
+    assert {j.billing for j in cap.jobs if j.user == "lawrun"} == {1000.0}  # sacct: the truncated integer
+    _agree(cap.check(), rows, ("lawrun", "lawhalf"))
+    _disagree(cap.check(partitions=()), rows, "lawrun")  # sacct's billing= alone is 0.05 % short
