@@ -199,3 +199,18 @@ def test_replay_matches_the_cycle_by_cycle_loop_on_irregular_grids(seed: int) ->
         want = sum(float(job_usage_over_cycles(grid, s, e, 7.0, HL, enforce_limits=limits)[-1])
                    for s, e in zip(starts, ends))
         assert got.usage[2] == pytest.approx(want, rel=1e-9)
+
+
+def test_the_planners_series_is_the_same_law_as_the_replay() -> None:
+    from tui.engine.usage_law import charge_series
+
+    # jobs in seconds from now (now = a cycle); times 0, 60, ..., 600
+    starts, ends = [10.0, 70.0, 0.0, 130.0], [30.0, 250.0, np.inf, 580.0]
+    for limits in (True, False):
+        series = charge_series(GRID, starts, ends, [1000.0] * 4, HL, P, enforce_limits=limits)
+        for k in range(1, GRID.size):
+            got = replay(JobTable.of([2] * 4, starts, np.minimum(ends, np.inf), [1000.0] * 4), PARENT,
+                         GRID[: k + 1], policy(enforce_limits=limits))
+            assert series[:, k] == pytest.approx(got.per_job, rel=1e-9, abs=1e-9)
+    short = charge_series([60.0], [10.0], [30.0], [1000.0], HL, P, enforce_limits=False)
+    assert short[0, 0] == 0.0  # a job between two cycles, without limits: never charged

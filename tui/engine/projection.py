@@ -363,13 +363,13 @@ class Charges:
 
 def precharge(tree: AssocTree, rows: ArrayLike, start_s: ArrayLike, end_s: ArrayLike, billing: ArrayLike,
               times_s: ArrayLike, half_life_s: float, calc_period_s: float = 300.0, law: Law = "slurm",
-              resets_s: ArrayLike = ()) -> Charges:
+              resets_s: ArrayLike = (), enforce_limits: bool = True) -> Charges:
     """The :class:`Charges` of some jobs (arguments as :func:`project_usage`'s)."""
     t = np.asarray(times_s, dtype=np.float64)
     r = np.asarray(rows, dtype=np.int64).reshape(-1)
     if np.any((r < 0) | (r >= tree.size)):
         raise ValueError("a charged row is outside the association tree")
-    charges = (charge_series(t, start_s, end_s, billing, half_life_s, calc_period_s, law, resets_s)
+    charges = (charge_series(t, start_s, end_s, billing, half_life_s, calc_period_s, law, resets_s, enforce_limits)
                if r.size else np.zeros((0, t.size)))
     return Charges(r, charges, [np.asarray(path_to(tree, int(x)), dtype=np.int64) for x in r])
 
@@ -387,6 +387,7 @@ def project_usage(
     resets_s: ArrayLike = (),
     rate: ArrayLike | None = None,
     then: Charges | None = None,
+    enforce_limits: bool = True,
 ) -> UsageProjection:
     """Project every association's raw usage while jobs run and everything decays.
 
@@ -406,13 +407,17 @@ def project_usage(
         descendants: it is summed up the tree here), e.g. from two snapshots. None: zero.
     then : Charges, optional
         Further jobs already charged (:func:`precharge`, on the same times and law), after these.
+    enforce_limits : bool
+        AccountingStorageEnforce has ``limits``/``safe``: a job's last slice is charged at its
+        end (:func:`tui.engine.usage_law.charge_series`).
 
     Returns
     -------
     UsageProjection
     """
     t = np.asarray(times_s, dtype=np.float64)
-    own_jobs = precharge(tree, rows, start_s, end_s, billing, t, half_life_s, calc_period_s, law, resets_s)
+    own_jobs = precharge(tree, rows, start_s, end_s, billing, t, half_life_s, calc_period_s, law, resets_s,
+                         enforce_limits)
     r, charges, paths = own_jobs.rows, own_jobs.charges, own_jobs.paths
     if then is not None and then.rows.size:
         if then.charges.shape[1] != t.size:
