@@ -423,15 +423,18 @@ def replay(jobs: JobTable, parent: ArrayLike, cycles: ArrayLike, policy: UsagePo
     decayed = decayed + np.where(tail_kept, tail * np.exp(tail * dlog) * tail_w, 0.0)
     flat = flat + np.where(tail_kept, tail, 0.0)
 
-    factor = np.asarray([policy.usage_factor(q) for q in jobs.qos], dtype=np.float64)
+    names, code = np.unique(np.asarray(jobs.qos, dtype=str), return_inverse=True)
+    code = code.reshape(-1)
+    factor = np.asarray([policy.usage_factor(str(q)) for q in names], dtype=np.float64)[code] if names.size \
+        else np.ones(0)
     per_job = decayed * jobs.billing * factor
     valid = (jobs.row >= 0) & (jobs.row < n)
     own = np.bincount(jobs.row[valid], weights=per_job[valid], minlength=n).astype(np.float64)
-    qos: dict[str, float] = {}
     undecayed = flat * jobs.billing * factor
-    for name in sorted(set(jobs.qos) - {""}):
-        pick = np.asarray([q == name for q in jobs.qos])
-        qos[name] = float((undecayed if name in policy.no_decay_qos else per_job)[pick].sum())
+    nodecay = np.asarray([str(q) in policy.no_decay_qos for q in names], dtype=bool)
+    by_qos = np.bincount(code, weights=np.where(nodecay[code], undecayed, per_job), minlength=names.size) \
+        if names.size else np.zeros(0)
+    qos = {str(q): float(v) for q, v in zip(names, by_qos) if q}
     return Replay(subtree_sum(own, par), own, per_job, qos, last)
 
 
