@@ -40,11 +40,11 @@ def simulate(start: float, end: float | None, billing: float, last: float, perio
     usage, t0 = 0.0, first
     while t0 < last:
         t1 = t0 + period
-        if end is not None and t0 < end <= t1 and start < end:  # charged at its end, then decayed by t1's cycle
+        if end is not None and t0 <= end < t1 and start < end:  # charged at its end, then decayed by t1's cycle
             dt = end - max(start, t0)
             usage += dt * d**dt * billing
         usage *= d**period
-        if start < t1 and (end is None or end > t1):  # running at cycle t1: charged after the decay
+        if start < t1 and (end is None or end >= t1):  # running at cycle t1 (also ending in its second)
             dt = t1 - max(start, t0)
             usage += dt * d**dt * billing
         t0 = t1

@@ -162,6 +162,12 @@ def test_running_at_capture_and_ended_after_the_last_cycle() -> None:
     assert not_yet.usage[2] == 0.0
 
 
+def test_a_job_ending_in_a_cycles_second_ran_through_that_cycle() -> None:
+    # ends at 120, the cycle's own second: charged 60 s by that cycle, nothing more at its end
+    got = replay(one(60.0, 120.0), PARENT, [0.0, 60.0, 120.0, 180.0], policy(enforce_limits=False))
+    assert got.usage[2] == pytest.approx(1000.0 * 60 * D**60 * D**60, rel=1e-12)
+
+
 def test_requeued_job_runs_are_each_charged() -> None:
     runs = JobTable.of([2, 2], [10.0, 70.0], [40.0, 100.0], [1000.0, 1000.0])  # two runs of one job (sacct -D)
     got = replay(runs, PARENT, [0.0, 60.0, 120.0], policy())
@@ -205,11 +211,11 @@ def test_the_planners_series_is_the_same_law_as_the_replay() -> None:
     from tui.engine.usage_law import charge_series
 
     # jobs in seconds from now (now = a cycle); times 0, 60, ..., 600
-    starts, ends = [10.0, 70.0, 0.0, 130.0], [30.0, 250.0, np.inf, 580.0]
+    starts, ends = [10.0, 70.0, 0.0, 130.0, 50.0], [30.0, 250.0, np.inf, 580.0, 180.0]
     for limits in (True, False):
-        series = charge_series(GRID, starts, ends, [1000.0] * 4, HL, P, enforce_limits=limits)
+        series = charge_series(GRID, starts, ends, [1000.0] * 5, HL, P, enforce_limits=limits)
         for k in range(1, GRID.size):
-            got = replay(JobTable.of([2] * 4, starts, np.minimum(ends, np.inf), [1000.0] * 4), PARENT,
+            got = replay(JobTable.of([2] * 5, starts, ends, [1000.0] * 5), PARENT,
                          GRID[: k + 1], policy(enforce_limits=limits))
             assert series[:, k] == pytest.approx(got.per_job, rel=1e-9, abs=1e-9)
     short = charge_series([60.0], [10.0], [30.0], [1000.0], HL, P, enforce_limits=False)

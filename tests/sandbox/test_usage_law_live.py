@@ -9,6 +9,7 @@ cycle times), with one user per law item, all at once on 16 CPUs:
 * ``lawhalf`` / ``lawdbl``: a 75-s job in a QOS with UsageFactor 0.5 / 2;
 * ``lawnd``: a 75-s job in a QOS with Flags=NoDecay (the QOS's usage is not decayed, the
   association's is);
+* ``lawrq``: a job requeued after a cycle charged its first run (``sacct -D`` lists both runs);
 * ``lawrun``: a job that runs through a slurmctld restart (the downtime is charged and decayed at
   the restart's first cycle, and the grid re-anchors) and is still running at the capture.
 
@@ -41,7 +42,7 @@ from tui.sources.saved import load_folder
 
 pytestmark = [pytest.mark.sandbox, SKIP]
 
-USERS = ("lawshort", "lawhalf", "lawdbl", "lawnd", "lawrun")
+USERS = ("lawshort", "lawhalf", "lawdbl", "lawnd", "lawrun", "lawrq")
 REL = 1e-6
 
 
@@ -79,6 +80,8 @@ class Run:
     qos: dict[str, str]
     before: Capture
     after: Capture
+    env: dict[str, str]
+    requeued: str
 
 
 def _qos_usage(env: dict[str, str]) -> dict[str, float]:
@@ -91,12 +94,12 @@ def _submit(env: dict[str, str], user: str, acct: str, cpus: int, seconds: int, 
     return sh(run_env, "usage.sh", user, acct, str(cpus), str(seconds)).strip().split()[-1]
 
 
-def _wait_only(env: dict[str, str], job: str, timeout: float = 200) -> None:
-    """Until no job but ``job`` is in the queue."""
+def _wait_only(env: dict[str, str], *jobs: str, timeout: float = 200) -> None:
+    """Until no job but ``jobs`` is in the queue."""
     end = time.monotonic() + timeout
     while True:
         ids = sh(env, "squeue", "-h", "-o", "%i").split()
-        if ids == [job] or not ids:
+        if set(ids) <= set(jobs):
             return
         assert time.monotonic() < end, f"jobs still queued: {ids}"
         time.sleep(1)
@@ -110,7 +113,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
            "SANDBOX_CPUS": "16", "SANDBOX_BILLING_CPU": "1000.5", "SANDBOX_BILLING": "CPU=1000.5"}
     acct = unique("law")
     qos = {"half": unique("lawhalf"), "dbl": unique("lawdbl"), "nd": unique("lawnd")}
-    long_job = ""
+    long_job = requeued = ""
     saved_env = {k: os.environ.get(k) for k in ("SLURM_CONF", "PATH")}
     try:
         sh(law, "up.sh", timeout=180)
@@ -127,7 +130,12 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
         _submit(law, "lawhalf", acct, 2, 75, qos["half"])
         _submit(law, "lawdbl", acct, 2, 75, qos["dbl"])
         _submit(law, "lawnd", acct, 2, 75, qos["nd"])
-        _wait_only(law, long_job)
+        requeued = _submit(law, "lawrq", acct, 1, 900)
+        jobs_started = last_ran(law)
+        while last_ran(law) == jobs_started:  # its first run charged by a cycle, then requeued
+            time.sleep(0.5)
+        sh(law, "scontrol", "requeue", requeued)
+        _wait_only(law, long_job, requeued)
         os.environ["SLURM_CONF"] = law["SLURM_CONF"]
         os.environ["PATH"] = law["PATH"]
         before = _capture(law, tmp / "before", acct)
@@ -138,15 +146,16 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
             time.sleep(0.5)
         time.sleep(3)  # lawrun's job then runs on past the last cycle when captured
         after = _capture(reset, tmp / "after", acct)
-        yield Run(qos, before, after)
+        yield Run(qos, before, after, law, requeued)
     finally:
         for key, value in saved_env.items():
             if value is None:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
-        if long_job:
-            subprocess.run(["scancel", long_job], env=law, check=False, capture_output=True)
+        for job in (long_job, requeued):
+            if job:
+                subprocess.run(["scancel", job], env=law, check=False, capture_output=True)
         try:
             sh(env, "sacctmgr", "-i", "delete", "account", f"name={acct}", f"cluster={cluster_name(env)}")
         except AssertionError:
@@ -295,3 +304,15 @@ def test_billing_is_recomputed_from_alloc_tres(run: Run) -> None:
     assert {j.billing for j in cap.jobs if j.user == "lawrun"} == {1000.0}  # sacct: the truncated integer
     _agree(cap.check(), rows, ("lawrun", "lawhalf"))
     _disagree(cap.check(partitions=()), rows, "lawrun")  # sacct's billing= alone is 0.05 % short
+
+
+def test_a_requeued_jobs_every_run_counts(run: Run) -> None:
+    cap = run.before
+    rows = cap.rows()
+    runs = [j for j in cap.jobs if j.user == "lawrq"]
+    assert runs[0].state == "REQUEUED" and runs[0].end is not None, runs  # sacct -D: the first run too
+    _agree(cap.check(), rows, ("lawrq",))
+    assert cap.check().rows[rows["lawrq"]].printed > 1e4
+    plain = sh(run.env, "sacct", "-a", "-P", "-X", "-n", "-j", run.requeued, "-o", "JobID,State").split()
+    assert len(plain) == 1 and len(runs) >= 2 or runs[-1].state == "REQUEUED", (plain, runs)  # sacct: last run only
+    _disagree(replace(cap, jobs=[j for j in cap.jobs if j is not runs[0]]).check(), rows, "lawrq")  # without -D

@@ -402,7 +402,9 @@ def replay(jobs: JobTable, parent: ArrayLike, cycles: ArrayLike, policy: UsagePo
 
     s, e = jobs.start, jobs.end
     k1 = np.maximum(np.searchsorted(c, s, side="right"), 1)    # first cycle after the start
-    ke = np.searchsorted(c, e, side="left")                    # first cycle at or after the end
+    # first cycle after the end: a job ending in the second of a cycle ran through it (the cycle's
+    # time is its wake-up second, the end is processed after; sacct's times are whole seconds)
+    ke = np.searchsorted(c, e, side="right")
     kl = np.minimum(ke, N + 1) - 1                             # last cycle it runs through
     runs = kl >= k1
     k1c = np.minimum(k1, N)
@@ -534,7 +536,7 @@ def job_usage_over_cycles(
     for k in range(1, t.size):
         t0, t1 = t[k - 1], t[k]
         begin = max(t0, start_s)
-        if end_s <= t1:
+        if end_s < t1:
             # Ended inside this interval: charged at job end, then decayed with everything else.
             if end_s > t0 and enforce_limits:
                 u += np.longdouble(cycle_accrual(end_s - begin, billing, half_life_s, qos_usage_factor))
@@ -702,7 +704,7 @@ def _slurm_charge(t: NDArray[np.float64], s: NDArray[np.float64], e: NDArray[np.
     with np.errstate(invalid="ignore", over="ignore"):
         k = np.floor(t / period + 1e-9)                   # last cycle at or before t
         ks = np.floor(s / period + 1e-9) + 1.0            # first cycle strictly after the start
-        ke = np.where(np.isfinite(e), np.ceil(e / period - 1e-9), np.inf)  # first cycle >= end
+        ke = np.where(np.isfinite(e), np.floor(e / period + 1e-9) + 1.0, np.inf)  # first cycle > end
         first = acc(ks * period - s)
         full = acc(np.full_like(s, period))
 
