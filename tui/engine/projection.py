@@ -1,8 +1,9 @@
-"""Usage over time: Slurm's discrete decay and accrual, the continuous ODE, and recovery.
+"""Usage over time: the projection of a whole tree, the continuous ODE, and recovery.
 
-Slurm (``priority/multifactor``, 22.05 ``_decay_thread``) multiplies every association's raw
-usage by ``d**dt`` each cycle (``d = 1 - 0.693/HL``, :mod:`tui.engine.decay`) and adds
-``dt_j * d**dt_j * billing * qos_usage_factor`` for every running job (spec section 4).
+Slurm's discrete law (each cycle decays by ``d**dt`` and charges every running job
+``dt_j * d**dt_j * billing * qos_usage_factor``, spec section 4) lives in
+:mod:`tui.engine.usage_law` (:func:`charge_series`, :func:`cycle_accrual`, ... are re-exported
+here); this module projects a tree with it.
 
 For planning, usage is also modelled continuously (Yalim, PEARC'20, eq. 8-9)::
 
