@@ -256,6 +256,13 @@ class PrioritySettings:
     weight_qos: int = 0
     weight_tres: dict[str, float] = field(default_factory=dict)
     """PriorityWeightTRES, e.g. ``{"cpu": 1000.0, "gres/gpu": 3000.0}``."""
+    accounting_enforce: frozenset[str] | None = None
+    """AccountingStorageEnforce, lower case (``{"associations", "limits"}``); None: not known
+    (the usage law then assumes ``limits``, which charges a job's last slice at its end)."""
+    qos_usage_factors: dict[str, float] = field(default_factory=dict)
+    """QOS name -> UsageFactor where the source has them (``sacctmgr show qos``)."""
+    qos_no_decay: frozenset[str] = frozenset()
+    """QOS with Flags=NoDecay (their own usage never decays; associations' still does)."""
 
 
 #: ``MaxTime=UNLIMITED`` / ``MaxNodes=UNLIMITED``: the partition sets no limit.

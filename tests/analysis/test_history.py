@@ -40,11 +40,11 @@ def simulate(start: float, end: float | None, billing: float, last: float, perio
     usage, t0 = 0.0, first
     while t0 < last:
         t1 = t0 + period
-        if end is not None and t0 < end <= t1 and start < end:  # charged at its end, then decayed by t1's cycle
+        if end is not None and t0 <= end < t1 and start < end:  # charged at its end, then decayed by t1's cycle
             dt = end - max(start, t0)
             usage += dt * d**dt * billing
         usage *= d**period
-        if start < t1 and (end is None or end > t1):  # running at cycle t1: charged after the decay
+        if start < t1 and (end is None or end >= t1):  # running at cycle t1 (also ending in its second)
             dt = t1 - max(start, t0)
             usage += dt * d**dt * billing
         t0 = t1
@@ -273,4 +273,33 @@ def test_cli_live_runs_sacct_from_an_argument_list(tmp_path, monkeypatch, capsys
     assert {r["user"] for r in doc["daily"]} == {"la", "lc", "ld"}
     assert doc["check"]["last_cycle_assumed"] is True  # live: no saved last decay cycle
     args = (tmp_path / "args").read_text().splitlines()
-    assert args[:3] == ["-a", "-P", "-X"] and args[3].startswith("--starttime=")
+    assert args[:4] == ["-a", "-P", "-X", "-D"] and args[4].startswith("--starttime=")  # -D: every run
+
+
+def test_a_deleted_users_jobs_count_in_its_account_and_billing_comes_from_alloc_tres() -> None:
+    from tui.analysis.history import job_table
+    from tui.engine.usage_law import UsagePolicy
+
+    snap = load_folder(LIVE)
+    jobs, _ = load_saved_history(LIVE, UTC)
+    tree = snap.tree
+    acct = next(i for i in range(tree.size) if not tree.is_user[i] and tree.parent[i] >= 0)
+    name = str(tree.account[acct])
+    gone = replace(jobs[0], account=name, user="deleted", partition="burn",
+                   alloc_tres={"cpu": 3.0, "mem": 100.0, "billing": 7.0})
+    table, unmatched = job_table([gone], tree, UsagePolicy(tres_weights={"burn": {"cpu": 2.5}}))
+    assert table.row.tolist() == [acct] and not unmatched  # Slurm keeps its usage in the parent
+    assert table.billing.tolist() == [7.5]  # 3 CPUs x 2.5, where sacct printed the truncated 7
+    plain, _ = job_table([gone], tree, UsagePolicy())  # no weights known: sacct's billing
+    assert plain.billing.tolist() == [gone.billing]
+
+
+def test_enforce_without_limits_leaves_short_jobs_uncharged_and_says_so() -> None:
+    snap = load_folder(LIVE)  # D3: two 2-3 s jobs charged at their end (limits)
+    jobs, last = load_saved_history(LIVE, UTC)
+    with_limits = check_raw_usage(jobs, snap.tree, snap.settings, last, snap.taken_at)
+    assert with_limits.agrees
+    no_limits = replace(snap.settings, accounting_enforce=frozenset({"associations"}))
+    check = check_raw_usage(jobs, snap.tree, no_limits, last, snap.taken_at)
+    assert all(r.rebuilt == 0 for r in check.rows) and not check.agrees
+    assert any("no 'limits'" in n for n in check.notes)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import os
 import stat
 from pathlib import Path
@@ -27,7 +29,9 @@ def _same_cluster(a: Snapshot, b: Snapshot, usage: bool) -> None:
         assert np.array_equal(getattr(a.tree, name), getattr(b.tree, name)), name
     if usage:
         assert np.array_equal(a.tree.usage_raw, b.tree.usage_raw)
-    assert a.settings == b.settings
+    # the QOS table (UsageFactor, NoDecay: the usage law) is saved by a capture only
+    assert replace(a.settings, qos_usage_factors=b.settings.qos_usage_factors,
+                   qos_no_decay=b.settings.qos_no_decay) == b.settings
     assert a.cluster == b.cluster
     assert a.partitions == b.partitions
     assert [(j.job_id, j.user, j.account, j.partition, j.state) for j in a.jobs] == [
@@ -56,7 +60,7 @@ def test_live_equals_capture(tmp_path: Path, release: str, monkeypatch: pytest.M
         line = slurm_cli.capture(tmp_path / "cap", timeout=30)
         after = slurm_cli.live_snapshot(timeout=30)
         folder = saved.load_folder(tmp_path / "cap")
-        assert line.startswith(f"captured into {tmp_path / 'cap'} (11 commands, 0 non-zero exits)")  # + sacct, users
+        assert line.startswith(f"captured into {tmp_path / 'cap'} (13 commands, 0 non-zero exits)")  # + sacct, qos, ...
         assert not before.warnings and not folder.warnings
         assert (before.scheduler_version or "").startswith(release + ".")
         _same_cluster(before, folder, usage=False)
@@ -135,7 +139,7 @@ def test_only_sshare_available(fake_path: Path, tmp_path: Path) -> None:
     sacct_psv = Path(__file__).parents[1] / "fixtures" / "slurm" / "live" / "fair_tree" / "sacct_a_P.psv"
     _fake(fake_path, "sacct", f"/bin/cat '{sacct_psv}'")
     line = slurm_cli.capture(tmp_path / "cap", timeout=5)
-    assert line == f"captured into {tmp_path / 'cap'} (11 commands, 9 non-zero exits)\n"
+    assert line == f"captured into {tmp_path / 'cap'} (12 commands, 10 non-zero exits)\n"
     from tui.sources.sacct import load_saved_history
 
     assert len(load_saved_history(tmp_path / "cap")[0]) == 3  # saved for fairtop history

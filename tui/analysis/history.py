@@ -6,19 +6,21 @@ Two answers, both UI-free:
   (a job running across midnight is split at midnight, local time of the snapshot), and the
   decayed usage that history implies at the end of each day: every job's charge up to that
   moment, decayed at Slurm's per-second factor ``d = 1 - 0.693/HL`` (continuously).
-* :func:`check_raw_usage`: Slurm's own discrete law (spec 4.1-4.3) replayed over the jobs and
-  summed up the association tree, against the RawUsage sshare printed. Decay cycles are assumed
-  on a regular grid, one ``PriorityCalcPeriod`` apart, ending at the last decay cycle (saved as
-  ``last_decay_cycle.txt``; else the snapshot time). A job's charge for a cycle interval of
-  ``dt`` seconds is ``dt * d**dt * billing``; it is then decayed by every later cycle, and a
-  job that ends between two cycles is charged at its end and decayed by the next cycle's whole
-  ``d**P``. Where the true cycle times differ from the grid, the result moves by at most one
-  period's decay, ``1 - d**P`` relative: that is the tolerance (plus 1 for sshare's truncation).
+* :func:`check_raw_usage`: Slurm's own discrete law (:mod:`tui.engine.usage_law`: QOS
+  UsageFactor, limits enforcement, usage resets, billing from AllocTRES) replayed over the jobs
+  and summed up the association tree, against the RawUsage sshare printed. Decay cycles are the
+  controller's own when known (its log), else assumed on a regular grid, one
+  ``PriorityCalcPeriod`` apart, ending at the last decay cycle (saved as
+  ``last_decay_cycle.txt``; else the snapshot time). Where the true cycle times differ from the
+  grid, the result moves by at most one period's decay, ``1 - d**P`` relative: that is the
+  tolerance then (plus 1 for sshare's truncation).
 
 Disagreements beyond it are named: a usage reset (PriorityUsageResetPeriod, or an admin's
 ``sacctmgr modify ... set RawUsage=0``) leaves sshare below the jobs; purged or missing job
 records (PurgeJobAfter, PrivateData, a narrower --starttime) leave it above; a controller that
-was down loses the usage of jobs that ran meanwhile; a QOS UsageFactor other than 1 scales it.
+lost its state files (not one that was merely down: its first cycle charges and decays the gap)
+loses the usage before; a QOS UsageFactor scales it (known to the law when the capture saved the
+QOS table).
 """
 
 from __future__ import annotations
@@ -32,12 +34,20 @@ from datetime import date, datetime, time, timedelta, timezone, tzinfo
 import numpy as np
 
 from tui.engine.decay import decay_per_second
-from tui.engine.projection import charged_usage
-from tui.model import AssocTree, PrioritySettings
+from tui.engine.usage_law import (
+    JobTable,
+    UsagePolicy,
+    charged_usage,
+    cycle_grid,
+    last_reset_before,
+    replay,
+    reset_boundaries,
+)
+from tui.model import AssocTree, Partition, PrioritySettings
 from tui.sources.sacct import AccountedJob
 
 __all__ = ["DailyUsage", "UsageCheck", "HistoryCheck", "daily_usage", "charged_usage", "check_raw_usage",
-           "last_reset_before", "select_jobs", "usage_back_then"]
+           "job_table", "last_reset_before", "select_jobs", "usage_back_then"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -184,23 +194,36 @@ def daily_usage(jobs: Sequence[AccountedJob], now: datetime, days: int, half_lif
 
 
 # --------------------------------------------------------------------------------------------
-# Slurm's discrete law, per job: :func:`tui.engine.projection.charged_usage`; usage resets
+# Slurm's law (:mod:`tui.engine.usage_law`) over sacct's jobs
 # --------------------------------------------------------------------------------------------
 
 
-def last_reset_before(period: str, when: datetime) -> datetime | None:
-    """The latest PriorityUsageResetPeriod boundary at or before ``when`` (local midnights of
-    ``when``'s zone); None for NONE and NOW (NOW resets at controller start: unknown here)."""
-    p = period.strip().upper()
-    midnight = datetime.combine(when.date(), time(0), tzinfo=when.tzinfo)
-    if p == "DAILY":
-        return midnight
-    if p == "WEEKLY":  # Sunday 00:00 (Python: Monday 0 ... Sunday 6)
-        return midnight - timedelta(days=(when.weekday() + 1) % 7)
-    if p in ("MONTHLY", "QUARTERLY", "YEARLY"):
-        month = {"MONTHLY": when.month, "QUARTERLY": (when.month - 1) // 3 * 3 + 1, "YEARLY": 1}[p]
-        return datetime.combine(date(when.year, month, 1), time(0), tzinfo=when.tzinfo)
-    return None
+def job_table(jobs: Sequence[AccountedJob], tree: AssocTree,
+              policy: UsagePolicy) -> tuple[JobTable, dict[str, list[int]]]:
+    """The jobs as the law's table: each charged to its (account, user) association, or, when
+    that association was deleted, to its account (Slurm keeps a deleted association's usage in
+    its parent); the billing recomputed as a double from AllocTRES where the partition's
+    weights are known (sacct's ``billing=`` is truncated). Also ``account/user`` -> the indices
+    of jobs with neither in the tree."""
+    user_row: dict[tuple[str, str], int] = {}
+    acct_row: dict[str, int] = {}
+    for i in range(tree.size):
+        if tree.is_user[i]:
+            user_row.setdefault((str(tree.account[i]), str(tree.user[i])), i)
+        else:
+            acct_row.setdefault(str(tree.account[i]), i)
+    rows, unmatched = [], defaultdict(list)
+    for n, job in enumerate(jobs):
+        row = user_row.get((job.account, job.user), acct_row.get(job.account, -1))
+        if row < 0:
+            unmatched[f"{job.account}/{job.user}"].append(n)
+        rows.append(row)
+    billing = [policy.billing(j.partition, j.alloc_tres) if j.alloc_tres and j.partition in policy.tres_weights
+               else j.billing for j in jobs]
+    table = JobTable.of(rows, [j.start.timestamp() for j in jobs],
+                        [j.end.timestamp() if j.end is not None else math.inf for j in jobs], billing,
+                        [j.qos for j in jobs])
+    return table, dict(unmatched)
 
 
 # --------------------------------------------------------------------------------------------
@@ -285,34 +308,20 @@ def _explain(printed: float, rebuilt: float) -> str:
             "or a QOS UsageFactor > 1")
 
 
-def _replay(jobs: Sequence[AccountedJob], tree: AssocTree, L: float, P: int, HL: int,
-            reset_t: float | None) -> tuple[np.ndarray, dict[str, float]]:
-    """Every association's usage at cycle ``L`` rebuilt from ``jobs`` (Slurm's law, summed up the
-    tree), and the usage of job (account, user) pairs the tree does not have."""
-    row_of: dict[tuple[str, str], int] = {}
-    for i in range(tree.size):
-        if tree.is_user[i]:
-            row_of.setdefault((str(tree.account[i]), str(tree.user[i])), i)
-    rebuilt = np.zeros(tree.size, dtype=np.float64)
-    unmatched: dict[str, float] = defaultdict(float)
-    for job in jobs:
-        start = job.start.timestamp()
-        end = job.end.timestamp() if job.end is not None else None
-        if reset_t is not None:
-            if end is not None and end <= reset_t:
-                continue
-            start = max(start, reset_t)
-        if start > L and end is None:
-            continue
-        usage = charged_usage(start, end, job.billing, L, P, HL)
-        row = row_of.get((job.account, job.user))
-        if row is None:
-            unmatched[f"{job.account}/{job.user}"] += usage
-            continue
-        while row >= 0:
-            rebuilt[row] += usage
-            row = int(tree.parent[row])
-    return rebuilt, dict(unmatched)
+def _replay(jobs: Sequence[AccountedJob], tree: AssocTree, policy: UsagePolicy, cycles: np.ndarray,
+            until: float, tz: tzinfo | None = None,
+            anchors: Sequence[float] = ()) -> tuple[np.ndarray, dict[str, float]]:
+    """Every association's usage after the last of ``cycles`` rebuilt from ``jobs`` (Slurm's law,
+    summed up the tree), and the usage of job (account, user) pairs the tree does not have."""
+    table, unmatched = job_table(jobs, tree, policy)
+    resets = reset_boundaries(policy.reset_period, float(cycles[0]), float(cycles[-1]), tz, anchors)
+    done = replay(table, tree.parent, cycles, policy, until=until, resets=resets)
+    lost = {k: float(done.per_job[idx].sum()) for k, idx in unmatched.items()}
+    return done.usage, lost
+
+
+def _since(jobs: Sequence[AccountedJob], last: float) -> float:
+    return min([j.start.timestamp() for j in jobs] + [last])
 
 
 def usage_back_then(jobs: Sequence[AccountedJob], tree: AssocTree, settings: PrioritySettings,
@@ -327,56 +336,83 @@ def usage_back_then(jobs: Sequence[AccountedJob], tree: AssocTree, settings: Pri
     then = datetime.fromtimestamp(then_t, timezone.utc)
     past = [replace(j, end=None) if j.end is None or j.end.timestamp() > then_t else j
             for j in jobs if j.start.timestamp() < then_t]
-    rebuilt, _ = _replay(past, tree, float(then_t), P, int(settings.decay_half_life_s), None)
+    policy = replace(UsagePolicy.of(settings), reset_period="NONE")
+    grid = cycle_grid(float(then_t), P, _since(past, float(then_t)))
+    rebuilt, _ = _replay(past, tree, policy, grid, float(then_t))
     return rebuilt, then
 
 
 def check_raw_usage(jobs: Sequence[AccountedJob], tree: AssocTree, settings: PrioritySettings,
-                    last_cycle: datetime | None, taken_at: datetime) -> HistoryCheck:
-    """Replay Slurm's decay law over ``jobs`` and compare with every association's RawUsage.
+                    last_cycle: datetime | None, taken_at: datetime, *, cycles: Sequence[float] | None = None,
+                    partitions: Sequence[Partition] = (), anchors: Sequence[float] = ()) -> HistoryCheck:
+    """Replay Slurm's usage law over ``jobs`` and compare with every association's RawUsage.
 
     Parameters
     ----------
     jobs : sequence of AccountedJob
-        All jobs that still count (with HL 7 days, ten half-lives back is enough for 0.1%).
+        All jobs that still count (with HL 7 days, ten half-lives back is enough for 0.1%); a
+        requeued job once per run (``sacct -D``).
     tree : AssocTree
         The snapshot's tree; ``usage_raw`` is what sshare (or assoc_mgr) printed.
     settings : PrioritySettings
-        Half-life, calc period and usage reset period of the cluster.
+        Half-life, calc period, usage reset period, AccountingStorageEnforce and the QOS
+        UsageFactors and NoDecay flags of the cluster (:meth:`UsagePolicy.of`).
     last_cycle : datetime or None
         The last decay cycle; None: ``taken_at`` (then the grid may be off by up to a period,
-        which the tolerance already covers).
+        which the tolerance then covers).
     taken_at : datetime
-        When the snapshot was taken.
+        When the snapshot was taken (jobs ended between the last cycle and then have their last
+        slice charged undecayed, with limits).
+    cycles : sequence of float, optional
+        The controller's real decay cycle times (epoch s, e.g. from its log or
+        :func:`tui.engine.usage_law.anchored_cycles` over its restarts); the tolerance is then
+        ``1e-6`` relative (+1 for sshare's truncation). Default: a regular grid ending at
+        ``last_cycle``.
+    partitions : sequence of Partition
+        Their TRESBillingWeights recompute each job's billing from AllocTRES.
+    anchors : sequence of float
+        Controller start times (for ``PriorityUsageResetPeriod=NOW``).
 
     Returns
     -------
     HistoryCheck
         One row per association, in tree order, with the tolerance and a note where they differ.
     """
-    assumed = last_cycle is None
-    cycle = last_cycle or taken_at
+    policy = UsagePolicy.of(settings, partitions)
+    known = cycles is not None and len(cycles) > 0
+    assumed = last_cycle is None and not known
+    if known:
+        grid = np.asarray(cycles, dtype=np.float64)
+        cycle = datetime.fromtimestamp(float(grid[-1]), timezone.utc)
+    else:
+        cycle = last_cycle or taken_at
     L = float(math.floor(cycle.timestamp()))
     P = max(int(settings.calc_period_s), 1)
     HL = int(settings.decay_half_life_s)
+    if not known:
+        grid = cycle_grid(L, P, _since(jobs, L))
     d = decay_per_second(HL)
     notes: list[str] = []
     reset = last_reset_before(settings.usage_reset_period, cycle.astimezone())
-    reset_t = reset.timestamp() if reset is not None else None
     if reset is not None:
-        notes.append(f"PriorityUsageResetPeriod={settings.usage_reset_period}: usage was reset at "
-                     f"{reset.isoformat(timespec='minutes')}; only the run time after it is counted")
-    elif settings.usage_reset_period.strip().upper() == "NOW":
+        notes.append(f"PriorityUsageResetPeriod={settings.usage_reset_period}: usage was reset at the first cycle "
+                     f"after {reset.isoformat(timespec='minutes')}; the jobs' usage before it is left out")
+    elif settings.usage_reset_period.strip().upper() == "NOW" and not anchors:
         notes.append("PriorityUsageResetPeriod=NOW: usage was reset when slurmctld last started (time unknown)")
     if assumed:
         notes.append("no last decay cycle saved: cycles assumed to end at the snapshot time")
     if HL == 0:
         notes.append("PriorityDecayHalfLife=0: usage does not decay")
-    rebuilt, unmatched = _replay(jobs, tree, L, P, HL, reset_t)
+    if not policy.enforce_limits:
+        notes.append("AccountingStorageEnforce has no 'limits': a job's run after its last decay cycle is "
+                     "never charged (a job shorter than a cycle adds nothing)")
+    rebuilt, unmatched = _replay(jobs, tree, policy, grid, max(L, taken_at.timestamp()), cycle.astimezone().tzinfo,
+                                 anchors)
     if unmatched:
         notes.append(f"{len(unmatched)} account/user pair(s) in sacct have no association in sshare "
                      f"(deleted or renamed): {', '.join(sorted(unmatched))}")
-    slack = 1.0 - d**P  # one period's decay: where the true cycles fall against the grid
+    # where the true cycles fall against an assumed grid: one period's decay; known cycles: rounding
+    slack = 1e-6 if known else 1.0 - d**P
     out = []
     for i in range(tree.size):
         printed = float(tree.usage_raw[i])

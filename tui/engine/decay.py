@@ -38,6 +38,7 @@ __all__ = [
     "half_life_from_factor",
     "effective_half_life",
     "next_reset",
+    "decay_rate",
 ]
 
 #: The constant Slurm uses for ln 2 in ``1 - 0.693/HL`` (PM ``_decay_thread``).
@@ -170,6 +171,12 @@ def effective_half_life(half_life_s: float) -> float:
         return math.inf
     # log of the rounded double d, since that is the number Slurm raises to powers.
     return math.log(0.5) / math.log(d)
+
+
+def decay_rate(half_life: float) -> float:
+    """``lambda = ln 2 / half_life`` (per unit of time of ``half_life``); 0 for no decay."""
+    return 0.0 if half_life <= 0 else math.log(2.0) / float(half_life)
+
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,8 +1,9 @@
-"""Usage over time: Slurm's discrete decay and accrual, the continuous ODE, and recovery.
+"""Usage over time: the projection of a whole tree, the continuous ODE, and recovery.
 
-Slurm (``priority/multifactor``, 22.05 ``_decay_thread``) multiplies every association's raw
-usage by ``d**dt`` each cycle (``d = 1 - 0.693/HL``, :mod:`tui.engine.decay`) and adds
-``dt_j * d**dt_j * billing * qos_usage_factor`` for every running job (spec section 4).
+Slurm's discrete law (each cycle decays by ``d**dt`` and charges every running job
+``dt_j * d**dt_j * billing * qos_usage_factor``, spec section 4) lives in
+:mod:`tui.engine.usage_law` (:func:`charge_series`, :func:`cycle_accrual`, ... are re-exported
+here); this module projects a tree with it.
 
 For planning, usage is also modelled continuously (Yalim, PEARC'20, eq. 8-9)::
 
@@ -19,16 +20,22 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from tui.engine import compute
 from tui.engine._numeric import scalar_or_array
-from tui.engine.decay import decay_factor, decay_per_second
+from tui.engine.decay import decay_factor, decay_rate
 from tui.engine.path_rank import PathRank
 from tui.engine.tree import structure
+from tui.engine.usage_law import (
+    Law,
+    charge_series,
+    cycle_accrual,
+    decay_series,
+    job_usage_over_cycles,
+)
 from tui.model import AssocTree, PbsTree, path_to, rows_by_depth
 
 __all__ = [
@@ -54,105 +61,6 @@ __all__ = [
 # --------------------------------------------------------------------------------------------
 # Accrual
 # --------------------------------------------------------------------------------------------
-
-
-def cycle_accrual(
-    dt_s: ArrayLike,
-    billing: ArrayLike,
-    half_life_s: float,
-    qos_usage_factor: ArrayLike = 1.0,
-) -> NDArray[np.float64] | float:
-    """Raw usage one job adds over one accrual interval (spec 4.3, PM ``_apply_new_usage``).
-
-    Parameters
-    ----------
-    dt_s : array_like
-        Seconds the job ran inside the interval (``end - max(last_ran, job start)``); negative
-        values count as 0.
-    billing : array_like
-        Billable TRES of the job (see :mod:`tui.engine.billing`); CPUs when the partition has no
-        ``TRESBillingWeights``.
-    half_life_s : float
-        ``PriorityDecayHalfLife`` in seconds.
-    qos_usage_factor : array_like
-        QOS ``UsageFactor``; Slurm treats a negative value as 1.
-
-    Returns
-    -------
-    float or ndarray
-        ``dt * d**dt * billing * qf`` in billing TRES-seconds: the new usage is itself decayed
-        over its own interval.
-    """
-    dt = np.maximum(np.asarray(dt_s, dtype=np.float64), 0.0)
-    qf = np.asarray(qos_usage_factor, dtype=np.float64)
-    qf = np.where(qf < 0, 1.0, qf)
-    d = decay_per_second(half_life_s)
-    out = dt * np.power(d, dt) * np.asarray(billing, dtype=np.float64) * qf
-    return scalar_or_array(out)
-
-
-def job_usage_over_cycles(
-    cycle_times_s: ArrayLike,
-    start_s: float,
-    end_s: float,
-    billing: float,
-    half_life_s: float,
-    qos_usage_factor: float = 1.0,
-    usage0: float = 0.0,
-) -> NDArray[np.longdouble]:
-    """Raw usage of one association after each decay cycle while one job runs and ends.
-
-    Follows Slurm's order (spec 4.2-4.3): at every cycle the existing usage is decayed by
-    ``d**(t_k - t_{k-1})``, then a job still running adds its share of ``[t_{k-1}, t_k]``. A job
-    that ends between two cycles is charged at its end for ``[max(t_{k-1}, start), end]``, and
-    that charge is decayed by the whole of the next cycle's interval.
-
-    Parameters
-    ----------
-    cycle_times_s : array_like
-        Increasing times of decay cycles in seconds (e.g. epoch). The first entry is the
-        ``last_ran`` before the window; nothing is charged for time before it.
-    start_s, end_s : float
-        Job start and end in seconds on the same clock; ``end_s = inf`` for a job still running.
-    billing : float
-        Billable TRES of the job.
-    half_life_s : float
-        ``PriorityDecayHalfLife`` in seconds.
-    qos_usage_factor : float
-        QOS ``UsageFactor`` (negative counts as 1).
-    usage0 : float
-        Raw usage at ``cycle_times_s[0]`` in billing TRES-seconds.
-
-    Returns
-    -------
-    ndarray of longdouble
-        Usage right after each cycle; ``[0]`` is ``usage0``. Usage is accumulated in long double
-        as in Slurm (``usage_raw`` is ``long double``; increments are doubles).
-    """
-    t = np.asarray(cycle_times_s, dtype=np.float64)
-    if t.ndim != 1 or t.size == 0:
-        raise ValueError("cycle_times_s must be a non-empty 1-d sequence")
-    if np.any(np.diff(t) <= 0):
-        raise ValueError("cycle_times_s must be strictly increasing")
-    if end_s < start_s:
-        raise ValueError(f"job ends ({end_s}) before it starts ({start_s})")
-    out = np.empty(t.size, dtype=np.longdouble)
-    u = np.longdouble(usage0)
-    out[0] = u
-    for k in range(1, t.size):
-        t0, t1 = t[k - 1], t[k]
-        begin = max(t0, start_s)
-        if end_s <= t1:
-            # Ended inside this interval: charged at job end, then decayed with everything else.
-            if end_s > t0:
-                u += np.longdouble(cycle_accrual(end_s - begin, billing, half_life_s, qos_usage_factor))
-            u *= np.longdouble(decay_factor(half_life_s, t1 - t0))
-        else:
-            u *= np.longdouble(decay_factor(half_life_s, t1 - t0))
-            if start_s < t1:
-                u += np.longdouble(cycle_accrual(t1 - begin, billing, half_life_s, qos_usage_factor))
-        out[k] = u
-    return out
 
 
 def usage_after_cycles(
@@ -203,67 +111,6 @@ def usage_after_cycles(
 # --------------------------------------------------------------------------------------------
 # Continuous model (what-if planning)
 # --------------------------------------------------------------------------------------------
-
-
-def charged_usage(start: float, end: float | None, billing: float, last_cycle: float, period_s: float,
-                  half_life_s: float) -> float:
-    """A job's share of RawUsage at ``last_cycle`` under Slurm's cycle law (spec 4.1-4.3).
-
-    Cycles run at ``c_k = last_cycle - k * period_s``. For each cycle interval the job ran in
-    for ``dt`` seconds it is charged ``dt * d**dt * billing``: at the cycle if still running
-    (then decayed by the ``k`` later cycles), or at its end (then decayed by ``k + 1``). A job
-    that ended after ``last_cycle`` has its tail charged undecayed.
-
-    Parameters
-    ----------
-    start, end : float
-        Epoch seconds; ``end`` None while running (charged up to ``last_cycle``).
-    billing : float
-        Billable TRES (per second of run time).
-    last_cycle, period_s, half_life_s : float
-        The last decay cycle (epoch s), PriorityCalcPeriod and PriorityDecayHalfLife (s).
-
-    Returns
-    -------
-    float
-        Billing-seconds, decayed to ``last_cycle``.
-    """
-    d = decay_per_second(half_life_s)
-    P = float(period_s)
-    L = float(last_cycle)
-    total: float = 0.0
-    if end is not None and end > L:  # charged at its end, after the last cycle: not decayed yet
-        tail = end - max(start, L)
-        total += tail * d**tail * billing
-        if start >= L:
-            return total
-        end = None  # up to L it was charged cycle by cycle, as a running job
-    if end is not None and end <= start:
-        return total
-    r = d**P
-    k_s = math.floor((L - start) / P)
-    if end is not None:
-        k_e = math.floor((L - end) / P)
-        if k_e == k_s:
-            dt = end - start
-            total += dt * d**dt * billing * r ** (k_e + 1)
-            return total
-    c_ks = L - k_s * P
-    dt1 = c_ks - start
-    total += dt1 * d**dt1 * billing * r**k_s
-    m = k_e + 1 if end is not None else 0
-    if k_s > m:  # whole intervals k = m .. k_s - 1, each P * d**P * billing, decayed r**k
-        series = (k_s - m) if r == 1.0 else (r**m - r**k_s) / (1.0 - r)
-        total += P * r * billing * series
-    if end is not None:
-        dt2 = end - (L - (k_e + 1) * P)
-        total += dt2 * d**dt2 * billing * r ** (k_e + 1)
-    return total
-
-
-def decay_rate(half_life: float) -> float:
-    """``lambda = ln 2 / half_life`` (per unit of time of ``half_life``); 0 for no decay."""
-    return 0.0 if half_life <= 0 else math.log(2.0) / float(half_life)
 
 
 def usage_ode_breaks(
@@ -419,152 +266,6 @@ def recovery_curve(tree: AssocTree, row: int, seconds: ArrayLike, half_life_s: f
 # steps x associations is ever formed: a step of the whole tree is one multiply-add, a
 # charged association's whole series is a handful of vector operations.
 
-Law = Literal["slurm", "continuous"]
-
-
-def _epochs(times_s: NDArray[np.float64], resets_s: NDArray[np.float64], law: Law,
-            calc_period_s: float) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """For every time, when its charges begin (0, or the reset epoch's start) and the reset cycle.
-
-    Slurm zeroes usage at the first decay cycle at or after a reset time, before that cycle's
-    decay and charges; the charges of that cycle cover ``[previous cycle, cycle]``, so the
-    epoch's charges start at the previous cycle. In the continuous model the reset is at its
-    own time.
-    """
-    begin = np.zeros(times_s.shape)  # charges start at the last cycle (now) or at the epoch
-    cut = np.full(times_s.shape, -np.inf)
-    for r in np.sort(resets_s):
-        if law == "slurm":
-            cycle = math.ceil(r / calc_period_s - 1e-12) * calc_period_s  # first cycle >= r
-            after, start = cycle, cycle - calc_period_s
-        else:
-            after, start = r, r
-        hit = times_s >= after
-        begin[hit] = start
-        cut[hit] = after
-    return begin, cut
-
-
-def charge_series(
-    times_s: ArrayLike,
-    start_s: ArrayLike,
-    end_s: ArrayLike,
-    billing: ArrayLike,
-    half_life_s: float,
-    calc_period_s: float = 300.0,
-    law: Law = "slurm",
-    resets_s: ArrayLike = (),
-) -> NDArray[np.float64]:
-    """Raw usage each job has added (and left after decay) at each time, vectorised.
-
-    Parameters
-    ----------
-    times_s : array_like, shape (m,)
-        Times from now in seconds, ``>= 0``. Under the Slurm law, the value at ``t`` is the
-        usage right after the last decay cycle at or before ``t``; cycles run at multiples of
-        ``calc_period_s`` from now (now is the last cycle).
-    start_s, end_s : array_like, shape (J,)
-        Job start and end in seconds from now (``end_s`` may be ``inf``).
-    billing : array_like, shape (J,)
-        Billable TRES per second (times copies and the QOS UsageFactor).
-    half_life_s : float
-        ``PriorityDecayHalfLife`` in seconds (0: no decay).
-    calc_period_s : float
-        ``PriorityCalcPeriod`` in seconds (Slurm law only).
-    law : {"slurm", "continuous"}
-        ``slurm``: Slurm's discrete law (spec 4.2-4.3), each cycle decays by ``d**P`` with
-        ``d = 1 - 0.693/HL`` and a running job adds ``B * dt * d**dt``; a job ending between
-        cycles is charged at its end and that charge decays with the next cycle. Agrees with
-        :func:`job_usage_over_cycles` to rounding. ``continuous``: the exact solution of
-        ``du/dt = B - lambda u`` on the job's interval (``lambda = ln 2 / HL``, Yalim 2020).
-    resets_s : array_like
-        ``PriorityUsageResetPeriod`` reset times in seconds from now.
-
-    Returns
-    -------
-    ndarray, shape (J, m)
-        Billing TRES-seconds of each job at each time.
-    """
-    t = np.asarray(times_s, dtype=np.float64)
-    s = np.asarray(start_s, dtype=np.float64).reshape(-1, 1)
-    e = np.asarray(end_s, dtype=np.float64).reshape(-1, 1)
-    b = np.asarray(billing, dtype=np.float64).reshape(-1, 1)
-    if np.any(e < s):
-        raise ValueError("a job ends before it starts")
-    begin, cut = _epochs(t, np.asarray(resets_s, dtype=np.float64), law, calc_period_s)
-    s_eff = np.maximum(s, begin)  # (J, m): charges before the epoch were wiped by its reset
-    wiped = e <= cut  # ended (and charged) before the reset cycle
-    if law == "continuous":
-        lam = decay_rate(half_life_s)
-        run_end = np.minimum(t, e)
-        ran = np.maximum(run_end - s_eff, 0.0)
-        if lam == 0.0:
-            out = b * ran
-        else:
-            out = -(b / lam) * np.expm1(-lam * ran) * np.exp(-lam * np.maximum(t - np.maximum(run_end, s_eff), 0.0))
-    else:
-        out = _slurm_charge(t, s_eff, e, b, half_life_s, calc_period_s)
-    return np.where(wiped, 0.0, out)
-
-
-def _slurm_charge(t: NDArray[np.float64], s: NDArray[np.float64], e: NDArray[np.float64],
-                  b: NDArray[np.float64], half_life_s: float, period: float) -> NDArray[np.float64]:
-    """Closed form of Slurm's per-cycle recursion for jobs (rows) at times (columns).
-
-    Cycles are at ``c * period`` (cycle 0 is now). With ``q = d**period`` and
-    ``acc(x) = B x d**x``: ``ks``, the first cycle after the start, adds ``acc(t_ks - s)``; each
-    later cycle while the job still runs decays by ``q`` and adds ``acc(period)``; ``ke``, the
-    first cycle at or after the end, gets the end charge ``acc(e - max(t_ke-1, s))`` (made at
-    the end, before that cycle's decay); afterwards the usage only decays.
-    """
-    d = decay_per_second(half_life_s)
-    q = float(decay_factor(half_life_s, period))
-    log_q = math.log(q)
-
-    def acc(x: NDArray[np.float64]) -> NDArray[np.float64]:
-        x = np.maximum(x, 0.0)
-        return b * x * np.power(d, x)
-
-    def qpow(n: NDArray[np.float64]) -> NDArray[np.float64]:
-        return np.exp(n * log_q) if q < 1.0 else np.ones_like(n)
-
-    def geo(n: NDArray[np.float64]) -> NDArray[np.float64]:
-        return n if q == 1.0 else -np.expm1(n * log_q) / (1.0 - q)
-
-    with np.errstate(invalid="ignore", over="ignore"):
-        k = np.floor(t / period + 1e-9)                   # last cycle at or before t
-        ks = np.floor(s / period + 1e-9) + 1.0            # first cycle strictly after the start
-        ke = np.where(np.isfinite(e), np.ceil(e / period - 1e-9), np.inf)  # first cycle >= end
-        first = acc(ks * period - s)
-        full = acc(np.full_like(s, period))
-
-        def running(c: NDArray[np.float64]) -> NDArray[np.float64]:
-            n = c - ks  # cycles after the first running one
-            return np.where(n >= 0, first * qpow(n) + full * geo(n), 0.0)
-
-        end_charge = acc(e - np.maximum((ke - 1.0) * period, s))
-        ended = k >= ke
-        after = (running(np.where(ended, ke - 1.0, -1.0)) + end_charge) * qpow(np.where(ended, k - ke + 1.0, 0.0))
-        out = np.where(ended, after, running(np.minimum(k, ke - 1.0)))
-    return np.where(k < ks, 0.0, out)
-
-
-def decay_series(times_s: ArrayLike, half_life_s: float, calc_period_s: float = 300.0,
-                 law: Law = "slurm", resets_s: ArrayLike = ()) -> NDArray[np.float64]:
-    """Factor by which usage held now is multiplied at each time (0 after a reset).
-
-    Slurm: ``(d**P)**k`` after ``k`` whole cycles; continuous: ``exp(-lambda t)``.
-    """
-    t = np.asarray(times_s, dtype=np.float64)
-    _, cut = _epochs(t, np.asarray(resets_s, dtype=np.float64), law, calc_period_s)
-    if law == "continuous":
-        out = np.exp(-decay_rate(half_life_s) * t)
-    else:
-        q = float(decay_factor(half_life_s, calc_period_s))
-        out = np.exp(np.floor(t / calc_period_s + 1e-9) * math.log(q))
-    return np.where(np.isfinite(cut), 0.0, out)
-
-
 @dataclass(frozen=True, eq=False)
 class UsageProjection:
     """Raw usage of every association at every time, kept in low-rank form.
@@ -663,13 +364,13 @@ class Charges:
 
 def precharge(tree: AssocTree, rows: ArrayLike, start_s: ArrayLike, end_s: ArrayLike, billing: ArrayLike,
               times_s: ArrayLike, half_life_s: float, calc_period_s: float = 300.0, law: Law = "slurm",
-              resets_s: ArrayLike = ()) -> Charges:
+              resets_s: ArrayLike = (), enforce_limits: bool = True) -> Charges:
     """The :class:`Charges` of some jobs (arguments as :func:`project_usage`'s)."""
     t = np.asarray(times_s, dtype=np.float64)
     r = np.asarray(rows, dtype=np.int64).reshape(-1)
     if np.any((r < 0) | (r >= tree.size)):
         raise ValueError("a charged row is outside the association tree")
-    charges = (charge_series(t, start_s, end_s, billing, half_life_s, calc_period_s, law, resets_s)
+    charges = (charge_series(t, start_s, end_s, billing, half_life_s, calc_period_s, law, resets_s, enforce_limits)
                if r.size else np.zeros((0, t.size)))
     return Charges(r, charges, [np.asarray(path_to(tree, int(x)), dtype=np.int64) for x in r])
 
@@ -687,6 +388,7 @@ def project_usage(
     resets_s: ArrayLike = (),
     rate: ArrayLike | None = None,
     then: Charges | None = None,
+    enforce_limits: bool = True,
 ) -> UsageProjection:
     """Project every association's raw usage while jobs run and everything decays.
 
@@ -706,13 +408,17 @@ def project_usage(
         descendants: it is summed up the tree here), e.g. from two snapshots. None: zero.
     then : Charges, optional
         Further jobs already charged (:func:`precharge`, on the same times and law), after these.
+    enforce_limits : bool
+        AccountingStorageEnforce has ``limits``/``safe``: a job's last slice is charged at its
+        end (:func:`tui.engine.usage_law.charge_series`).
 
     Returns
     -------
     UsageProjection
     """
     t = np.asarray(times_s, dtype=np.float64)
-    own_jobs = precharge(tree, rows, start_s, end_s, billing, t, half_life_s, calc_period_s, law, resets_s)
+    own_jobs = precharge(tree, rows, start_s, end_s, billing, t, half_life_s, calc_period_s, law, resets_s,
+                         enforce_limits)
     r, charges, paths = own_jobs.rows, own_jobs.charges, own_jobs.paths
     if then is not None and then.rows.size:
         if then.charges.shape[1] != t.size:

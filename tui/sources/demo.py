@@ -827,7 +827,7 @@ def demo_history(snap: Snapshot) -> tuple[list[AccountedJob], datetime]:
     cross-check holds on the demo as on a real capture. Seeded by the tree, so the same snapshot
     always gives the same records.
     """
-    from tui.engine.projection import charged_usage
+    from tui.engine.usage_law import charged_usage
     from tui.sources.sacct import AccountedJob
 
     tree = snap.tree

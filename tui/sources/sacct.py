@@ -5,7 +5,8 @@ The columns are read from the header line, so any ``-o`` list works as long as i
 ``billing=``) or ``AllocCPUS``. ``ElapsedRaw`` (else ``Elapsed``) gives the run time; ``State``
 is kept. Job steps (``123.batch``, ``123.0``) are skipped: usage is charged per job (spec 4.3).
 Jobs that never started (``Start`` = ``Unknown``/``None``) are dropped. A running job has
-``End`` = ``Unknown`` and ``end`` None.
+``End`` = ``Unknown`` and ``end`` None. With ``-D`` a requeued job appears once per run (same
+JobID, State REQUEUED for the earlier runs): every run is kept, as Slurm charged each.
 
 ``billing`` is the ``billing=`` count of AllocTRES (the job's billable TRES, spec 4.4, which
 Slurm stores truncated to an integer); a record without it (older Slurm, no TRESBillingWeights
@@ -21,7 +22,8 @@ Live: :func:`sacct_command` is the argument list (never a shell string) and
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone, tzinfo
 from pathlib import Path
 
@@ -31,7 +33,7 @@ from tui.sources.slurm_text import parse_tres_counts
 from tui.sources.sshare import decode
 
 __all__ = ["SACCT_FILE", "LAST_CYCLE_FILE", "SACCT_FIELDS", "AccountedJob", "parse_sacct", "sacct_command",
-           "read_last_cycle", "load_saved_history", "live_history"]
+           "read_last_cycle", "read_last_decay_ran", "load_saved_history", "live_history"]
 
 #: File name of ``sacct -a -P -X ...`` in a capture folder (as capture.sh names it).
 SACCT_FILE = "sacct_a_P.psv"
@@ -63,6 +65,9 @@ class AccountedJob:
     state: str = ""
     partition: str = ""
     qos: str = ""
+    alloc_tres: Mapping[str, float] = field(default_factory=dict)
+    """AllocTRES counts (``cpu``, ``mem`` in MB, ``node``, ``billing``, ``gres/gpu``, ...): the
+    billing is recomputed from them as a double where the partition's weights are known."""
 
     def run_seconds(self, now: datetime) -> float:
         """Seconds it ran up to ``now`` (its end, or ``now`` while running)."""
@@ -154,7 +159,7 @@ def parse_sacct(data: bytes | str, source: str = "sacct -a -P -X", tz: tzinfo | 
         out.append(AccountedJob(job_id=job_id, account=cell("Account").strip(), user=cell("User").strip(),
                                 start=start, end=end, elapsed_s=elapsed, billing=float(billing),
                                 state=cell("State").strip().split(" ")[0], partition=cell("Partition").strip(),
-                                qos=cell("QOS").strip()))
+                                qos=cell("QOS").strip(), alloc_tres=tres))
     return out
 
 
@@ -174,6 +179,21 @@ def read_last_cycle(data: bytes | str, source: str = LAST_CYCLE_FILE) -> datetim
     sign = 1 if zone[0] == "+" else -1
     digits = zone[1:].replace(":", "")
     return when.replace(tzinfo=timezone(sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))))
+
+
+def read_last_decay_ran(data: bytes, source: str = "priority_last_decay_ran") -> tuple[datetime, datetime]:
+    """slurmctld's ``priority_last_decay_ran`` state file: the last decay cycle and the last
+    usage reset (two ``time_t`` packed as big-endian 64-bit integers, PM ``_write_last_decay_ran``).
+
+    Raises
+    ------
+    InputError
+        Not 16 bytes or more.
+    """
+    if len(data) < 16:
+        raise InputError(source, f"{len(data)} bytes: not slurmctld's priority_last_decay_ran (two 64-bit times)")
+    last_ran, last_reset = (int.from_bytes(data[i:i + 8], "big") for i in (0, 8))
+    return (datetime.fromtimestamp(last_ran, timezone.utc), datetime.fromtimestamp(last_reset, timezone.utc))
 
 
 def load_saved_history(folder: str | Path, tz: tzinfo | None = None) -> tuple[list[AccountedJob], datetime | None]:
@@ -205,12 +225,13 @@ def load_saved_history(folder: str | Path, tz: tzinfo | None = None) -> tuple[li
 
 def sacct_command(since: datetime, user: str | None = None, account: str | None = None,
                   cluster: str = "") -> list[str]:
-    """The live ``sacct`` argument list: all users' jobs (``-a``), allocations only (``-X``) since ``since``;
+    """The live ``sacct`` argument list: all users' jobs (``-a``), allocations only (``-X``), every
+    run of a requeued job (``-D``: without it sacct shows the last run only) since ``since``;
     ``cluster``: that cluster's jobs (``-M NAME``; default the local one).
 
     ``user`` and ``account`` become single arguments (``--user=NAME``), never shell text.
     """
-    args = ["sacct", "-a", "-P", "-X", "--starttime=" + since.strftime("%Y-%m-%dT%H:%M:%S"),
+    args = ["sacct", "-a", "-P", "-X", "-D", "--starttime=" + since.strftime("%Y-%m-%dT%H:%M:%S"),
             "--endtime=now", "-o", ",".join(SACCT_FIELDS)]
     if cluster:
         args[1:1] = ["-M", cluster]

@@ -16,6 +16,7 @@ file                            command                                     need
 ``squeue.txt``                  ``squeue -a`` or ``squeue -O ...:|``        no
 ``captured_at.txt``             ``date -u``                                 no
 ``slurm.conf``                  the cluster's ``slurm.conf``                no
+``sacctmgr_qos.psv``            ``sacctmgr -P show qos format=Name,...``    no
 ==============================  ==========================================  =========
 
 Partitions come from ``scontrol show partition``, else from ``slurm.conf`` (with a warning saying
@@ -70,6 +71,7 @@ FILES = {
     "slurm_conf": "slurm.conf",
     "view": "fairtop_view.json",
     "dbd_config": DBD_CONFIG_FILE,
+    "qos": "sacctmgr_qos.psv",
 }
 
 
@@ -311,6 +313,10 @@ def snapshot_from_files(files: Outputs, table: SshareTable, source: str, default
         note = release(version).note()  # a release newer than fairtop knows: say what it will try
         if note:
             warnings.append(note)
+    qos = files.data.get(FILES["qos"])
+    if qos is not None and qos.strip():  # QOS UsageFactor and NoDecay: the usage law (history)
+        factors, no_decay = slurm_text.parse_qos_usage(qos, FILES["qos"])
+        settings = replace(settings, qos_usage_factors=factors, qos_no_decay=no_decay)
     usage, order = tree.usage_raw, None
     got = files.get("assoc_mgr", warnings)
     mgr: list[slurm_text.AssocMgrRecord] = []

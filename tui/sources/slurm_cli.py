@@ -399,11 +399,19 @@ def last_decay_cycle(on: str = "", timeout: float = DEFAULT_TIMEOUT) -> datetime
         where = slurm_text.parse_config(out.stdout, "scontrol show config").values.get("StateSaveLocation", "")
     except InputError:
         return None
-    try:
-        stamp = (Path(where) / "priority_last_decay_ran").stat().st_mtime if where else None
+    if not where:
+        return None
+    state = Path(where) / "priority_last_decay_ran"
+    try:  # the cycle's own time_t, else the file's mtime (written at the end of the cycle)
+        return sacct.read_last_decay_ran(state.read_bytes(), str(state))[0]
+    except InputError:
+        pass
     except OSError:
         return None
-    return None if stamp is None else datetime.fromtimestamp(stamp, timezone.utc)
+    try:
+        return datetime.fromtimestamp(state.stat().st_mtime, timezone.utc)
+    except OSError:
+        return None
 
 
 def snapshot_at_cycle(on: str = "", timeout: float = DEFAULT_TIMEOUT) -> tuple[Snapshot, datetime | None]:
@@ -490,6 +498,14 @@ def capture(path: str | Path, timeout: float = DEFAULT_TIMEOUT, on: str = "") ->
         raise InputError(str(path), f"cannot create the folder: {exc.strerror or exc}") from None
     outputs[sacct.SACCT_FILE] = _soft(sacct.sacct_command(_history_start(outputs, started), cluster=on),
                                       timeout * 3)
+    # What a replay of the usage law needs beside sacct and the partitions' TRESBillingWeights:
+    # the QOS UsageFactors and NoDecay flags, and the last decay cycle (on the controller's host).
+    outputs[saved.FILES["qos"]] = _soft(["sacctmgr", "-P", "show", "qos",
+                                         "format=" + ",".join(slurm_text.QOS_FIELDS)], timeout)
+    last = last_decay_cycle(on, timeout)
+    if last is not None:
+        outputs[sacct.LAST_CYCLE_FILE] = Output(("priority_last_decay_ran",), 0,
+                                                (last.strftime("%Y-%m-%d %H:%M:%S +0000") + "\n").encode(), "")
     failed = 0
     try:
         lines = []

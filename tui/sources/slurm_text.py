@@ -228,6 +228,9 @@ def parse_config(data: bytes | str, source: str = "scontrol show config") -> Slu
             raise InputError(source, "FairShareDampeningFactor must be >= 1", v[1])
     if (v := get("PriorityUsageResetPeriod")) is not None:
         kw["usage_reset_period"] = v[0] or "NONE"
+    if (v := get("AccountingStorageEnforce")) is not None:
+        kw["accounting_enforce"] = frozenset(f.strip().lower() for f in v[0].split(",")
+                                             if f.strip() and f.strip().lower() not in ("none", "(null)"))
     if (v := get("PriorityFavorSmall")) is not None:
         if v[0].lower() not in ("yes", "no"):
             raise InputError(source, f"PriorityFavorSmall must be Yes or No, got {v[0]!r}", v[1])
@@ -841,3 +844,38 @@ def parse_squeue(data: bytes | str, source: str = "squeue") -> list[Job]:
             priority=None if prio in _NULL else _int(prio, "PRIORITY", source, no),
         ))
     return jobs
+
+
+#: ``sacctmgr -P show qos`` fields the usage law needs (QOS UsageFactor and NoDecay).
+QOS_FIELDS = ("Name", "UsageFactor", "Flags")
+
+
+def parse_qos_usage(data: bytes | str, source: str = "sacctmgr -P show qos") -> tuple[dict[str, float], frozenset[str]]:
+    """``sacctmgr -P show qos format=Name,UsageFactor,Flags`` -> (QOS -> UsageFactor, NoDecay QOS).
+
+    Raises
+    ------
+    InputError
+        No Name/UsageFactor header, or a factor that is not a number.
+    """
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    header = lines[0].split("|") if lines else []
+    if "Name" not in header or "UsageFactor" not in header:
+        raise InputError(source, "not 'sacctmgr -P show qos' output with Name and UsageFactor in its header", 1)
+    col = {name: i for i, name in enumerate(header)}
+    factors: dict[str, float] = {}
+    no_decay: set[str] = set()
+    for no, line in enumerate(lines[1:], 2):
+        cells = line.split("|")
+        if len(cells) < len(header):
+            raise InputError(source, f"{len(cells)} cells, the header has {len(header)}", no)
+        name = cells[col["Name"]].strip()
+        raw = cells[col["UsageFactor"]].strip()
+        try:
+            factors[name] = float(raw) if raw else 1.0
+        except ValueError:
+            raise InputError(source, f"UsageFactor is not a number: {raw[:40]!r}", no) from None
+        if "Flags" in col and "nodecay" in {f.strip().lower() for f in cells[col["Flags"]].split(",")}:
+            no_decay.add(name)
+    return factors, frozenset(no_decay)

@@ -36,6 +36,7 @@ from tui.engine.projection import (
     project_usage,
     steady_rate,
 )
+from tui.engine.usage_law import UsagePolicy
 from tui.engine.fairshare_projection import FairshareSeries, project_fairshare
 from tui.engine.rank_trace import LevelFsTrace, fair_tree_trace
 from tui.model import AssocTree, Job, PrioritySettings, Snapshot
@@ -209,7 +210,8 @@ def _running_precharge(tree: AssocTree, snap: Snapshot, now: datetime, t: np.nda
         at = now.timestamp()
         live = [(row, end - at, b) for row, end, b in prep.running if end - at > 0]
         found = precharge(tree, [r for r, _, _ in live], [0.0] * len(live), [e for _, e, _ in live],
-                          [b for _, _, b in live], t, hl, period, "slurm", resets)
+                          [b for _, _, b in live], t, hl, period, "slurm", resets,
+                          UsagePolicy.of(snap.settings).enforce_limits)
         if len(prep.charges) >= 4:
             prep.charges.pop(next(iter(prep.charges)))
         prep.charges[key] = found
@@ -299,7 +301,8 @@ def run_scenario(sc: Scenario, snapshot: Snapshot | None = None, now: datetime |
     c_start = [float(s) for _, s, _ in runs]
     c_end = [float(e) for _, _, e in runs]
     c_bill = [bill[i] * n for (i, _, _), n in zip(runs, started)]
-    proj = project_usage(tree, c_rows, c_start, c_end, c_bill, t, hl, period, "slurm", resets, rate, running)
+    proj = project_usage(tree, c_rows, c_start, c_end, c_bill, t, hl, period, "slurm", resets, rate, running,
+                         UsagePolicy.of(st).enforce_limits)
     pend_jobs = _pending_jobs(sc, snapshot, tree, source)
     extra = [row for _, row in pend_jobs if row not in watch]
     if sc.rank_every_s is not None:

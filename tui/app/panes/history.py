@@ -174,7 +174,7 @@ class HistoryPane(ShownPane):
                 plt.plot(dates, values, marker="braille")
             plt.title(title)
             widget.refresh()
-        check = check_raw_usage(jobs, tree, snap.settings, last, snap.taken_at)
+        check = check_raw_usage(jobs, tree, snap.settings, last, snap.taken_at, partitions=snap.partitions)
         target = next((r for r in check.rows if r.row == (row or 0)), None)
         line = ""
         if target is not None:
