@@ -1,0 +1,150 @@
+"""fairtop's ColdFront client against a real ColdFront 1.1.10 (tests/coldfront/site.py): who sees
+what, private attributes, tokens, an expired allocation, ColdFront down, slow, and behind a site CA."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.certs import make_pki
+from tests.coldfront.site import Site, free_port, serve
+from tui.allocations.client import ApiError, ApiUnavailable, TlsRefused
+from tui.allocations.coldfront import ColdFrontView, read_coldfront
+from tui.analysis.coldfront import coldfront_json, coldfront_lines
+
+
+def view(site: Site, user: str, **kw: object) -> ColdFrontView:
+    return asyncio.run(read_coldfront(site.url, token=site.tokens[user], timeout=20, **kw))  # type: ignore[arg-type]
+
+
+def everything_shown(v: ColdFrontView) -> str:
+    return "\n".join(coldfront_lines(v)) + json.dumps(coldfront_json(v))
+
+
+def test_a_pi_sees_the_allocations_of_their_project(coldfront: Site) -> None:
+    v = view(coldfront, "cgray")
+    assert not v.staff
+    by_resource = {a.resource: a for a in v.allocations}
+    assert {a.project for a in v.allocations} == {"Angular momentum in QGP holography"}
+    assert set(by_resource) == {"Chemistry-cgray", "University HPC", "Budgetstorage", "University Metered HPC"}
+    metered = by_resource["University Metered HPC"]
+    assert metered.status == "Active" and metered.slurm_account == "cgray-metered"
+    assert [(u.name, u.budget, u.usage) for u in metered.usage] == [("Core Usage (Hours)", 150000.0, 41234.5)]
+    assert metered.page == f"{coldfront.url}/allocation/{metered.id}/"
+    assert "end date unknown" in metered.end_text() and metered.page in metered.end_text()
+    lines = coldfront_lines(v)
+    assert "  Core Usage (Hours): budget 150,000.0 hours · ColdFront's usage 41,234.5 hours (27%)" in lines
+
+
+def test_an_expired_allocation_is_shown_ended(coldfront: Site) -> None:
+    expired = [a for a in view(coldfront, "cgray").allocations if a.ended]
+    assert [(a.status, a.slurm_account, [(u.budget, u.usage) for u in a.usage]) for a in expired] == [
+        ("Expired", "cgray-old", [(5000.0, 4999.5)])]
+    assert expired[0].end_text().startswith("ended: ColdFront marked it Expired")
+    assert coldfront_json(ColdFrontView("x", False, tuple(expired)))["allocations"][0]["end_date"] is None
+
+
+def test_a_project_manager_sees_the_project_a_user_of_none_sees_nothing(coldfront: Site) -> None:
+    pi = {a.id for a in view(coldfront, "cgray").allocations}
+    assert {a.id for a in view(coldfront, "pmanager").allocations} == pi
+    nobody = view(coldfront, "nobody")
+    assert nobody.allocations == () and not nobody.staff
+    assert coldfront_lines(nobody) == [f"ColdFront {coldfront.url}: no allocations of yours (none of a project you "
+                                       "lead, manage or use)"]
+
+
+def test_nothing_of_one_users_shows_for_another(coldfront: Site) -> None:
+    seen = {u: view(coldfront, u) for u in ("cgray", "sfoster", "staffer", "nobody")}
+    ids = {u: {a.id for a in v.allocations} for u, v in seen.items()}
+    assert ids["sfoster"] and ids["staffer"] and ids["cgray"]
+    assert not ids["cgray"] & ids["sfoster"] and not ids["cgray"] & ids["staffer"]
+    assert not ids["sfoster"] & ids["staffer"]
+    assert "cgray-metered" not in everything_shown(seen["sfoster"]) + everything_shown(seen["staffer"])
+    assert "Cluster operations" not in everything_shown(seen["cgray"]) + everything_shown(seen["sfoster"])
+
+
+def test_private_attributes_reach_a_user_from_the_api_but_never_the_screen(coldfront: Site) -> None:
+    raw = httpx.get(f"{coldfront.url}/api/allocations/?allocation_attributes=true",
+                    headers={"Authorization": f"Token {coldfront.tokens['cgray']}"}).json()
+    names = {a["allocation_attribute_type"] for row in raw for a in row["allocation_attributes"]}
+    assert {"slurm_specs", "Paid Cloud Support (Hours)"} <= names  # ColdFront hands them over
+    shown = everything_shown(view(coldfront, "cgray"))
+    assert "slurm_specs" not in shown and "GrpTRESMins=cpu={cpumin}" not in shown
+    assert "Fairshare=100:QOS+=supporters" not in shown and "Paid Cloud Support" not in shown
+
+
+def test_staff_see_their_own_allocations_with_the_private_attributes(coldfront: Site) -> None:
+    v = view(coldfront, "staffer")
+    assert v.staff
+    [ops] = v.allocations
+    assert (ops.project, ops.slurm_account, ops.slurm_specs) == ("Cluster operations", "ops", "GrpTRESMins=cpu=120000")
+    assert [(u.name, u.budget, u.usage) for u in ops.usage] == [("Core Usage (Hours)", 2000.0, 150.0),
+                                                                 ("Paid Cloud Support (Hours)", 8.0, 2.0)]
+    assert "  slurm_specs (staff only): GrpTRESMins=cpu=120000" in coldfront_lines(v)
+
+
+def test_a_site_may_make_its_own_usage_attributes_public(coldfront: Site) -> None:
+    [metered] = [a for a in view(coldfront, "cgray", public=("Paid Cloud Support (Hours)",)).allocations
+                 if a.slurm_account == "cgray-metered"]
+    assert [(u.name, u.usage) for u in metered.usage] == [("Core Usage (Hours)", 41234.5),
+                                                           ("Paid Cloud Support (Hours)", 12.5)]
+
+
+@pytest.mark.parametrize("which", ["wrong", "revoked"])
+def test_a_wrong_or_revoked_token_is_refused_in_one_line(coldfront: Site, which: str) -> None:
+    token = "0" * 40 if which == "wrong" else coldfront.revoked
+    with pytest.raises(ApiError) as err:
+        asyncio.run(read_coldfront(coldfront.url, token=token, timeout=20))
+    assert err.value.status == 401
+    assert str(err.value) == (f"401: ColdFront {coldfront.url} refused the token (Invalid token.): make a new one "
+                              "on your ColdFront profile page (API token) and put it in the token file")
+
+
+def test_coldfront_down_is_unavailable_at_once() -> None:
+    started = time.monotonic()
+    with pytest.raises(ApiUnavailable, match="ConnectError"):
+        asyncio.run(read_coldfront(f"http://127.0.0.1:{free_port()}", token="x", timeout=5))
+    assert time.monotonic() - started < 2
+
+
+def test_coldfront_slow_times_out_and_the_loop_keeps_running(coldfront: Site) -> None:
+    async def read_while_ticking() -> tuple[BaseException | None, int]:
+        ticks = 0
+
+        async def tick() -> None:
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.05)
+                ticks += 1
+
+        ticker = asyncio.create_task(tick())
+        try:
+            await read_coldfront(coldfront.url, token=coldfront.tokens["cgray"], timeout=1)
+        except ApiUnavailable as exc:
+            return exc, ticks
+        finally:
+            ticker.cancel()
+        return None, ticks
+
+    started = time.monotonic()
+    with coldfront.stalled():
+        exc, ticks = asyncio.run(read_while_ticking())
+    took = time.monotonic() - started
+    assert isinstance(exc, ApiUnavailable) and "ReadTimeout" in str(exc)
+    assert 1 <= took < 4
+    assert ticks >= 15  # the event loop (the app's) ran on while the read waited
+    assert view(coldfront, "cgray").allocations  # and ColdFront answers again
+
+
+def test_https_with_a_site_ca(tmp_path: Path) -> None:
+    pki = make_pki(tmp_path / "pki")
+    with serve(tmp_path, tls=(pki.cert, pki.key)) as site:
+        v = asyncio.run(read_coldfront(site.url, token=site.tokens["sfoster"], timeout=60, ca_file=str(pki.ca)))
+        assert {a.project for a in v.allocations} == {"Measuring critical behavior of quantum Hall transitions"}
+        with pytest.raises(TlsRefused, match="checked against the system's CAs; set ca_file for a site CA"):
+            asyncio.run(read_coldfront(site.url, token=site.tokens["sfoster"], timeout=60))
