@@ -95,9 +95,10 @@ class Settings:
     allocation_timeout: float = 5.0
     """Seconds the pane waits for the service before showing the last balances as stale."""
     ca_file: str | None = None
-    """The CA certificates (PEM) fairtop's clients verify an ``https://`` allocation service
-    against (the app, ``fairtop balance``, the Slurm hooks, ``publish-balances``,
-    ``serve-metrics``' reader); None: the system's CAs (``$FAIRTOP_ALLOC_CA_FILE`` overrides)."""
+    """The CA certificates (PEM) fairtop's clients verify an ``https://`` allocation service,
+    ColdFront or slurmrestd against (the app, ``fairtop balance``, the Slurm hooks,
+    ``publish-balances``, ``serve-metrics``' reader); None: the system's CAs
+    (``$FAIRTOP_ALLOC_CA_FILE`` overrides, for the allocation service and ColdFront)."""
     tls_cert_file: str | None = None
     """The certificate (PEM, leaf then chain) ``serve-allocations`` and ``serve-metrics`` serve
     TLS with; with ``tls_key_file`` (``--tls-cert`` and ``--tls-key`` override them)."""
@@ -464,6 +465,7 @@ def make_source(settings: Settings, me: str = "") -> registry.Source:
     value = getattr(settings, cls.setting) if cls.setting else None
     source = cls(value, me, settings.refresh_rate)
     source.why = settings.source_why
+    source.ca_file = settings.ca_file
     return source
 
 
@@ -486,7 +488,8 @@ def make_sources(settings: Settings, me: str = "", pick: str | None = None,
                 raise ConfigError("--cluster", f"no [[cluster]] named {pick!r} (configured: {', '.join(names)}){hint}")
             names.remove(pick)
             names.insert(0, pick)
-        return {n: registry.make(by_name[n].source, by_name[n].value, me, settings.refresh_rate, n) for n in names}
+        return _with_ca({n: registry.make(by_name[n].source, by_name[n].value, me, settings.refresh_rate, n)
+                         for n in names}, settings)
     if not pick:
         return {"": make_source(settings, me)}
     names = [n.strip() for n in pick.split(",")]
@@ -498,7 +501,14 @@ def make_sources(settings: Settings, me: str = "", pick: str | None = None,
                                        f"not source {settings.source!r}")
     cls = registry.source_class(settings.source)
     value = getattr(settings, cls.setting) if cls.setting else None
-    return {n: cls(value, me, settings.refresh_rate, n) for n in names}
+    return _with_ca({n: cls(value, me, settings.refresh_rate, n) for n in names}, settings)
+
+
+def _with_ca(sources: dict[str, registry.Source], settings: Settings) -> dict[str, registry.Source]:
+    """The sources, each told ``ca_file`` (an https slurmrestd is verified against it)."""
+    for source in sources.values():
+        source.ca_file = settings.ca_file
+    return sources
 
 
 def cli_overrides(args: Any) -> dict[str, Any]:
