@@ -112,6 +112,14 @@ class Site:
     pid: int
     """gunicorn's master (the tests stop and continue it: a slow ColdFront)."""
     db: Path
+    home: Path
+    """The build (its venv)."""
+
+    def slurm_dump(self, out: Path) -> dict[str, str]:
+        """``coldfront slurm_dump``: cluster name -> the file it writes for ``sacctmgr load``."""
+        coldfront = str(self.home / "venv" / "bin" / "coldfront")
+        _run([coldfront, "slurm_dump", "-o", str(out)], site_env(self.db, self.db.parent / "static"), timeout=120)
+        return {f.stem: f.read_text() for f in sorted(out.glob("*.cfg"))}
 
     @contextmanager
     def stalled(self) -> Iterator[None]:
@@ -156,7 +164,7 @@ def serve(folder: Path, tls: tuple[Path, Path] | None = None) -> Iterator[Site]:
         if not tls:  # the first request loads Django: before the tests' timeouts start
             httpx.get(f"{url}/api/allocations/", headers={"Authorization": f"Token {tokens['tokens']['nobody']}"},
                       timeout=60)
-        yield Site(url, tokens["tokens"], tokens["revoked"], proc.pid, db)
+        yield Site(url, tokens["tokens"], tokens["revoked"], proc.pid, db, home)
     finally:
         os.killpg(proc.pid, signal.SIGCONT)
         os.killpg(proc.pid, signal.SIGTERM)

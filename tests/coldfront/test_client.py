@@ -15,7 +15,9 @@ from tests.certs import make_pki
 from tests.coldfront.site import Site, free_port, serve
 from tui.allocations.client import ApiError, ApiUnavailable, TlsRefused
 from tui.allocations.coldfront import ColdFrontView, read_coldfront
-from tui.analysis.coldfront import coldfront_json, coldfront_lines
+from tui.analysis.coldfront import coldfront_json, coldfront_lines, reconcile
+from tui.model import Budget
+from tui.sources.slurm_text import parse_assoc_mgr
 
 
 def view(site: Site, user: str, **kw: object) -> ColdFrontView:
@@ -148,3 +150,29 @@ def test_https_with_a_site_ca(tmp_path: Path) -> None:
         assert {a.project for a in v.allocations} == {"Measuring critical behavior of quantum Hall transitions"}
         with pytest.raises(TlsRefused, match="checked against the system's CAs; set ca_file for a site CA"):
             asyncio.run(read_coldfront(site.url, token=site.tokens["sfoster"], timeout=60))
+
+
+def test_reconciled_with_the_budget_slurm_dump_pushes(coldfront: Site, tmp_path: Path) -> None:
+    """ColdFront's own slurm_dump writes the account's GrpTRESMins from its budget (Core Usage
+    (Hours) x 60); with Slurm's usage beside it (scontrol show assoc_mgr's GrpTRESMins=cpu=L(U))
+    the user sees both numbers, why they differ and that Slurm's stops jobs."""
+    dump = coldfront.slurm_dump(tmp_path)["metered-hpc"]
+    [line] = [x for x in dump.splitlines() if x.startswith("Account - 'cgray-metered'")]
+    assert line == "Account - 'cgray-metered':GrpTRESMins=cpu=9000000"
+    [record] = parse_assoc_mgr("ClusterName=metered-hpc Account=cgray-metered UserName= Partition= ID=7\n"
+                               "    UsageRaw/Norm/Efctv=1.00/0.50/0.50\n"
+                               "    GrpTRESMins=cpu=9000000(2700000)\n")
+    budgets = [Budget(record.account, "", tres, lim, used) for tres, (lim, used) in record.grp_tres_mins.items()
+               if lim is not None]
+    v = view(coldfront, "cgray")
+    old, r = sorted(reconcile(v.allocations, budgets), key=lambda x: x.budget is not None)
+    assert old.allocation.ended and old.budget is None  # cgray-old: no budget in this dump
+    assert (r.allocation.slurm_account, r.attribute.usage, r.slurm_used_hours) == ("cgray-metered", 41234.5, 45000.0)
+    text = coldfront_lines(v, [r])
+    at = text.index("  Core Usage (Hours): budget 150,000.0 hours · ColdFront's usage 41,234.5 hours (27%)")
+    assert text[at + 1:at + 4] == [
+        "    Slurm's own usage (GrpTRESRaw cpu): 45,000.0 h · difference +3,765.5 h",
+        "    why: ColdFront's usage dates from the last XDMoD sync (coldfront xdmod_usage); Slurm counts every job "
+        "as it ends",
+        "    stops jobs: Slurm: jobs of cgray-metered start until GrpTRESRaw cpu reaches GrpTRESMins cpu=9,000,000 "
+        "(6,300,000 min = 105,000.0 h left); ColdFront's number stops nothing"]
