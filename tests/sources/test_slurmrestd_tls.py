@@ -1,4 +1,4 @@
-"""slurmrestd over https is verified as fairtop's other clients verify (tui.tls.client_context):
+"""slurmrestd over https is verified as fairtop's other clients verify (tui.security.tls.client_context):
 against ``ca_file``, or the system's CAs (OpenSSL's paths, ``$SSL_CERT_FILE``), never certifi's
 bundle, which knows no site CA. A real TLS server on 127.0.0.1 with a CA made now (tests/certs.py)."""
 
@@ -15,7 +15,7 @@ import pytest
 from tests.certs import Pki, make_pki
 from tui import config
 from tui.sources.slurmrestd import ApiUnavailable, RestClient
-from tui.tls import client_context, server_context
+from tui.security.tls import client_context, server_context
 
 
 class _Json(BaseHTTPRequestHandler):

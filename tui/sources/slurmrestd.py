@@ -78,7 +78,7 @@ from tui.slurm_releases import SlurmRelease, release
 from tui.sources.errors import InputError, SourceUnavailable
 from tui.sources.slurm_text import parse_tres_counts
 from tui.sources.slurm_units import parse_tres_billing_weights
-from tui.tls import TlsConfigError, client_context, failure
+from tui.security.tls import TlsConfigError, client_context, failure
 
 __all__ = [
     "SUPPORTED_VERSIONS",
@@ -178,7 +178,7 @@ class RestClient:
         Waits between attempts (tests pass a no-op).
     ca_file : str, optional
         The CAs (PEM) an ``https://`` URL is verified against; None: the system's CAs
-        (:func:`tui.tls.client_context`, as fairtop's other clients; never certifi's bundle).
+        (:func:`tui.security.tls.client_context`, as fairtop's other clients; never certifi's bundle).
     """
 
     def __init__(self, socket: str | None = None, url: str | None = None, *, token: str | None = None,
