@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -12,6 +15,7 @@ import httpx
 import pytest
 
 from tests.certs import make_pki
+from tests.conftest import ROOT
 from tests.coldfront.site import Site, free_port, serve
 from tui.allocations.client import ApiError, ApiUnavailable, TlsRefused
 from tui.allocations.coldfront import ColdFrontView, read_coldfront
@@ -176,3 +180,45 @@ def test_reconciled_with_the_budget_slurm_dump_pushes(coldfront: Site, tmp_path:
         "as it ends",
         "    stops jobs: Slurm: jobs of cgray-metered start until GrpTRESRaw cpu reaches GrpTRESMins cpu=9,000,000 "
         "(6,300,000 min = 105,000.0 h left); ColdFront's number stops nothing"]
+
+
+def _balance(site: Site, home: Path, *args: str, mode: int = 0o600,
+             token: str = "cgray") -> subprocess.CompletedProcess:
+    """``fairtop balance --coldfront URL --coldfront-token-file FILE ARGS`` with a fresh config
+    (the demo source: no Slurm to compare with)."""
+    token_file = home / "cf-token"
+    token_file.write_text(site.tokens.get(token, token) + "\n")
+    token_file.chmod(mode)
+    (home / "config.toml").write_text('source = "demo"\n')
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FAIRTOP_")}
+    env["XDG_CONFIG_HOME"] = str(home)
+    return subprocess.run([sys.executable, "-m", "tui.cli", "balance", "--config", str(home / "config.toml"),
+                           "--coldfront", site.url, "--coldfront-token-file", str(token_file), *args],
+                          env=env, capture_output=True, text=True, timeout=60, cwd=ROOT)
+
+
+def test_fairtop_balance_coldfront_json_and_table(coldfront: Site, tmp_path: Path) -> None:
+    done = _balance(coldfront, tmp_path, "--format", "json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert (doc["coldfront"], doc["staff"]) == (coldfront.url, False)
+    assert doc["slurm"] == "not compared: no cluster source (set source in the config, or run on the cluster)"
+    [metered] = [a for a in doc["allocations"] if a["slurm_account"] == "cgray-metered"]
+    assert metered["usage"] == [{"name": "Core Usage (Hours)", "budget": 150000.0, "budget_text": "150000",
+                                 "usage": 41234.5}]
+    assert metered["end_date"] is None and "slurm_specs" not in metered
+    table = _balance(coldfront, tmp_path, token="sfoster")
+    assert table.returncode == 0, table.stderr
+    assert table.stdout.startswith(f"ColdFront {coldfront.url}: 2 allocation(s)\n#")
+    assert "Quantum" not in done.stdout and "Angular" not in table.stdout
+
+
+def test_fairtop_balance_coldfront_refuses_a_token_file_others_may_read_and_a_wrong_token(coldfront: Site,
+                                                                                         tmp_path: Path) -> None:
+    done = _balance(coldfront, tmp_path, mode=0o644)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == (f"fairtop: coldfront_token_file: ColdFront token file {tmp_path}/cf-token is readable by "
+                           f"others (mode 0644); chmod 600 {tmp_path}/cf-token\n")
+    done = _balance(coldfront, tmp_path, token=coldfront.revoked)
+    assert done.returncode == 1 and coldfront.revoked not in done.stderr
+    assert done.stderr.startswith(f"fairtop: 401: ColdFront {coldfront.url} refused the token (Invalid token.)")

@@ -13,12 +13,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tui.allocations.coldfront import ColdFrontAllocation, ColdFrontView, UsageAttribute
 from tui.model import Budget
+from tui.sources.errors import InputError, SourceUnavailable
 
-__all__ = ["TRES_OF", "Reconciled", "coldfront_json", "coldfront_lines", "reconcile"]
+if TYPE_CHECKING:
+    from tui.sources.registry import Source
+
+__all__ = ["TRES_OF", "Reconciled", "coldfront_json", "coldfront_lines", "reconcile", "slurm_budgets"]
 
 TRES_OF = {"Core Usage (Hours)": "cpu", "Accelerator Usage (Hours)": "gres/gpu"}
 """The Slurm TRES whose minutes a ColdFront usage attribute counts in hours."""
@@ -179,3 +183,18 @@ def coldfront_json(view: ColdFrontView, reconciled: Sequence[Reconciled] = ()) -
         return item
 
     return {"coldfront": view.url, "staff": view.staff, "allocations": [allocation(a) for a in view.allocations]}
+
+
+def slurm_budgets(source: Source | None) -> tuple[tuple[Budget, ...] | None, str]:
+    """The GrpTRESMins budgets of ``source``'s snapshot, and where they come from; (None, why)
+    when there is no source (the demo's budgets are made up) or it cannot be read."""
+    if source is None:
+        return None, "not compared: no cluster source (set source in the config, or run on the cluster)"
+    try:
+        source.check()
+        snap = source.load()
+    except (InputError, SourceUnavailable, OSError) as exc:
+        return None, f"not compared: {exc}"
+    if not snap.budgets:
+        return (), f"{snap.source}: no GrpTRESMins budgets"
+    return snap.budgets, f"GrpTRESMins budgets of {snap.source} ({len(snap.budgets)})"

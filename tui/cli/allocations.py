@@ -7,9 +7,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from tui.cli.service_flags import ca_option, given
 from tui.sources.errors import InputError
+
+if TYPE_CHECKING:
+    from tui.config import Settings
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -19,11 +23,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     where.add_argument("--db", metavar="PATH|URL", help="the ledger: an SQLite file or postgresql://... "
                        "(default: $FAIRTOP_ALLOC_DB)")
     where.add_argument("--url", help="the allocation service (default: $FAIRTOP_ALLOC_URL)")
+    where.add_argument("--coldfront", metavar="URL", help="your allocations in ColdFront (its REST API, with your "
+                       "token), beside Slurm's own budgets (default: $FAIRTOP_COLDFRONT_URL, else coldfront_url)")
+    bal.add_argument("--coldfront-token-file", metavar="FILE", help="with --coldfront: the file holding your "
+                     "ColdFront API token, mode 600 (default: $FAIRTOP_COLDFRONT_TOKEN, else coldfront_token_file)")
     bal.add_argument("--auth", choices=("token", "munge"), default="token",
                      help="with --url: a bearer token from $FAIRTOP_ALLOC_TOKEN, or a MUNGE credential")
     bal.add_argument("--project", metavar="P", help="only this project (name, account or id)")
     ca_option(bal)
-    bal.add_argument("--config", metavar="FILE", help="config file (ca_file, allocation_token_file)")
+    bal.add_argument("--config", metavar="FILE", help="config file (ca_file, allocation_token_file, coldfront_url, "
+                     "coldfront_token_file)")
     bal.add_argument("--format", choices=("table", "json"), default="table", help="table (default) or json")
 
     alc = sub.add_parser("allocations", help="allocation tools: Slurm hooks, site factor",
@@ -72,6 +81,8 @@ def _balance(args: argparse.Namespace) -> str:
 
     from tui.allocations import balance
 
+    if args.coldfront or args.coldfront_token_file:
+        return _coldfront(args)
     url = args.url or (None if args.db else os.environ.get("FAIRTOP_ALLOC_URL"))
     db = args.db or (None if url else os.environ.get("FAIRTOP_ALLOC_DB"))
     if url:
@@ -83,10 +94,46 @@ def _balance(args: argparse.Namespace) -> str:
                                     ca_file=access.ca_file)
     elif db:
         rows = balance.from_ledger(db, args.project)
+    elif os.environ.get("FAIRTOP_COLDFRONT_URL") or _settings(args).coldfront_url:
+        return _coldfront(args)
     else:
         raise InputError("fairtop balance", "give --db PATH|URL or --url URL (or set FAIRTOP_ALLOC_DB / "
                          "FAIRTOP_ALLOC_URL)")
     return balance.format_balances(rows, args.format)
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    from tui import config
+
+    return config.load(args.config)
+
+
+def _coldfront(args: argparse.Namespace) -> str:
+    """``balance --coldfront``: the user's ColdFront allocations, each usage attribute beside the
+    Slurm budget of its account in the configured (or detected) source's snapshot."""
+    import asyncio
+    import json
+    from dataclasses import replace
+
+    from tui import config
+    from tui.allocations.coldfront import read_coldfront
+    from tui.analysis.coldfront import coldfront_json, coldfront_lines, reconcile, slurm_budgets
+
+    settings = _settings(args)
+    env = {**os.environ, **given({"FAIRTOP_COLDFRONT_URL": args.coldfront, "FAIRTOP_ALLOC_CA_FILE": args.ca_file})}
+    if args.coldfront_token_file:  # the flag beats the environment's token too
+        settings = replace(settings, coldfront_token_file=args.coldfront_token_file)
+        env.pop("FAIRTOP_COLDFRONT_TOKEN", None)
+    access = config.coldfront_access(settings, env)
+    if access is None:
+        raise InputError("fairtop balance", "--coldfront-token-file needs --coldfront URL (or coldfront_url)")
+    view = asyncio.run(read_coldfront(access.url, token=access.token, timeout=access.timeout,
+                                      ca_file=access.ca_file, public=access.public))
+    budgets, slurm = slurm_budgets(None if settings.source == "demo" else config.make_source(settings))
+    reconciled = reconcile(view.allocations, budgets) if budgets is not None else []
+    if args.format == "json":
+        return json.dumps({**coldfront_json(view, reconciled), "slurm": slurm}, indent=2) + "\n"
+    return "\n".join([*coldfront_lines(view, reconciled), f"Slurm: {slurm}"]) + "\n"
 
 
 def _allocations(args: argparse.Namespace) -> int:
