@@ -222,3 +222,32 @@ def test_fairtop_balance_coldfront_refuses_a_token_file_others_may_read_and_a_wr
     done = _balance(coldfront, tmp_path, token=coldfront.revoked)
     assert done.returncode == 1 and coldfront.revoked not in done.stderr
     assert done.stderr.startswith(f"fairtop: 401: ColdFront {coldfront.url} refused the token (Invalid token.)")
+
+
+def _standing(site: Site, home: Path, token: str, *args: str) -> subprocess.CompletedProcess:
+    (home / "config.toml").write_text(f'coldfront_url = "{site.url}"\nallocation_timeout = 2.0\n')
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FAIRTOP_")}
+    env.update(XDG_CONFIG_HOME=str(home), FAIRTOP_COLDFRONT_TOKEN=token)
+    return subprocess.run([sys.executable, "-m", "tui.cli", "standing", "--demo", "--user", "alice", "--config",
+                           str(home / "config.toml"), *args], env=env, capture_output=True, text=True, timeout=60,
+                          cwd=ROOT)
+
+
+def test_fairtop_standing_adds_the_coldfront_line(coldfront: Site, tmp_path: Path) -> None:
+    done = _standing(coldfront, tmp_path, coldfront.tokens["cgray"])
+    assert done.returncode == 0, done.stderr
+    standing, cold = done.stdout.splitlines()
+    assert cold == "ColdFront: cgray-metered Core Usage (Hours): 41,234 used (27%) of 150,000 · 1 ended"
+    doc = json.loads(_standing(coldfront, tmp_path, coldfront.tokens["nobody"], "--format", "json").stdout)
+    assert doc["coldfront"] == {"coldfront": coldfront.url, "staff": False, "allocations": []}
+    assert doc["user"] == "alice" and doc["text"] == standing
+
+
+def test_fairtop_standing_stands_when_coldfront_stalls(coldfront: Site, tmp_path: Path) -> None:
+    with coldfront.stalled():
+        started = time.monotonic()
+        done = _standing(coldfront, tmp_path, coldfront.tokens["cgray"])
+        took = time.monotonic() - started
+    assert done.returncode == 0 and took < 10, (done.stderr, took)
+    standing, cold = done.stdout.splitlines()
+    assert cold.startswith(f"ColdFront {coldfront.url}: unavailable (GET /api/allocations/: ReadTimeout")

@@ -22,7 +22,8 @@ from tui.sources.errors import InputError, SourceUnavailable
 if TYPE_CHECKING:
     from tui.sources.registry import Source
 
-__all__ = ["TRES_OF", "Reconciled", "coldfront_json", "coldfront_lines", "reconcile", "slurm_budgets"]
+__all__ = ["TRES_OF", "Reconciled", "coldfront_json", "coldfront_lines", "coldfront_summary", "reconcile",
+           "slurm_budgets"]
 
 TRES_OF = {"Core Usage (Hours)": "cpu", "Accelerator Usage (Hours)": "gres/gpu"}
 """The Slurm TRES whose minutes a ColdFront usage attribute counts in hours."""
@@ -198,3 +199,28 @@ def slurm_budgets(source: Source | None) -> tuple[tuple[Budget, ...] | None, str
     if not snap.budgets:
         return (), f"{snap.source}: no GrpTRESMins budgets"
     return snap.budgets, f"GrpTRESMins budgets of {snap.source} ({len(snap.budgets)})"
+
+
+def coldfront_summary(view: ColdFrontView, reconciled: Sequence[Reconciled] = ()) -> str:
+    """One line (``fairtop standing``): each allocation with a budget, its share used in
+    ColdFront and, where Slurm has a budget on its account, Slurm's own count; ended ones last."""
+    rec = {(r.allocation.id, r.attribute.name): r for r in reconciled}
+    parts, ended = [], 0
+    for a in view.allocations:
+        if a.ended:
+            ended += 1
+            continue
+        for attr in a.usage:
+            if attr.budget is None:
+                continue
+            used = "usage unknown" if attr.usage is None else f"{attr.usage:,.0f} used" + (
+                f" ({attr.usage / attr.budget:.0%})" if attr.budget else "")
+            part = f"{a.slurm_account or a.resource} {attr.name}: {used} of {attr.budget:,.0f}"
+            r = rec.get((a.id, attr.name))
+            if r is not None and r.budget is not None and r.slurm_used_hours is not None:
+                part += f", Slurm counts {r.slurm_used_hours:,.0f} of {r.budget.limit_minutes / 60:,.0f} and stops jobs"
+            parts.append(part)
+    if not view.allocations:
+        return "ColdFront: no allocations of yours"
+    tail = f" · {ended} ended" if ended else ""
+    return "ColdFront: " + (" · ".join(parts) if parts else "no budgets") + tail
