@@ -251,3 +251,31 @@ def test_fairtop_standing_stands_when_coldfront_stalls(coldfront: Site, tmp_path
     assert done.returncode == 0 and took < 10, (done.stderr, took)
     standing, cold = done.stdout.splitlines()
     assert cold.startswith(f"ColdFront {coldfront.url}: unavailable (GET /api/allocations/: ReadTimeout")
+
+
+def test_serve_metrics_serves_the_public_coldfront_budgets_of_its_token(coldfront: Site, tmp_path: Path) -> None:
+    """``serve-metrics`` with coldfront_url: what its token's holder sees (staff here), public
+    usage attributes only: the staff-only ones and slurm_specs never reach a scrape."""
+    (tmp_path / "config.toml").write_text(f'coldfront_url = "{coldfront.url}"\n')
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FAIRTOP_")}
+    env.update(XDG_CONFIG_HOME=str(tmp_path), FAIRTOP_COLDFRONT_TOKEN=coldfront.tokens["staffer"])
+    server = subprocess.Popen([sys.executable, "-m", "tui.cli", "serve-metrics", "--demo", "--listen", "127.0.0.1:0",
+                               "--config", str(tmp_path / "config.toml")], env=env, cwd=ROOT, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert server.stdout is not None
+        url = server.stdout.readline().split(" on ", 1)[1].split(" ", 1)[0]
+        deadline = time.monotonic() + 30
+        while "fairtop_coldfront_budget{" not in (text := httpx.get(url, timeout=10).text):
+            assert time.monotonic() < deadline, text[-2000:]
+            time.sleep(0.2)
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+    ours = sorted(line for line in text.splitlines() if line.startswith("fairtop_coldfront_"))
+    labels = ('origin="coldfront",allocation="{}",project="Cluster operations",resource="University Metered HPC",'
+              'status="Active",account="ops",attribute="Core Usage (Hours)"')
+    ops_id = next(a.id for a in view(coldfront, "staffer").allocations)
+    assert ours == [f"fairtop_coldfront_budget{{{labels.format(ops_id)}}} 2000.0",
+                    f"fairtop_coldfront_usage{{{labels.format(ops_id)}}} 150.0"]
+    assert "Paid Cloud Support" not in text and "GrpTRESMins=cpu=120000" not in text

@@ -64,6 +64,9 @@ class UsageAttribute:
     """The value as ColdFront holds it."""
     usage: float | None
     """What XDMoD last reported (``coldfront xdmod_usage``); None: ColdFront has no usage record."""
+    public: bool = True
+    """Public by ColdFront's defaults or the site's list; False: kept only because the reader is
+    staff (never served beyond them: not in the metrics)."""
 
     @property
     def unit(self) -> str:
@@ -166,7 +169,7 @@ def parse_allocations(rows: Any, *, site: str, staff: bool,
             elif name == SPECS_ATTRIBUTE and staff:
                 specs = value
             elif a.get("usage") is not None and (staff or name in shown):
-                usage.append(UsageAttribute(name, _number(value), value, _number(a["usage"])))
+                usage.append(UsageAttribute(name, _number(value), value, _number(a["usage"]), name in shown))
         out.append(ColdFrontAllocation(
             id=row["id"], project=_text(row, "project", where), resource=_text(row, "resource", where),
             status=_text(row, "status", where), usage=tuple(usage), slurm_account=account,
