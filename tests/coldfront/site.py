@@ -5,7 +5,8 @@ served by gunicorn (one of its dependencies) on 127.0.0.1, plain or with a certi
 Built once into ``$FAIRTOP_TEST_CACHE`` (default ``~/.cache/fairtop-tests``), keyed by the sha256
 of ``requirements.txt`` and ``populate.py``: the venv (about a minute with the wheels to fetch)
 and a template database with the tokens (about a minute); each test session copies the template.
-``python -m tests.coldfront.site`` builds it ahead (``.ci/run``).
+``python3 -m tests.coldfront.site`` builds it ahead with the standard library alone (``.ci/run``
+does, beside the rest of its start).
 """
 
 from __future__ import annotations
@@ -25,8 +26,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-
-import httpx
 
 HERE = Path(__file__).resolve().parent
 REQUIREMENTS = HERE / "requirements.txt"
@@ -162,6 +161,8 @@ def serve(folder: Path, tls: tuple[Path, Path] | None = None) -> Iterator[Site]:
                     raise BuildFailed(f"ColdFront did not listen on {url} within 60 s") from None
                 time.sleep(0.2)
         if not tls:  # the first request loads Django: before the tests' timeouts start
+            import httpx  # here: `python3 -m tests.coldfront.site` builds with the standard library alone
+
             httpx.get(f"{url}/api/allocations/", headers={"Authorization": f"Token {tokens['tokens']['nobody']}"},
                       timeout=60)
         yield Site(url, tokens["tokens"], tokens["revoked"], proc.pid, db, home)
