@@ -114,6 +114,10 @@ class Settings:
     coldfront_token_file: str | None = None
     """The file holding the user's ColdFront API token (their profile page, or ``coldfront
     drf_create_token USER``); mode 600, refused otherwise (``$FAIRTOP_COLDFRONT_TOKEN`` overrides)."""
+    coldfront_published: str | None = None
+    """The folder a ColdFront site's publisher (``fairtop allocations publish-coldfront``) writes
+    every user's allocations into (``DIR/users/NAME/coldfront.json``, theirs alone): read when the
+    user has no token of their own."""
     coldfront_public_attributes: tuple[str, ...] = ()
     """Usage attributes the site added and made public, shown beside ColdFront's public defaults
     (Core Usage (Hours), Accelerator Usage (Hours), Cloud Storage Quota (TB)). ColdFront's API does
@@ -148,7 +152,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "allocation_url": (str,), "allocation_auth": (str,), "allocation_token_file": (str,),
     "allocation_timeout": (int, float), "ledger": (str,), "site_factor": (dict,), "ca_file": (str,),
     "tls_cert_file": (str,), "tls_key_file": (str,), "metrics_basic_auth_users": (dict,),
-    "cluster": (list, tuple), "coldfront_url": (str,), "coldfront_token_file": (str,),
+    "cluster": (list, tuple), "coldfront_url": (str,), "coldfront_token_file": (str,), "coldfront_published": (str,),
     "coldfront_public_attributes": (list, tuple),
 }
 _SITE_FACTOR_KEYS = {"rule": (str,), "n_credit": (int, float), "n_temporal": (int, float),
@@ -327,7 +331,7 @@ def allocation_access(settings: Settings, env: Mapping[str, str] = os.environ) -
 
 @dataclass(frozen=True)
 class ColdFrontAccess:
-    """Where ColdFront is and the user's token for it."""
+    """Where ColdFront is and the user's token for it, or the folder its publisher writes."""
 
     url: str
     token: str
@@ -335,27 +339,34 @@ class ColdFrontAccess:
     ca_file: str | None
     public: tuple[str, ...]
     """The site's further public usage attributes."""
+    published: str | None = None
+    """The publisher's folder, read instead of ColdFront (the user has no token)."""
+    user: str = ""
+    """Whose file to read there."""
 
 
 def coldfront_access(settings: Settings, env: Mapping[str, str] = os.environ) -> ColdFrontAccess | None:
     """``$FAIRTOP_COLDFRONT_URL``/``coldfront_url`` with the token from ``$FAIRTOP_COLDFRONT_TOKEN``
-    or ``coldfront_token_file`` (refused when its group or others may read it); None when no
-    ColdFront is configured. The timeout is ``allocation_timeout``, the CAs ``ca_file``'s."""
+    or ``coldfront_token_file`` (refused when its group or others may read it); without a token,
+    the folder ``coldfront_published`` names; None when no ColdFront is configured. The timeout is
+    ``allocation_timeout``, the CAs ``ca_file``'s."""
     url = env.get("FAIRTOP_COLDFRONT_URL") or settings.coldfront_url
-    if not url:
+    published = settings.coldfront_published
+    if not url and not published:
         return None
     token = env.get("FAIRTOP_COLDFRONT_TOKEN")
-    if not token:
-        if not settings.coldfront_token_file:
-            raise ConfigError("coldfront_url", f"{url} needs a token: set coldfront_token_file (mode 600) to a file "
-                              "holding your ColdFront API token (your ColdFront profile page shows it)")
+    if not token and settings.coldfront_token_file:
         try:
             token = read_secret(settings.coldfront_token_file, "ColdFront token file")
         except SecretFileError as exc:
             raise ConfigError("coldfront_token_file", str(exc)) from None
-    return ColdFrontAccess(url=url, token=token, timeout=float(settings.allocation_timeout),
+    if not token and not published:
+        raise ConfigError("coldfront_url", f"{url} needs a token: set coldfront_token_file (mode 600) to a file "
+                          "holding your ColdFront API token (your ColdFront profile page shows it)")
+    return ColdFrontAccess(url=url or str(published), token=token or "", timeout=float(settings.allocation_timeout),
                            ca_file=env.get("FAIRTOP_ALLOC_CA_FILE") or settings.ca_file,
-                           public=tuple(settings.coldfront_public_attributes))
+                           public=tuple(settings.coldfront_public_attributes),
+                           published=None if token else published, user="" if token else viewer(settings))
 
 
 def site_factor_params(settings: Settings) -> SiteFactorParams:

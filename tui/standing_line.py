@@ -145,7 +145,8 @@ def coldfront(config_file: str | None, budgets: tuple[Budget, ...]) -> tuple[str
 
     try:
         view = asyncio.run(read_coldfront(access.url, token=access.token, timeout=access.timeout,
-                                          ca_file=access.ca_file, public=access.public))
+                                          ca_file=access.ca_file, public=access.public,
+                                          published=access.published, user=access.user))
     except AllocationError as exc:
         return f"ColdFront {access.url}: unavailable ({exc})", {"url": access.url, "error": str(exc)}
     reconciled = reconcile(view.allocations, budgets)

@@ -28,16 +28,20 @@ What the API gives, and what fairtop makes of it:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import httpx
 
 from tui.allocations.client import DEFAULT_TIMEOUT, ApiError, JsonClient
 
-__all__ = ["ACCOUNT_ATTRIBUTE", "PUBLIC_USAGE", "ColdFrontAllocation", "ColdFrontClient", "ColdFrontView",
-           "UsageAttribute", "parse_allocations", "read_coldfront", "site_url"]
+__all__ = ["ACCOUNT_ATTRIBUTE", "PUBLIC_USAGE", "PUBLISHED_FILE", "PUBLISHED_USERS", "ColdFrontAllocation",
+           "ColdFrontClient", "ColdFrontView", "UsageAttribute", "parse_allocations", "published_view",
+           "read_coldfront", "site_url"]
 
 PUBLIC_USAGE = ("Core Usage (Hours)", "Accelerator Usage (Hours)", "Cloud Storage Quota (TB)")
 """The usage attribute types ColdFront creates public (``coldfront add_allocation_defaults``)."""
@@ -47,6 +51,9 @@ SPECS_ATTRIBUTE = "slurm_specs"
 """What ``coldfront slurm_dump`` writes onto the account's line (private: staff only)."""
 EXPIRED = "Expired"
 """The status ColdFront's daily task sets once an allocation's end date has passed."""
+PUBLISHED_USERS, PUBLISHED_FILE = "users", "coldfront.json"
+"""Where a site's publisher (:mod:`tui.allocations.coldfront_publish`) puts a user's view:
+``DIR/users/NAME/coldfront.json``."""
 _STAFF_PROBE = "/api/users/?username=fairtop-staff-probe"
 """An endpoint for staff only (``IsAdminUser``), asked for a user that does not exist: 200 and
 ``[]`` for staff, 403 for anyone else, cheap either way."""
@@ -114,6 +121,8 @@ class ColdFrontView:
     staff: bool
     """The token's holder is ColdFront staff (private attributes kept)."""
     allocations: tuple[ColdFrontAllocation, ...]
+    published_at: datetime | None = None
+    """When the site's publisher read ColdFront (None: read now, with the user's own token)."""
 
 
 def site_url(url: str) -> str:
@@ -217,11 +226,31 @@ class ColdFrontClient(JsonClient):
                                                                  public=self._public))
 
 
+def published_view(folder: str | Path, user: str, public: Sequence[str] = ()) -> ColdFrontView:
+    """The view the site's publisher wrote for ``user`` in ``folder`` (:class:`ApiError` when
+    there is none or it is not such a file)."""
+    path = Path(folder).expanduser() / PUBLISHED_USERS / user / PUBLISHED_FILE
+    try:
+        doc = json.loads(path.read_bytes())
+        at = datetime.fromisoformat(doc["read_at"])
+        site = str(doc["coldfront"])
+    except OSError as exc:
+        raise ApiError(404, f"no ColdFront allocations published for {user} ({path}: {exc.strerror or exc})") \
+            from None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ApiError(200, f"{path}: not a ColdFront file of fairtop's publisher ({exc})") from None
+    return ColdFrontView(site, False, parse_allocations(doc.get("allocations"), site=site, staff=False,
+                                                        public=public), published_at=at)
+
+
 async def read_coldfront(url: str, *, token: str, timeout: float, ca_file: str | None = None,
-                         public: Sequence[str] = (),
-                         transport: httpx.AsyncBaseTransport | None = None) -> ColdFrontView:
+                         public: Sequence[str] = (), transport: httpx.AsyncBaseTransport | None = None,
+                         published: str | None = None, user: str = "") -> ColdFrontView:
     """One read of ColdFront (no retry: the pane asks again later), within ``timeout`` seconds
-    per request; an https site verified against ``ca_file`` or the system's CAs."""
+    per request; an https site verified against ``ca_file`` or the system's CAs. With
+    ``published`` (no token: the site publishes), ``user``'s file in that folder instead."""
+    if published:
+        return published_view(published, user, public)
     async with ColdFrontClient(url, token=token, timeout=httpx.Timeout(timeout, connect=min(timeout, 3.0)),
                                ca_file=ca_file, public=public, transport=transport) as cf:
         return await cf.view()

@@ -133,7 +133,9 @@ def coldfront_lines(view: ColdFrontView, reconciled: Sequence[Reconciled] = ()) 
     if not view.allocations:
         return [f"ColdFront {view.url}: no allocations of yours (none of a project you lead, manage or use)"]
     rec = {(r.allocation.id, r.attribute.name): r for r in reconciled}
-    out = [f"ColdFront {view.url}: {len(view.allocations)} allocation(s)"]
+    when = (f" as the site's publisher read them at {view.published_at.astimezone():%Y-%m-%d %H:%M}"
+            if view.published_at else "")
+    out = [f"ColdFront {view.url}: {len(view.allocations)} allocation(s){when}"]
     for a in view.allocations:
         out.append(f"#{a.id} {a.project} · {a.resource} · {a.status}"
                    + (f" · Slurm account {a.slurm_account}" if a.slurm_account else ""))
@@ -183,7 +185,11 @@ def coldfront_json(view: ColdFrontView, reconciled: Sequence[Reconciled] = ()) -
             item["slurm_specs"] = a.slurm_specs
         return item
 
-    return {"coldfront": view.url, "staff": view.staff, "allocations": [allocation(a) for a in view.allocations]}
+    doc: dict[str, Any] = {"coldfront": view.url, "staff": view.staff,
+                           "allocations": [allocation(a) for a in view.allocations]}
+    if view.published_at is not None:
+        doc["published_at"] = view.published_at.isoformat()
+    return doc
 
 
 def slurm_budgets(source: Source | None) -> tuple[tuple[Budget, ...] | None, str]:

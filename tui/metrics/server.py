@@ -271,7 +271,7 @@ def allocation_readers(access: AllocationAccess, coldfront: ColdFrontAccess | No
                                                                      ca_file=access.ca_file))))
     if ledger:
         out.append(("ledger", ledger, lambda: read_ledger(ledger)))
-    if coldfront is not None:
+    if coldfront is not None and coldfront.token:  # a token's view; not one user's published file
         cf = coldfront
         out.append(("coldfront", cf.url, lambda: asyncio.run(read_coldfront(
             cf.url, token=cf.token, timeout=cf.timeout, ca_file=cf.ca_file, public=cf.public)).allocations))

@@ -221,7 +221,8 @@ class AllocationsPane(ShownPane):
         assert access is not None
         try:
             view = await read_coldfront(access.url, token=access.token, timeout=access.timeout,
-                                        ca_file=access.ca_file, public=access.public)
+                                        ca_file=access.ca_file, public=access.public,
+                                        published=access.published, user=access.user)
         except Exception as exc:  # anything: the pane says why and keeps the last allocations
             self.post_message(FeedRead("coldfront", None, error_text(exc), datetime.now(timezone.utc)))
             return
