@@ -95,9 +95,10 @@ class Settings:
     allocation_timeout: float = 5.0
     """Seconds the pane waits for the service before showing the last balances as stale."""
     ca_file: str | None = None
-    """The CA certificates (PEM) fairtop's clients verify an ``https://`` allocation service
-    against (the app, ``fairtop balance``, the Slurm hooks, ``publish-balances``,
-    ``serve-metrics``' reader); None: the system's CAs (``$FAIRTOP_ALLOC_CA_FILE`` overrides)."""
+    """The CA certificates (PEM) fairtop's clients verify an ``https://`` allocation service,
+    ColdFront or slurmrestd against (the app, ``fairtop balance``, the Slurm hooks,
+    ``publish-balances``, ``serve-metrics``' reader); None: the system's CAs
+    (``$FAIRTOP_ALLOC_CA_FILE`` overrides, for the allocation service and ColdFront)."""
     tls_cert_file: str | None = None
     """The certificate (PEM, leaf then chain) ``serve-allocations`` and ``serve-metrics`` serve
     TLS with; with ``tls_key_file`` (``--tls-cert`` and ``--tls-key`` override them)."""
@@ -106,6 +107,21 @@ class Settings:
     metrics_basic_auth_users: dict[str, str] = field(default_factory=dict)
     """``serve-metrics``' basic auth: user name -> ``pbkdf2-sha256$...`` hash (``fairtop
     hash-password`` makes one); empty: no auth. Give TLS too, or the password crosses in clear."""
+    coldfront_url: str | None = None
+    """A ColdFront site (its base URL, e.g. ``https://coldfront.example.edu``) whose REST API
+    (``PLUGIN_API``) gives the user's allocations, read with their own token; https verified as
+    ``ca_file`` says (``$FAIRTOP_COLDFRONT_URL`` overrides)."""
+    coldfront_token_file: str | None = None
+    """The file holding the user's ColdFront API token (their profile page, or ``coldfront
+    drf_create_token USER``); mode 600, refused otherwise (``$FAIRTOP_COLDFRONT_TOKEN`` overrides)."""
+    coldfront_published: str | None = None
+    """The folder a ColdFront site's publisher (``fairtop allocations publish-coldfront``) writes
+    every user's allocations into (``DIR/users/NAME/coldfront.json``, theirs alone): read when the
+    user has no token of their own."""
+    coldfront_public_attributes: tuple[str, ...] = ()
+    """Usage attributes the site added and made public, shown beside ColdFront's public defaults
+    (Core Usage (Hours), Accelerator Usage (Hours), Cloud Storage Quota (TB)). ColdFront's API does
+    not say which attributes are private, so no other is shown to a user who is not staff."""
     ledger: str | None = None
     """The embedded ledger (an SQLite file, or ``postgresql://...``) read directly instead of, or
     beside, the service (``$FAIRTOP_ALLOC_DB`` overrides)."""
@@ -136,7 +152,8 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "allocation_url": (str,), "allocation_auth": (str,), "allocation_token_file": (str,),
     "allocation_timeout": (int, float), "ledger": (str,), "site_factor": (dict,), "ca_file": (str,),
     "tls_cert_file": (str,), "tls_key_file": (str,), "metrics_basic_auth_users": (dict,),
-    "cluster": (list, tuple),
+    "cluster": (list, tuple), "coldfront_url": (str,), "coldfront_token_file": (str,), "coldfront_published": (str,),
+    "coldfront_public_attributes": (list, tuple),
 }
 _SITE_FACTOR_KEYS = {"rule": (str,), "n_credit": (int, float), "n_temporal": (int, float),
                      "sigmoid_credit": (list,), "sigmoid_temporal": (list,), "scale": (int,)}
@@ -253,6 +270,11 @@ def validate(table: dict[str, Any], source: str) -> dict[str, Any]:
         if not isinstance(stored, str) or not is_hash(stored):
             raise ConfigError(source, f"metrics_basic_auth_users.{user} must be a hash made by 'fairtop "
                               "hash-password' (pbkdf2-sha256$...), never the password itself")
+    names = table.get("coldfront_public_attributes", ())
+    if not all(isinstance(n, str) and n for n in names):
+        raise ConfigError(source, f"coldfront_public_attributes must be a list of attribute names, got {names!r}")
+    if names:
+        table["coldfront_public_attributes"] = tuple(names)
     for binding, keys in table.get("keymap", {}).items():
         if not isinstance(keys, str) or not keys.strip():
             raise ConfigError(source, f"keymap.{binding} must be a non-empty string of keys, got {keys!r}")
@@ -305,6 +327,46 @@ def allocation_access(settings: Settings, env: Mapping[str, str] = os.environ) -
                             ledger=env.get("FAIRTOP_ALLOC_DB") or settings.ledger, token=token,
                             munge=auth == "munge", timeout=float(settings.allocation_timeout),
                             ca_file=env.get("FAIRTOP_ALLOC_CA_FILE") or settings.ca_file)
+
+
+@dataclass(frozen=True)
+class ColdFrontAccess:
+    """Where ColdFront is and the user's token for it, or the folder its publisher writes."""
+
+    url: str
+    token: str
+    timeout: float
+    ca_file: str | None
+    public: tuple[str, ...]
+    """The site's further public usage attributes."""
+    published: str | None = None
+    """The publisher's folder, read instead of ColdFront (the user has no token)."""
+    user: str = ""
+    """Whose file to read there."""
+
+
+def coldfront_access(settings: Settings, env: Mapping[str, str] = os.environ) -> ColdFrontAccess | None:
+    """``$FAIRTOP_COLDFRONT_URL``/``coldfront_url`` with the token from ``$FAIRTOP_COLDFRONT_TOKEN``
+    or ``coldfront_token_file`` (refused when its group or others may read it); without a token,
+    the folder ``coldfront_published`` names; None when no ColdFront is configured. The timeout is
+    ``allocation_timeout``, the CAs ``ca_file``'s."""
+    url = env.get("FAIRTOP_COLDFRONT_URL") or settings.coldfront_url
+    published = settings.coldfront_published
+    if not url and not published:
+        return None
+    token = env.get("FAIRTOP_COLDFRONT_TOKEN")
+    if not token and settings.coldfront_token_file:
+        try:
+            token = read_secret(settings.coldfront_token_file, "ColdFront token file")
+        except SecretFileError as exc:
+            raise ConfigError("coldfront_token_file", str(exc)) from None
+    if not token and not published:
+        raise ConfigError("coldfront_url", f"{url} needs a token: set coldfront_token_file (mode 600) to a file "
+                          "holding your ColdFront API token (your ColdFront profile page shows it)")
+    return ColdFrontAccess(url=url or str(published), token=token or "", timeout=float(settings.allocation_timeout),
+                           ca_file=env.get("FAIRTOP_ALLOC_CA_FILE") or settings.ca_file,
+                           public=tuple(settings.coldfront_public_attributes),
+                           published=None if token else published, user="" if token else viewer(settings))
 
 
 def site_factor_params(settings: Settings) -> SiteFactorParams:
@@ -414,6 +476,7 @@ def make_source(settings: Settings, me: str = "") -> registry.Source:
     value = getattr(settings, cls.setting) if cls.setting else None
     source = cls(value, me, settings.refresh_rate)
     source.why = settings.source_why
+    source.ca_file = settings.ca_file
     return source
 
 
@@ -436,7 +499,8 @@ def make_sources(settings: Settings, me: str = "", pick: str | None = None,
                 raise ConfigError("--cluster", f"no [[cluster]] named {pick!r} (configured: {', '.join(names)}){hint}")
             names.remove(pick)
             names.insert(0, pick)
-        return {n: registry.make(by_name[n].source, by_name[n].value, me, settings.refresh_rate, n) for n in names}
+        return _with_ca({n: registry.make(by_name[n].source, by_name[n].value, me, settings.refresh_rate, n)
+                         for n in names}, settings)
     if not pick:
         return {"": make_source(settings, me)}
     names = [n.strip() for n in pick.split(",")]
@@ -448,7 +512,14 @@ def make_sources(settings: Settings, me: str = "", pick: str | None = None,
                                        f"not source {settings.source!r}")
     cls = registry.source_class(settings.source)
     value = getattr(settings, cls.setting) if cls.setting else None
-    return {n: cls(value, me, settings.refresh_rate, n) for n in names}
+    return _with_ca({n: cls(value, me, settings.refresh_rate, n) for n in names}, settings)
+
+
+def _with_ca(sources: dict[str, registry.Source], settings: Settings) -> dict[str, registry.Source]:
+    """The sources, each told ``ca_file`` (an https slurmrestd is verified against it)."""
+    for source in sources.values():
+        source.ca_file = settings.ca_file
+    return sources
 
 
 def cli_overrides(args: Any) -> dict[str, Any]:

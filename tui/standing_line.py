@@ -8,8 +8,10 @@ For a login banner (``/etc/profile.d``), a shell prompt, a job script, or a dash
 From a capture ``fairtop capture --every`` published, the line is the one the publisher wrote
 beside it (:mod:`tui.sources.standings_file`): read with the standard library alone, no numpy.
 Otherwise (a folder saved by hand, a live source, the demo) it is computed. Only what the line
-needs is imported: no Textual, no Rich, no HTTP client. Exit status 0 with the line; 2 with one
-line on stderr when the source or the config cannot be read.
+needs is imported: no Textual, no Rich, no HTTP client (unless ``coldfront_url`` is set: then a
+second line gives the user's ColdFront allocations beside the snapshot's Slurm budgets, read
+within ``allocation_timeout``). Exit status 0 with the line; 2 with one line on stderr when the
+source or the config cannot be read.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from tui.sources.errors import InputError, SourceUnavailable
 
 if TYPE_CHECKING:  # the engine's side (numpy) is imported only when the line must be computed
     from tui.analysis.summary import UserSummary
-    from tui.model import Snapshot
+    from tui.model import Budget, Snapshot
     from tui.sources.registry import Source
 
 __all__ = ["published_json", "run", "standing_json"]
@@ -93,8 +95,12 @@ def run(args: argparse.Namespace) -> int:
         me, cluster, source = _source(args)
         got = _published(source, me)
         if got is not None:
-            sys.stdout.write(published_json(me, cluster, got) if args.standing_format == "json"
-                             else got[1]["text"] + "\n")
+            cold = coldfront(getattr(args, "config", None), ())
+            if args.standing_format == "json":
+                doc = published_json(me, cluster, got)
+                sys.stdout.write(doc if cold is None else json.dumps({**json.loads(doc), "coldfront": cold[1]}) + "\n")
+            else:
+                sys.stdout.write(got[1]["text"] + "\n" + (cold[0] + "\n" if cold is not None else ""))
             return 0
         source.check()
         snap = source.load()
@@ -105,10 +111,43 @@ def run(args: argparse.Namespace) -> int:
     from tui.analysis.summary import user_summary
 
     summary = user_summary(build_standing(snap, me))
+    cold = coldfront(getattr(args, "config", None), snap.budgets)
     if args.standing_format == "json":
-        sys.stdout.write(standing_json(me, cluster, snap, summary))
+        doc = standing_json(me, cluster, snap, summary)
+        sys.stdout.write(doc if cold is None else json.dumps({**json.loads(doc), "coldfront": cold[1]}) + "\n")
     elif summary is None:
         sys.stdout.write(f"{me or 'no user'}: {snap.source} holds no fairshare tree\n")
     else:
         sys.stdout.write(summary.text + "\n")
+    if cold is not None and args.standing_format != "json":
+        sys.stdout.write(cold[0] + "\n")
     return 0
+
+
+def coldfront(config_file: str | None, budgets: tuple[Budget, ...]) -> tuple[str, dict[str, Any]] | None:
+    """With ``coldfront_url`` configured: the user's ColdFront allocations as one line and as
+    JSON, beside the snapshot's Slurm budgets (within ``allocation_timeout``); a ColdFront that
+    does not answer is said in the line, the standing above it stands. None: not configured."""
+    from tui import config
+
+    settings = config.load(config_file)
+    try:
+        access = config.coldfront_access(settings)
+    except config.ConfigError as exc:
+        return f"ColdFront: {exc}", {"error": str(exc)}
+    if access is None:
+        return None
+    import asyncio
+
+    from tui.allocations.coldfront import read_coldfront
+    from tui.allocations.errors import AllocationError
+    from tui.analysis.coldfront import coldfront_json, coldfront_summary, reconcile
+
+    try:
+        view = asyncio.run(read_coldfront(access.url, token=access.token, timeout=access.timeout,
+                                          ca_file=access.ca_file, public=access.public,
+                                          published=access.published, user=access.user))
+    except AllocationError as exc:
+        return f"ColdFront {access.url}: unavailable ({exc})", {"url": access.url, "error": str(exc)}
+    reconciled = reconcile(view.allocations, budgets)
+    return coldfront_summary(view, reconciled), coldfront_json(view, reconciled)

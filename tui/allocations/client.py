@@ -26,7 +26,7 @@ import asyncio
 import random
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Self
 
 import httpx
 
@@ -41,8 +41,8 @@ from tui.allocations.records import build as _build
 from tui.model import Allocation
 from tui.security.tls import TlsConfigError, check_schemes, client_context, failure
 
-__all__ = ["AllocationClient", "ApiError", "ApiUnavailable", "TlsRefused", "service_urls", "ProjectRecord",
-           "AllocationRecord", "JobRecord", "FailureRecord", "to_model"]
+__all__ = ["AllocationClient", "JsonClient", "ApiError", "ApiUnavailable", "TlsRefused", "service_urls",
+           "ProjectRecord", "AllocationRecord", "JobRecord", "FailureRecord", "to_model"]
 
 DEFAULT_TIMEOUT = httpx.Timeout(10.0, connect=3.0)
 RETRY_STATUS = frozenset({408, 429, 502, 503, 504})
@@ -103,15 +103,14 @@ def service_urls(url: str | Sequence[str]) -> tuple[str, ...]:
     return tuple(u.rstrip("/") for u in parts if u)
 
 
-class AllocationClient:
-    """``async with AllocationClient(url, token=T) as api: await api.allocations()``; ``url`` may
-    name several instances (:func:`service_urls`)."""
+class JsonClient:
+    """The HTTP core of fairtop's JSON API clients: instances, TLS, timeouts, reads retried with
+    backoff, errors as :class:`ApiUnavailable`/:class:`ApiError`. A client of one API adds its
+    credential (:meth:`_headers`) and its reads."""
 
-    def __init__(self, base_url: str | Sequence[str], *, token: str | None = None, munge: bool = False,
-                 munge_socket: str | None = None, timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
+    def __init__(self, base_url: str | Sequence[str], *, timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
                  max_retries: int = 3, transport: httpx.AsyncBaseTransport | None = None,
                  ca_file: str | None = None) -> None:
-        self._token, self._munge, self._munge_socket = token, munge, munge_socket
         self.max_retries = max_retries
         self._urls = service_urls(base_url) or ("",)
         self._at = 0  # the instance in use
@@ -146,7 +145,7 @@ class AllocationClient:
                 self._next_instance()
         raise AssertionError("unreachable")  # the loop returns or raises
 
-    async def __aenter__(self) -> AllocationClient:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -156,9 +155,8 @@ class AllocationClient:
         await self._http.aclose()
 
     async def _headers(self) -> dict[str, str]:
-        if self._munge:
-            return {"X-Munge-Cred": await munge_credential(self._munge_socket)}
-        return {"Authorization": f"Bearer {self._token}"} if self._token else {}
+        """The credential sent with every request (none here)."""
+        return {}
 
     @staticmethod
     def _raise_for(resp: httpx.Response) -> Any:
@@ -211,6 +209,23 @@ class AllocationClient:
         except httpx.TransportError as exc:
             raise ApiUnavailable(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
         return self._raise_for(resp)
+
+
+class AllocationClient(JsonClient):
+    """``async with AllocationClient(url, token=T) as api: await api.allocations()``; ``url`` may
+    name several instances (:func:`service_urls`)."""
+
+    def __init__(self, base_url: str | Sequence[str], *, token: str | None = None, munge: bool = False,
+                 munge_socket: str | None = None, timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
+                 max_retries: int = 3, transport: httpx.AsyncBaseTransport | None = None,
+                 ca_file: str | None = None) -> None:
+        super().__init__(base_url, timeout=timeout, max_retries=max_retries, transport=transport, ca_file=ca_file)
+        self._token, self._munge, self._munge_socket = token, munge, munge_socket
+
+    async def _headers(self) -> dict[str, str]:
+        if self._munge:
+            return {"X-Munge-Cred": await munge_credential(self._munge_socket)}
+        return {"Authorization": f"Bearer {self._token}"} if self._token else {}
 
     # -- reads ----------------------------------------------------------------------------
 

@@ -1,7 +1,8 @@
 """Where the allocations pane's balances come from, besides the snapshot: the allocation service
 and the embedded ledger; and the seed-004 site factor of each allocation. No Textual here.
 
-A :class:`Feed` keeps the last allocations read from one origin and, when a later read fails,
+A :class:`Feed` keeps the last allocations read from one origin (the service's and the ledger's
+are the snapshot's :class:`~tui.model.Allocation`; ColdFront's its own records) and, when a later read fails,
 the time of the last good one and why it failed: the pane then shows the last data as "stale
 since HH:MM (why)". Reading the service is async (the pane's worker awaits it, with the
 configured timeout); reading the ledger blocks (a thread worker). The site factors are
@@ -12,22 +13,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Generic, TypeVar
 
 from tui.allocations.client import AllocationClient, to_model
 from tui.model import Allocation
 
 __all__ = ["Feed", "read_ledger", "read_service"]
 
+T = TypeVar("T")
+LABELS = {"service": "allocation service", "ledger": "ledger", "coldfront": "ColdFront"}
+
 
 @dataclass(frozen=True)
-class Feed:
+class Feed(Generic[T]):
     """The allocations of one origin as last read."""
 
     origin: str
-    """``service`` or ``ledger``."""
+    """``service``, ``ledger`` or ``coldfront``."""
     where: str
     """The URL or the ledger's path."""
-    allocations: tuple[Allocation, ...] | None = None
+    allocations: tuple[T, ...] | None = None
     """None until a read succeeds."""
     read_at: datetime | None = None
     """When the allocations above were read."""
@@ -35,10 +40,10 @@ class Feed:
     """Why the latest read failed (None: it succeeded)."""
     failed_at: datetime | None = None
 
-    def succeeded(self, allocations: tuple[Allocation, ...], at: datetime) -> Feed:
+    def succeeded(self, allocations: tuple[T, ...], at: datetime) -> Feed[T]:
         return replace(self, allocations=allocations, read_at=at, error=None, failed_at=None)
 
-    def failed(self, error: str, at: datetime) -> Feed:
+    def failed(self, error: str, at: datetime) -> Feed[T]:
         return replace(self, error=error, failed_at=at)
 
     @property
@@ -47,7 +52,7 @@ class Feed:
 
     def status(self) -> str:
         """One line: where, and how fresh (local time)."""
-        label = f"{'allocation service' if self.origin == 'service' else 'ledger'} {self.where}"
+        label = f"{LABELS.get(self.origin, self.origin)} {self.where}"
         if self.error is not None and self.read_at is not None:
             return f"{label}: stale since {self.read_at.astimezone():%H:%M} ({self.error})"
         if self.error is not None:

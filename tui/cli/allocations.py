@@ -7,9 +7,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from tui.cli.service_flags import ca_option, given
 from tui.sources.errors import InputError
+
+if TYPE_CHECKING:
+    from tui.config import ColdFrontAccess, Settings
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -19,11 +23,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     where.add_argument("--db", metavar="PATH|URL", help="the ledger: an SQLite file or postgresql://... "
                        "(default: $FAIRTOP_ALLOC_DB)")
     where.add_argument("--url", help="the allocation service (default: $FAIRTOP_ALLOC_URL)")
+    where.add_argument("--coldfront", metavar="URL", help="your allocations in ColdFront (its REST API, with your "
+                       "token), beside Slurm's own budgets (default: $FAIRTOP_COLDFRONT_URL, else coldfront_url)")
+    bal.add_argument("--coldfront-token-file", metavar="FILE", help="with --coldfront: the file holding your "
+                     "ColdFront API token, mode 600 (default: $FAIRTOP_COLDFRONT_TOKEN, else coldfront_token_file)")
     bal.add_argument("--auth", choices=("token", "munge"), default="token",
                      help="with --url: a bearer token from $FAIRTOP_ALLOC_TOKEN, or a MUNGE credential")
     bal.add_argument("--project", metavar="P", help="only this project (name, account or id)")
     ca_option(bal)
-    bal.add_argument("--config", metavar="FILE", help="config file (ca_file, allocation_token_file)")
+    bal.add_argument("--config", metavar="FILE", help="config file (ca_file, allocation_token_file, coldfront_url, "
+                     "coldfront_token_file)")
     bal.add_argument("--format", choices=("table", "json"), default="table", help="table (default) or json")
 
     alc = sub.add_parser("allocations", help="allocation tools: Slurm hooks, site factor",
@@ -50,6 +59,23 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                      help="what a PrivateData site uses: write FILE.d/<gid>, one file per Unix group, readable "
                           "by that group only (mode 0640; the folder 0711), instead of one file every user can "
                           "read (needs root or CAP_CHOWN; set BALANCES to FILE.d)")
+    pcf = alc_sub.add_parser("publish-coldfront", help="write every user's ColdFront allocations to DIR (a staff "
+                             "token on this host only)",
+                             description="Read every ColdFront allocation with a staff token and write each user's "
+                             "own (what ColdFront's API would show them; public usage attributes only) to "
+                             "DIR/users/NAME/coldfront.json, mode 0400 and owned by NAME (DIR/users 0711), every "
+                             "--every seconds; users then set coldfront_published = DIR instead of a token of their "
+                             "own (needs root or CAP_CHOWN).")
+    pcf.add_argument("dir", metavar="DIR", help="where to write (a folder the users' hosts can read)")
+    pcf.add_argument("--every", type=float, default=3600.0, metavar="S", help="seconds between reads (default 3600: "
+                     "ColdFront's usage changes when XDMoD's sync runs)")
+    pcf.add_argument("--once", action="store_true", help="read and write once and exit")
+    pcf.add_argument("--coldfront", metavar="URL",
+                     help="ColdFront (default: $FAIRTOP_COLDFRONT_URL, else coldfront_url)")
+    pcf.add_argument("--coldfront-token-file", metavar="FILE", help="the staff token, mode 600 (default: "
+                     "$FAIRTOP_COLDFRONT_TOKEN, else coldfront_token_file)")
+    pcf.add_argument("--config", metavar="FILE", help="config file (default: see 'fairtop info')")
+    ca_option(pcf)
     for p in (hook, sfc, pub):
         p.add_argument("--url", help="the allocation service (default: $FAIRTOP_ALLOC_URL, else allocation_url)")
         p.add_argument("--auth", choices=("token", "munge"),
@@ -72,6 +98,8 @@ def _balance(args: argparse.Namespace) -> str:
 
     from tui.allocations import balance
 
+    if args.coldfront or args.coldfront_token_file:
+        return _coldfront(args)
     url = args.url or (None if args.db else os.environ.get("FAIRTOP_ALLOC_URL"))
     db = args.db or (None if url else os.environ.get("FAIRTOP_ALLOC_DB"))
     if url:
@@ -83,16 +111,93 @@ def _balance(args: argparse.Namespace) -> str:
                                     ca_file=access.ca_file)
     elif db:
         rows = balance.from_ledger(db, args.project)
+    elif os.environ.get("FAIRTOP_COLDFRONT_URL") or _coldfront_configured(_settings(args)):
+        return _coldfront(args)
     else:
-        raise InputError("fairtop balance", "give --db PATH|URL or --url URL (or set FAIRTOP_ALLOC_DB / "
-                         "FAIRTOP_ALLOC_URL)")
+        raise InputError("fairtop balance", "give --db PATH|URL, --url URL or --coldfront URL (or set FAIRTOP_ALLOC_DB "
+                         "/ FAIRTOP_ALLOC_URL, or coldfront_url)")
     return balance.format_balances(rows, args.format)
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    from tui import config
+
+    return config.load(args.config)
+
+
+def _coldfront(args: argparse.Namespace) -> str:
+    """``balance --coldfront``: the user's ColdFront allocations, each usage attribute beside the
+    Slurm budget of its account in the configured (or detected) source's snapshot."""
+    import asyncio
+    import json
+
+    from tui import config
+    from tui.allocations.coldfront import read_coldfront
+    from tui.analysis.coldfront import coldfront_json, coldfront_lines, reconcile, slurm_budgets
+
+    settings, access = _coldfront_access(args)
+    view = asyncio.run(read_coldfront(access.url, token=access.token, timeout=access.timeout,
+                                      ca_file=access.ca_file, public=access.public,
+                                      published=access.published, user=access.user))
+    budgets, slurm = slurm_budgets(None if settings.source == "demo" else config.make_source(settings))
+    reconciled = reconcile(view.allocations, budgets) if budgets is not None else []
+    if args.format == "json":
+        return json.dumps({**coldfront_json(view, reconciled), "slurm": slurm}, indent=2) + "\n"
+    return "\n".join([*coldfront_lines(view, reconciled), f"Slurm: {slurm}"]) + "\n"
+
+
+def _coldfront_configured(settings: Settings) -> bool:
+    return bool(settings.coldfront_url or settings.coldfront_published)
+
+
+def _coldfront_access(args: argparse.Namespace) -> tuple[Settings, ColdFrontAccess]:
+    """The ColdFront and token the flags, the environment and the config give (flags first)."""
+    from dataclasses import replace
+
+    from tui import config
+
+    settings = _settings(args)
+    env = {**os.environ, **given({"FAIRTOP_COLDFRONT_URL": args.coldfront, "FAIRTOP_ALLOC_CA_FILE": args.ca_file})}
+    if args.coldfront_token_file:  # the flag beats the environment's token too
+        settings = replace(settings, coldfront_token_file=args.coldfront_token_file)
+        env.pop("FAIRTOP_COLDFRONT_TOKEN", None)
+    access = config.coldfront_access(settings, env)
+    if access is None:
+        raise InputError(f"fairtop {args.command}", "give --coldfront URL (or set coldfront_url)")
+    return settings, access
+
+
+def _publish_coldfront(args: argparse.Namespace) -> int:
+    """``allocations publish-coldfront DIR``: every --every seconds until interrupted (or --once)."""
+    import asyncio
+    import time
+    from pathlib import Path
+
+    from tui.allocations.coldfront_publish import publish, read_site
+
+    _, access = _coldfront_access(args)
+    if not access.token:
+        raise InputError("fairtop allocations publish-coldfront", "needs a staff token: --coldfront-token-file FILE "
+                         "(or coldfront_token_file)")
+    while True:
+        site, allocations, projects = asyncio.run(read_site(access.url, token=access.token, timeout=access.timeout,
+                                                            ca_file=access.ca_file))
+        written, skipped = publish(Path(args.dir), site, allocations, projects, public=access.public)
+        note = f"; skipped (no Unix account): {', '.join(skipped)}" if skipped else ""
+        print(f"fairtop: ColdFront {site}: {len(allocations)} allocations, {written} users' files in {args.dir}{note}",
+              flush=True)
+        if args.once:
+            return 0
+        time.sleep(max(args.every, 10.0))
 
 
 def _allocations(args: argparse.Namespace) -> int:
 
     from tui import config
     from tui.allocations import commands
+
+    if args.allocations_command == "publish-coldfront":
+        return _publish_coldfront(args)
 
     settings = config.load(args.config)
     env = dict(os.environ)

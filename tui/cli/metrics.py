@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("fairtop serve-metrics", str(exc)) from None
     for source in sources.values():
         source.check()
-    readers = allocation_readers(config.allocation_access(settings))
+    readers = allocation_readers(config.allocation_access(settings), config.coldfront_access(settings))
     tls = service_tls(args, settings)
     users = PasswordCheck(settings.metrics_basic_auth_users) if settings.metrics_basic_auth_users else None
     if users is None and not args.allow_private_data:

@@ -13,6 +13,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 
+from tui.allocations.coldfront import ColdFrontAllocation
 from tui.analysis.allocations import allocation_status
 from tui.analysis.report_inputs import report_inputs
 from tui.formats.openmetrics import Family, association_families, label_set, number, pbs_families
@@ -20,8 +21,8 @@ from tui.formats.pbsfs import pbs_rows
 from tui.formats.sshare import report_blocks
 from tui.model import Allocation, Snapshot
 
-__all__ = ["ALLOCATION_METRICS", "SNAPSHOT_METRICS", "age_tail", "allocation_families", "merge", "snapshot_body",
-           "snapshot_families"]
+__all__ = ["ALLOCATION_METRICS", "COLDFRONT_METRICS", "SNAPSHOT_METRICS", "age_tail", "allocation_families",
+           "coldfront_families", "merge", "snapshot_body", "snapshot_families"]
 
 #: AllocationStatus attribute -> (metric, help).
 ALLOCATION_METRICS = {
@@ -32,6 +33,12 @@ ALLOCATION_METRICS = {
     "burn_per_day": ("fairtop_allocation_burn_rate", "SU debited per day over the elapsed period"),
     "exhaustion": ("fairtop_allocation_exhaustion_timestamp_seconds",
                    "when the balance runs out at the burn rate (absent: not before the end, or unknown)"),
+}
+COLDFRONT_METRICS = {
+    "budget": ("fairtop_coldfront_budget", "a ColdFront allocation's usage attribute: its value, the budget granted "
+               "(in the attribute's unit: Core Usage (Hours) in core-hours)"),
+    "usage": ("fairtop_coldfront_usage", "what ColdFront last learnt of its usage (from XDMoD; absent: no usage "
+              "record)"),
 }
 SNAPSHOT_METRICS = {
     "age": ("fairtop_snapshot_age_seconds", "seconds since the snapshot was taken, at the scrape"),
@@ -60,6 +67,23 @@ def allocation_families(allocations: Iterable[Allocation], now: datetime, labels
                 value = value.timestamp()
             if value is not None:
                 fam.add(one, number(float(value)))
+    return list(fams.values())
+
+
+def coldfront_families(allocations: Iterable[ColdFrontAllocation], labels: Mapping[str, str]) -> list[Family]:
+    """Budget and usage of each public usage attribute of each ColdFront allocation, labelled
+    ``labels`` + allocation, project, resource, status, account and attribute (private
+    attributes, kept for a staff reader, are never served)."""
+    fams = {key: Family(name, text) for key, (name, text) in COLDFRONT_METRICS.items()}
+    for a in allocations:
+        for attr in a.usage:
+            if not attr.public:
+                continue
+            one = label_set({**labels, "allocation": str(a.id), "project": a.project, "resource": a.resource,
+                             "status": a.status, "account": a.slurm_account or "", "attribute": attr.name})
+            for key, value in (("budget", attr.budget), ("usage", attr.usage)):
+                if value is not None:
+                    fams[key].add(one, number(value))
     return list(fams.values())
 
 

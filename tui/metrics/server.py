@@ -29,17 +29,19 @@ from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TextIO
 
-from tui.config import AllocationAccess
+from tui.allocations.coldfront import ColdFrontAllocation
+from tui.config import AllocationAccess, ColdFrontAccess
 from tui.formats.openmetrics import CONTENT_TYPE, EOF, TEXT_CONTENT_TYPE, Family
-from tui.metrics.exposition import age_tail, allocation_families, merge, snapshot_families
+from tui.metrics.exposition import age_tail, allocation_families, coldfront_families, merge, snapshot_families
 from tui.model import Allocation, Snapshot
 from tui.sources.registry import Source
 
 __all__ = ["Rendered", "MetricsState", "allocation_readers", "make_server", "run_allocation_feed", "run_loader",
            "serve_metrics"]
 
-Reader = tuple[str, str, Callable[[], tuple[Allocation, ...]]]
-"""(origin, where, read): the allocation service or the embedded ledger, and how to read it."""
+Records = tuple[Allocation, ...] | tuple[ColdFrontAllocation, ...]
+Reader = tuple[str, str, Callable[[], Records]]
+"""(origin, where, read): the allocation service, the embedded ledger or ColdFront, and how to read it."""
 
 
 @dataclass(frozen=True)
@@ -72,10 +74,15 @@ class MetricsState:
         self._serve(key, fams, snap)
         return notes
 
-    def publish_allocations(self, origin: str, allocations: tuple[Allocation, ...], at: datetime) -> None:
-        """Serve the allocations read from the ledger or the allocation service (``origin``) at ``at``.
-        They are the site's, not a cluster's: no cluster label."""
-        self._serve(origin, allocation_families(allocations, at, {"origin": origin}), None)
+    def publish_allocations(self, origin: str, allocations: Records, at: datetime) -> None:
+        """Serve the allocations read from the ledger, the allocation service or ColdFront
+        (``origin``) at ``at``. They are the site's, not a cluster's: no cluster label."""
+        if origin == "coldfront":
+            self._serve(origin, coldfront_families([a for a in allocations if isinstance(a, ColdFrontAllocation)],
+                                                   {"origin": origin}), None)
+            return
+        self._serve(origin, allocation_families([a for a in allocations if isinstance(a, Allocation)], at,
+                                                {"origin": origin}), None)
 
     def _serve(self, key: str, fams: list[Family], snap: Snapshot | None) -> None:
         for fam in fams:  # one string per family: 155k sample strings at 20k associations weigh ~25 MB
@@ -137,7 +144,7 @@ def run_loader(source: Source, state: MetricsState, stop: threading.Event, err: 
         stop.wait(max(source.refresh_s, 1.0))
 
 
-def run_allocation_feed(origin: str, where: str, read: Callable[[], tuple[Allocation, ...]], state: MetricsState,
+def run_allocation_feed(origin: str, where: str, read: Callable[[], Records], state: MetricsState,
                         stop: threading.Event, period_s: float, err: TextIO | None = None) -> None:
     """Read the allocations of the ledger or service (``origin`` at ``where``) every ``period_s``
     (no slurmctld involved). A failed read is one line (each new reason once); the last
@@ -248,10 +255,12 @@ def make_server(state: MetricsState, host: str, port: int, tls: ssl.SSLContext |
     return server
 
 
-def allocation_readers(access: AllocationAccess) -> list[Reader]:
-    """The configured allocation service and embedded ledger, read as the allocations pane reads them."""
+def allocation_readers(access: AllocationAccess, coldfront: ColdFrontAccess | None = None) -> list[Reader]:
+    """The configured allocation service, embedded ledger and ColdFront (what its token's holder
+    sees), read as the allocations pane reads them."""
     import asyncio
 
+    from tui.allocations.coldfront import read_coldfront
     from tui.analysis.allocation_feeds import read_ledger, read_service
 
     out: list[Reader] = []
@@ -262,6 +271,10 @@ def allocation_readers(access: AllocationAccess) -> list[Reader]:
                                                                      ca_file=access.ca_file))))
     if ledger:
         out.append(("ledger", ledger, lambda: read_ledger(ledger)))
+    if coldfront is not None and coldfront.token:  # a token's view; not one user's published file
+        cf = coldfront
+        out.append(("coldfront", cf.url, lambda: asyncio.run(read_coldfront(
+            cf.url, token=cf.token, timeout=cf.timeout, ca_file=cf.ca_file, public=cf.public)).allocations))
     return out
 
 

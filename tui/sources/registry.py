@@ -75,6 +75,9 @@ class Source(ABC):
         """The app's refresh period (``refresh_rate``): how often a live source is read."""
         self.why = ""
         """Why this source was opened when nothing named it (:mod:`tui.sources.detect`; "" when named)."""
+        self.ca_file: str | None = None
+        """The CAs (PEM) an https source (slurmrestd) is verified against (config ``ca_file``);
+        None: the system's."""
         self.cluster = cluster
         """The cluster's name from a ``[[cluster]]`` entry ("" for a single source); live Slurm asks
         that cluster (``-M NAME``)."""
@@ -301,11 +304,14 @@ class PbsSource(Source):
         return replace(snap, source=f"live PBS ({os.uname().nodename})")
 
 
-def _live_rest(where: str) -> LiveRest:
-    """slurmrestd at ``where``: an http(s) URL, else a unix socket path."""
+def _live_rest(where: str, ca_file: str | None = None) -> LiveRest:
+    """slurmrestd at ``where``: an http(s) URL (https verified against ``ca_file`` or the
+    system's CAs), else a unix socket path."""
     from tui.sources.slurmrestd import LiveRest
 
-    return LiveRest(url=where) if where.startswith(("http://", "https://")) else LiveRest(socket=where)
+    if where.startswith(("http://", "https://")):
+        return LiveRest(url=where, ca_file=ca_file)
+    return LiveRest(socket=where)
 
 
 @register
@@ -327,7 +333,7 @@ class SlurmrestdSource(Source):
     def rest(self) -> LiveRest:
         """slurmrestd: jobs every read, associations (slurmdbd) and partitions every 10 minutes."""
         if self._rest is None:
-            self._rest = _live_rest(self.value or "")
+            self._rest = _live_rest(self.value or "", self.ca_file)
         return self._rest
 
     def read(self) -> Snapshot:
@@ -360,7 +366,7 @@ class SlurmrestdSshareSource(Source):
         if self._both is None:
             from tui.sources.rest_sshare import RestSshare
 
-            self._both = RestSshare(_live_rest(self.value or ""), refresh_s=self.refresh_s)
+            self._both = RestSshare(_live_rest(self.value or "", self.ca_file), refresh_s=self.refresh_s)
         return self._both
 
     def read(self) -> Snapshot:

@@ -78,6 +78,7 @@ from tui.slurm_releases import SlurmRelease, release
 from tui.sources.errors import InputError, SourceUnavailable
 from tui.sources.slurm_text import parse_tres_counts
 from tui.sources.slurm_units import parse_tres_billing_weights
+from tui.security.tls import TlsConfigError, client_context, failure
 
 __all__ = [
     "SUPPORTED_VERSIONS",
@@ -175,12 +176,15 @@ class RestClient:
         Replaces the network (tests pass :class:`httpx.MockTransport`).
     sleep : callable
         Waits between attempts (tests pass a no-op).
+    ca_file : str, optional
+        The CAs (PEM) an ``https://`` URL is verified against; None: the system's CAs
+        (:func:`tui.security.tls.client_context`, as fairtop's other clients; never certifi's bundle).
     """
 
     def __init__(self, socket: str | None = None, url: str | None = None, *, token: str | None = None,
                  user: str | None = None, timeout: httpx.Timeout = DEFAULT_TIMEOUT,
                  retries: int = DEFAULT_RETRIES, transport: httpx.BaseTransport | None = None,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] = time.sleep, ca_file: str | None = None) -> None:
         if (socket is None) == (url is None):
             raise ValueError("give exactly one of socket= or url=")
         headers = {"Accept": "application/json"}
@@ -205,8 +209,13 @@ class RestClient:
                 headers["X-SLURM-USER-NAME"] = user
         self.retries = max(0, retries)
         self._sleep = sleep
+        self._ca_file = ca_file
+        try:
+            verify = client_context(ca_file)
+        except TlsConfigError as exc:
+            raise ApiUnavailable(f"slurmrestd {self.where}: {exc}") from None
         self._client = httpx.Client(base_url=base, headers=headers, timeout=timeout, transport=transport,
-                                    follow_redirects=False)
+                                    verify=verify, follow_redirects=False)
 
     def __enter__(self) -> RestClient:
         return self
@@ -246,6 +255,9 @@ class RestClient:
             try:
                 response = self._client.get(path, params=params)
             except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+                refused = failure(exc, self._ca_file)
+                if refused:  # a certificate refused is a mistake or an attack: not retried
+                    raise ApiUnavailable(f"slurmrestd {self.where}: {refused}") from None
                 if attempt < self.retries:
                     self._sleep(self._backoff(attempt, None))
                     attempt += 1
@@ -891,12 +903,12 @@ def read(socket: str | None = None, url: str | None = None, *, token: str | None
          user: str | None = None, cluster: str | None = None,
          timeout: httpx.Timeout = DEFAULT_TIMEOUT, retries: int = DEFAULT_RETRIES,
          transport: httpx.BaseTransport | None = None,
-         sleep: Callable[[float], None] = time.sleep) -> RestRead:
+         sleep: Callable[[float], None] = time.sleep, ca_file: str | None = None) -> RestRead:
     """Read associations (and usage, partitions, jobs where offered) from slurmrestd.
 
     Parameters
     ----------
-    socket, url, token, user, timeout, retries, transport, sleep
+    socket, url, token, user, timeout, retries, transport, sleep, ca_file
         As :class:`RestClient`.
     cluster : str, optional
         Cluster whose associations to show (default: the only one).
@@ -916,7 +928,7 @@ def read(socket: str | None = None, url: str | None = None, *, token: str | None
     """
     warnings: list[str] = []
     with RestClient(socket, url, token=token, user=user, timeout=timeout, retries=retries,
-                    transport=transport, sleep=sleep) as client:
+                    transport=transport, sleep=sleep, ca_file=ca_file) as client:
         versions = pick_versions(_openapi(client))
         path = versions.associations
         doc = client.get_json(path, {"cluster": cluster} if cluster else None)
@@ -1034,7 +1046,7 @@ class LiveRest:
         kept = self._kept[1]
         snap, versions = kept.snapshot, kept.versions
         assert snap.tree is not None and versions is not None  # read() sets both
-        keys = ("token", "user", "timeout", "retries", "transport", "sleep")
+        keys = ("token", "user", "timeout", "retries", "transport", "sleep", "ca_file")
         with RestClient(self.where["socket"], self.where["url"],
                         **{k: self.where[k] for k in keys if k in self.where}) as client:
             jobs, job_warnings = _read_jobs(client, versions, snap.tree)

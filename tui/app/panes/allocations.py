@@ -1,9 +1,11 @@
 """The allocations pane: service-unit balances of the projects above the selected association.
 
 Shows, each under its own heading, whichever the site has: the allocation service
-(``allocation_url``), the embedded ledger (``ledger``), the snapshot's own allocations (the demo),
-and Slurm's GrpTRESMins budgets. The service and the ledger are read in workers (the service with
-the async client and the configured timeout), so the screen never waits on them; when a later read
+(``allocation_url``), the embedded ledger (``ledger``), the user's ColdFront allocations
+(``coldfront_url``, beside Slurm's own budget on their account), the snapshot's own allocations (the
+demo), and Slurm's GrpTRESMins budgets. The service, ColdFront and the ledger are read in workers
+(the service and ColdFront with async clients and the configured timeout), so the screen never waits
+on them; when a later read
 fails the last balances stay, marked "stale since HH:MM" with the reason. ``a`` switches to every
 allocation of the cluster in one table, sorted by exhaustion date (``e``) or share used (``p``).
 Renders :class:`tui.analysis.allocations.AllocationStatus` values and the seed-004 site factors.
@@ -25,6 +27,7 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Static
 
 from tui.allocations.site_factor_jobs import SiteFactor, allocation_site_factors
+from tui.allocations.coldfront import ColdFrontAllocation, ColdFrontView, read_coldfront
 from tui.analysis.allocation_feeds import Feed, read_ledger, read_service
 from tui.analysis.allocations import (
     AllocationStatus,
@@ -34,10 +37,19 @@ from tui.analysis.allocations import (
     budget_line,
     budgets_for,
 )
+from tui.analysis.coldfront import coldfront_lines, reconcile
 from tui.analysis.standing import Standing
 from tui.app import commands
 from tui.app.panes.base import ShownPane, error_text
-from tui.config import AllocationAccess, ConfigError, Settings, allocation_access, site_factor_params
+from tui.config import (
+    AllocationAccess,
+    ColdFrontAccess,
+    ConfigError,
+    Settings,
+    allocation_access,
+    coldfront_access,
+    site_factor_params,
+)
 from tui.engine.site_factor import SEED_PARAMS, SiteFactorParams
 from tui.model import Allocation
 
@@ -113,7 +125,8 @@ class FeedRead(Message, bubble=False):
     """A worker read the service or the ledger (``allocations``) or failed (``error``)."""
 
     origin: str
-    allocations: tuple[Allocation, ...] | None
+    allocations: tuple[Any, ...] | None
+    """:class:`Allocation` (service, ledger) or :class:`ColdFrontAllocation` (coldfront)."""
     error: str | None
     at: datetime
 
@@ -132,10 +145,11 @@ class AllocationsPane(ShownPane):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._feeds: dict[str, Feed] = {}
+        self._feeds: dict[str, Feed[Any]] = {}
         self._read_at: dict[str, float] = {}
         self._reading: set[str] = set()
         self._access: AllocationAccess | None = None
+        self._coldfront: ColdFrontAccess | None = None
         self.show_all = False
         """The admin view: every allocation of the cluster in one table."""
         self.sort_key = "exhaustion"
@@ -167,6 +181,12 @@ class AllocationsPane(ShownPane):
             self._feeds["service"] = Feed("service", self._access.url)
         if self._access.ledger:
             self._feeds["ledger"] = Feed("ledger", self._access.ledger)
+        try:
+            self._coldfront = coldfront_access(settings)
+        except ConfigError as exc:
+            self.notify(str(exc), severity="error")
+        if self._coldfront is not None:
+            self._feeds["coldfront"] = Feed("coldfront", self._coldfront.url)
 
     def refresh_feeds(self, force: bool = False) -> None:
         """Start a read of each configured origin not read within :data:`REREAD_S` (or now)."""
@@ -178,6 +198,8 @@ class AllocationsPane(ShownPane):
             self._reading.add(origin)
             if origin == "service":
                 self._read_service()
+            elif origin == "coldfront":
+                self._read_coldfront()
             else:
                 self._read_ledger()
 
@@ -192,6 +214,19 @@ class AllocationsPane(ShownPane):
             self.post_message(FeedRead("service", None, error_text(exc), datetime.now(timezone.utc)))
             return
         self.post_message(FeedRead("service", allocs, None, datetime.now(timezone.utc)))
+
+    @work(exclusive=True, exit_on_error=False, group="alloc-coldfront")
+    async def _read_coldfront(self) -> None:
+        access = self._coldfront
+        assert access is not None
+        try:
+            view = await read_coldfront(access.url, token=access.token, timeout=access.timeout,
+                                        ca_file=access.ca_file, public=access.public,
+                                        published=access.published, user=access.user)
+        except Exception as exc:  # anything: the pane says why and keeps the last allocations
+            self.post_message(FeedRead("coldfront", None, error_text(exc), datetime.now(timezone.utc)))
+            return
+        self.post_message(FeedRead("coldfront", view.allocations, None, datetime.now(timezone.utc)))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="alloc-ledger")
     def _read_ledger(self) -> None:
@@ -238,7 +273,8 @@ class AllocationsPane(ShownPane):
         """(label, feed or None for the snapshot, allocations) of every origin with something to show."""
         out: list[tuple[str, Feed | None, tuple[Allocation, ...]]] = []
         for feed in self._feeds.values():
-            out.append((feed.status(), feed, feed.allocations or ()))
+            if feed.origin != "coldfront":  # not service units: its own block (_coldfront_blocks)
+                out.append((feed.status(), feed, feed.allocations or ()))
         snap = standing.snapshot
         if snap.allocations:
             out.append((f"{snap.source}: its own allocations", None, snap.allocations))
@@ -277,19 +313,34 @@ class AllocationsPane(ShownPane):
                                      "or a for every allocation.", classes="al-block al-status"))
             blocks += [self._block(s, standing.me, factors.get(s.allocation.allocation_id)) for s in statuses]
             shown += len(statuses)
+        blocks += self._coldfront_blocks(standing)
         budgets = budgets_for(snap.budgets, snap.tree, row)
         if budgets or snap.budgets:
             text = ("\n".join(escape(budget_line(b)) for b in budgets) if budgets
                     else f"none binds {escape(scope)} ({len(snap.budgets)} on the cluster)")
             blocks.append(Static(f"[b]Slurm budgets[/b] (GrpTRESMins against decayed usage)\n{text}",
                                  classes="al-block al-status"))
-        if not origins:
+        if not origins and "coldfront" not in self._feeds:
             title.update("This cluster has no service-unit allocations loaded"
                          + (" (its Slurm budgets are below)." if snap.budgets else
                             ". Set allocation_url or ledger in the config to read a ledger."))
         else:
             title.update(f"Allocations of {scope} (SU = billing-hours; a: every allocation)")
         scroll.mount_all(blocks)
+
+    def _coldfront_blocks(self, standing: Standing) -> list[Widget]:
+        """The user's ColdFront allocations, each usage attribute beside the Slurm budget of its
+        account in this snapshot (ColdFront's are the user's own: not narrowed to the selection)."""
+        feed = self._feeds.get("coldfront")
+        if feed is None:
+            return []
+        head = Static(escape(feed.status()), classes="al-block al-origin" + (" al-stale" if feed.error else ""))
+        if feed.allocations is None:
+            return [head]
+        allocs: tuple[ColdFrontAllocation, ...] = feed.allocations
+        lines = coldfront_lines(ColdFrontView(feed.where, False, allocs),
+                                reconcile(allocs, standing.snapshot.budgets))
+        return [head, Static(escape("\n".join(lines[1:] if allocs else lines)), classes="al-block al-status")]
 
     def _redraw_all(self, origins: list[tuple[str, Feed | None, tuple[Allocation, ...]]], now: datetime,
                     params: SiteFactorParams) -> None:
