@@ -49,8 +49,14 @@ __all__ = [
 ]
 
 #: ``squeue -O`` fields fairtop asks for live; ``:|`` = no width limit, ``|`` after each cell.
+#: Reason onwards say why a pending job waits (:mod:`tui.analysis.jobs`). Slurm 22.05 and 26.05
+#: print them alike (``src/squeue/print.c``): Reason is the controller's description when it set
+#: one (``ReqNodeNotAvail, UnavailableNodes:n1``), else the reason code; SchedNodes and Dependency
+#: ``(null)`` when none; ReqNodes empty when none; StartTime and EligibleTime ``N/A`` when unset (a
+#: pending job's StartTime is the scheduler's estimate: backfill's, or its begin time).
 SQUEUE_FIELDS = ("JobID", "Partition", "UserName", "Account", "State", "TimeLimit", "SubmitTime",
-                 "StartTime", "PriorityLong", "tres-alloc")
+                 "StartTime", "PriorityLong", "tres-alloc", "Reason", "SchedNodes", "Dependency", "ReqNodes",
+                 "Nice", "QOS", "EligibleTime")
 
 _INT = re.compile(r"[0-9]+")
 _NUM = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
@@ -598,6 +604,15 @@ class AssocMgrRecord:
     """GrpTRESMins per TRES: (limit or None for ``N``, used minutes), e.g. ``billing=200000(183315)``."""
     grp_tres_run_mins: dict[str, tuple[int | None, int]] = field(default_factory=dict)
     """GrpTRESRunMins: (limit, minutes committed by running jobs)."""
+    grp_tres: dict[str, tuple[int | None, int]] = field(default_factory=dict)
+    """GrpTRES: (limit, TRES held by running jobs)."""
+    counts: dict[str, tuple[int | None, int]] = field(default_factory=dict)
+    """Job-count limits (:data:`COUNT_LIMITS`) that are printed: (limit or None, jobs counted)."""
+
+
+#: assoc_mgr's job-count limits, printed ``LIMIT(USED)`` (``N`` = none; blank for a Max* not set).
+COUNT_LIMITS = ("GrpJobs", "GrpJobsAccrue", "GrpSubmitJobs", "MaxJobs", "MaxJobsAccrue", "MaxSubmitJobs")
+_COUNT = re.compile(r"(N|[0-9]+)\(([0-9]+)\)")
 
 
 _USER_UID = re.compile(r"(.*)\([0-9]+\)")
@@ -612,6 +627,19 @@ def parse_limit_usage(text: str, what: str, source: str, line: int | None) -> di
         if not m:
             raise InputError(source, f"{what}: expected TRES=LIMIT(USED), got {item[:40]!r}", line)
         out[m.group(1).lower()] = (None if m.group(2) == "N" else int(m.group(2)), int(m.group(3)))
+    return out
+
+
+def _counts(kv: dict[str, str], source: str, line: int) -> dict[str, tuple[int | None, int]]:
+    out: dict[str, tuple[int | None, int]] = {}
+    for name in COUNT_LIMITS:
+        cell = kv.get(name, "")
+        if not cell:
+            continue
+        m = _COUNT.fullmatch(cell)
+        if not m:
+            raise InputError(source, f"{name}: expected LIMIT(USED), got {cell[:40]!r}", line)
+        out[name] = (None if m.group(1) == "N" else int(m.group(1)), int(m.group(2)))
     return out
 
 
@@ -664,6 +692,8 @@ def parse_assoc_mgr(data: bytes | str, source: str = "scontrol show assoc_mgr") 
             lft=_int(kv["Lft"], "Lft", source, no) if "Lft" in kv else None, line=no,
             grp_tres_mins=parse_limit_usage(kv.get("GrpTRESMins", ""), "GrpTRESMins", source, no),
             grp_tres_run_mins=parse_limit_usage(kv.get("GrpTRESRunMins", ""), "GrpTRESRunMins", source, no),
+            grp_tres=parse_limit_usage(kv.get("GrpTRES", ""), "GrpTRES", source, no),
+            counts=_counts(kv, source, no),
         ))
     return out
 
@@ -835,13 +865,24 @@ def parse_squeue(data: bytes | str, source: str = "squeue") -> list[Job]:
                 if row.get(col, "") not in _NULL:
                     tres[key] = float(_int(row[col], col, source, no))
         prio = row.get("PRIORITY", "")
+        state = _state(row[state_col], source, no)
+        reason = row.get("REASON")
+        listed = row.get("NODELIST(REASON)", "")
+        if reason is None and state == "PENDING" and listed.startswith("(") and listed.endswith(")"):
+            reason = listed[1:-1]  # the default layout: a pending job's reason in parentheses
+        nice = row.get("NICE", "")
         jobs.append(Job(
             job_id=row["JOBID"], user=row["USER"], account=row.get("ACCOUNT", ""),
-            partition=row.get("PARTITION", ""), state=_state(row[state_col], source, no), tres=tres,
+            partition=row.get("PARTITION", ""), state=state, tres=tres,
             time_limit_s=_time_limit(row.get("TIME_LIMIT", ""), source, no),
             submit_time=_time(row.get("SUBMIT_TIME", ""), "SUBMIT_TIME", source, no),
             start_time=_time(row.get("START_TIME", ""), "START_TIME", source, no),
             priority=None if prio in _NULL else _int(prio, "PRIORITY", source, no),
+            reason=reason.strip() or None if reason is not None else None,
+            sched_nodes=_text(row.get("SCHEDNODES")), dependency=_text(row.get("DEPENDENCY")),
+            req_nodes=_text(row.get("REQ_NODES")), qos=_text(row.get("QOS")),
+            nice=None if nice in _NULL else _signed(nice, "NICE", source, no),
+            eligible_time=_time(row.get("ELIGIBLE_TIME", ""), "ELIGIBLE_TIME", source, no),
         ))
     return jobs
 
@@ -879,3 +920,16 @@ def parse_qos_usage(data: bytes | str, source: str = "sacctmgr -P show qos") -> 
         if "Flags" in col and "nodecay" in {f.strip().lower() for f in cells[col["Flags"]].split(",")}:
             no_decay.add(name)
     return factors, frozenset(no_decay)
+
+
+def _text(cell: str | None) -> str | None:
+    """A text cell; None for a column not asked and for squeue's blanks (``(null)``, empty)."""
+    if cell is None:
+        return None
+    s = cell.strip()
+    return None if s in _NULL else s
+
+
+def _signed(cell: str, what: str, source: str, line: int) -> int:
+    s = cell.strip()
+    return -_int(s[1:], what, source, line) if s.startswith("-") else _int(s, what, source, line)
