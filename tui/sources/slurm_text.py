@@ -849,6 +849,17 @@ def parse_squeue(data: bytes | str, source: str = "squeue") -> list[Job]:
     if state_col is None:
         raise InputError(source, "not squeue output: no ST or STATE column", start + 1)
     jobs = []
+    # 100,000 jobs repeat their cells (TRES, times, limits): each distinct cell is converted once
+    seen_tres: dict[str, dict[str, float]] = {}
+    seen_time: dict[tuple[str, str], datetime | None] = {}
+    seen_limit: dict[str, int] = {}
+
+    def when(cell: str, what: str, no: int) -> datetime | None:
+        got = seen_time.get((cell, what), _UNSEEN)
+        if got is _UNSEEN:
+            got = seen_time[(cell, what)] = _time(cell, what, source, no)
+        return got  # type: ignore[return-value]
+
     for no, cells in rows:
         if len(cells) != len(names):
             raise InputError(source, f"expected {len(names)} columns as in the header, got {len(cells)}", no)
@@ -857,8 +868,11 @@ def parse_squeue(data: bytes | str, source: str = "squeue") -> list[Job]:
             raise InputError(source, "empty JOBID or USER", no)
         tres: dict[str, float] = {}
         for col in ("TRES_ALLOC", "TRES"):
-            if row.get(col, "") not in _NULL:
-                tres = parse_tres_counts(row[col], source, no)
+            cell = row.get(col, "")
+            if cell not in _NULL:
+                if cell not in seen_tres:
+                    seen_tres[cell] = parse_tres_counts(cell, source, no)
+                tres = dict(seen_tres[cell])  # each job its own dict
                 break
         if not tres:
             for col, key in (("CPUS", "cpu"), ("NODES", "node")):
@@ -871,18 +885,21 @@ def parse_squeue(data: bytes | str, source: str = "squeue") -> list[Job]:
         if reason is None and state == "PENDING" and listed.startswith("(") and listed.endswith(")"):
             reason = listed[1:-1]  # the default layout: a pending job's reason in parentheses
         nice = row.get("NICE", "")
+        limit = row.get("TIME_LIMIT", "")
+        if limit not in seen_limit:
+            seen_limit[limit] = _time_limit(limit, source, no)
         jobs.append(Job(
             job_id=row["JOBID"], user=row["USER"], account=row.get("ACCOUNT", ""),
             partition=row.get("PARTITION", ""), state=state, tres=tres,
-            time_limit_s=_time_limit(row.get("TIME_LIMIT", ""), source, no),
-            submit_time=_time(row.get("SUBMIT_TIME", ""), "SUBMIT_TIME", source, no),
-            start_time=_time(row.get("START_TIME", ""), "START_TIME", source, no),
+            time_limit_s=seen_limit[limit],
+            submit_time=when(row.get("SUBMIT_TIME", ""), "SUBMIT_TIME", no),
+            start_time=when(row.get("START_TIME", ""), "START_TIME", no),
             priority=None if prio in _NULL else _int(prio, "PRIORITY", source, no),
             reason=reason.strip() or None if reason is not None else None,
             sched_nodes=_text(row.get("SCHEDNODES")), dependency=_text(row.get("DEPENDENCY")),
             req_nodes=_text(row.get("REQ_NODES")), qos=_text(row.get("QOS")),
             nice=None if nice in _NULL else _signed(nice, "NICE", source, no),
-            eligible_time=_time(row.get("ELIGIBLE_TIME", ""), "ELIGIBLE_TIME", source, no),
+            eligible_time=when(row.get("ELIGIBLE_TIME", ""), "ELIGIBLE_TIME", no),
         ))
     return jobs
 
@@ -920,6 +937,9 @@ def parse_qos_usage(data: bytes | str, source: str = "sacctmgr -P show qos") -> 
         if "Flags" in col and "nodecay" in {f.strip().lower() for f in cells[col["Flags"]].split(",")}:
             no_decay.add(name)
     return factors, frozenset(no_decay)
+
+
+_UNSEEN = object()
 
 
 def _text(cell: str | None) -> str | None:
