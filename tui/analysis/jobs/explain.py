@@ -96,7 +96,7 @@ class PendingJob:
             if self.held_back_by is not None and m.code == "Priority":
                 text += f", held back by {self.held_back_by.words}"
         else:
-            text = _SHORT.get(m.kind, "{code}").format(code=m.code, partition=self.job.partition)
+            text = _SHORT.get(m.code, _SHORT.get(m.kind, "{code}")).format(code=m.code, partition=self.job.partition)
         at = self.job.start_time
         if at is not None and m.kind not in ("begin", "hold", "dependency"):
             text += f"; the scheduler estimates {at.astimezone():%H:%M}"
@@ -105,7 +105,9 @@ class PendingJob:
 
 _SHORT = {"hold": "held ({code})", "dependency": "waiting on a dependency ({code})",
           "begin": "not before its begin time ({code})", "limit": "blocked by a limit ({code})",
-          "partition": "partition {partition}: {code}", "nodes": "its nodes are unavailable ({code})",
+          "partition": "partition {partition}: {code}", "PartitionDown": "partition {partition} is down ({code})",
+          "PartitionInactive": "partition {partition} is inactive ({code})",
+          "nodes": "its nodes are unavailable ({code})",
           "invalid": "it cannot start as submitted ({code})", "unknown": "{code}"}
 
 
