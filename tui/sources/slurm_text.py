@@ -61,6 +61,7 @@ SQUEUE_FIELDS = ("JobID", "Partition", "UserName", "Account", "State", "TimeLimi
 _INT = re.compile(r"[0-9]+")
 _NUM = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _NULL = ("", "(null)", "N/A", "None", "none")
+_NULLS = frozenset(_NULL)
 #: Largest integer any of these fields can hold in Slurm (uint64); bigger is not Slurm output.
 _MAX_INT = (1 << 64) - 1
 #: Memory-like TRES are counted in MB (``slurmdb_get_tres_base_unit``); suffixes scale by 1024.
@@ -777,13 +778,16 @@ _STATES = {"PD": "PENDING", "R": "RUNNING", "CG": "COMPLETING", "CD": "COMPLETED
            "SI": "SIGNALING", "SO": "STAGE_OUT", "BF": "BOOT_FAIL", "DL": "DEADLINE", "OOM": "OUT_OF_MEMORY"}
 
 
+_ISO = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}")
+
+
 def _time(cell: str, what: str, source: str, line: int) -> datetime | None:
     """An ISO time as squeue prints it (local time, no zone); N/A/Unknown/None -> None."""
     s = cell.strip()
     if s in _NULL or s in ("Unknown", "NONE"):
         return None
     try:
-        if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}", s):
+        if not _ISO.fullmatch(s):
             raise ValueError
         return datetime.fromisoformat(s).astimezone()
     except (ValueError, OverflowError, OSError):
@@ -848,58 +852,80 @@ def parse_squeue(data: bytes | str, source: str = "squeue") -> list[Job]:
     state_col = "STATE" if "STATE" in names else "ST" if "ST" in names else None
     if state_col is None:
         raise InputError(source, "not squeue output: no ST or STATE column", start + 1)
-    jobs = []
-    # 100,000 jobs repeat their cells (TRES, times, limits): each distinct cell is converted once
+    return _squeue_jobs(names, rows, state_col, source)
+
+
+def _squeue_jobs(names: list[str], rows: list[tuple[int, list[str]]], state_col: str, source: str) -> list[Job]:
+    """The jobs of squeue's rows. 100,000 pending jobs repeat their cells (TRES, times, limits,
+    states): each distinct cell is converted once, and columns are taken by index."""
+    col = {n: i for i, n in enumerate(names)}
+    width = len(names)
+    missing = width  # a column squeue was not asked for reads as "" (or None where that matters)
+
+    def at(name: str) -> int:
+        return col.get(name, missing)
+
+    i_id, i_user, i_state = col["JOBID"], col["USER"], col[state_col]
+    i_account, i_part, i_prio, i_limit = at("ACCOUNT"), at("PARTITION"), at("PRIORITY"), at("TIME_LIMIT")
+    i_submit, i_start, i_eligible = at("SUBMIT_TIME"), at("START_TIME"), at("ELIGIBLE_TIME")
+    i_tres = at("TRES_ALLOC") if "TRES_ALLOC" in col else at("TRES")
+    i_cpus, i_nodes, i_listed = at("CPUS"), at("NODES"), at("NODELIST(REASON)")
+    i_reason, i_nice = at("REASON"), at("NICE")
+    i_sched, i_dep, i_req, i_qos = at("SCHEDNODES"), at("DEPENDENCY"), at("REQ_NODES"), at("QOS")
     seen_tres: dict[str, dict[str, float]] = {}
-    seen_time: dict[tuple[str, str], datetime | None] = {}
+    seen_time: dict[str, datetime | None] = {}
     seen_limit: dict[str, int] = {}
+    seen_state: dict[str, str] = {}
+    seen_nice: dict[str, int | None] = {}
+    jobs = []
 
     def when(cell: str, what: str, no: int) -> datetime | None:
-        got = seen_time.get((cell, what), _UNSEEN)
+        got = seen_time.get(cell, _UNSEEN)
         if got is _UNSEEN:
-            got = seen_time[(cell, what)] = _time(cell, what, source, no)
+            got = seen_time[cell] = _time(cell, what, source, no)
         return got  # type: ignore[return-value]
 
     for no, cells in rows:
-        if len(cells) != len(names):
-            raise InputError(source, f"expected {len(names)} columns as in the header, got {len(cells)}", no)
-        row = dict(zip(names, cells))
-        if not row["JOBID"] or not row["USER"]:
+        if len(cells) != width:
+            raise InputError(source, f"expected {width} columns as in the header, got {len(cells)}", no)
+        cells.append("")  # the cell of every column not asked
+        if not cells[i_id] or not cells[i_user]:
             raise InputError(source, "empty JOBID or USER", no)
+        cell = cells[i_tres]
         tres: dict[str, float] = {}
-        for col in ("TRES_ALLOC", "TRES"):
-            cell = row.get(col, "")
-            if cell not in _NULL:
-                if cell not in seen_tres:
-                    seen_tres[cell] = parse_tres_counts(cell, source, no)
-                tres = dict(seen_tres[cell])  # each job its own dict
-                break
+        if cell not in _NULL:
+            if cell not in seen_tres:
+                seen_tres[cell] = parse_tres_counts(cell, source, no)
+            tres = dict(seen_tres[cell])  # each job its own dict
         if not tres:
-            for col, key in (("CPUS", "cpu"), ("NODES", "node")):
-                if row.get(col, "") not in _NULL:
-                    tres[key] = float(_int(row[col], col, source, no))
-        prio = row.get("PRIORITY", "")
-        state = _state(row[state_col], source, no)
-        reason = row.get("REASON")
-        listed = row.get("NODELIST(REASON)", "")
-        if reason is None and state == "PENDING" and listed.startswith("(") and listed.endswith(")"):
+            for i, key in ((i_cpus, "cpu"), (i_nodes, "node")):
+                if cells[i] not in _NULL:
+                    tres[key] = float(_int(cells[i], key.upper() + "S", source, no))
+        state = seen_state.get(cells[i_state]) or seen_state.setdefault(cells[i_state],
+                                                                        _state(cells[i_state], source, no))
+        reason: str | None = cells[i_reason].strip() or None if i_reason != missing else None
+        listed = cells[i_listed]
+        if i_reason == missing and state == "PENDING" and listed.startswith("(") and listed.endswith(")"):
             reason = listed[1:-1]  # the default layout: a pending job's reason in parentheses
-        nice = row.get("NICE", "")
-        limit = row.get("TIME_LIMIT", "")
+        limit = cells[i_limit]
         if limit not in seen_limit:
             seen_limit[limit] = _time_limit(limit, source, no)
+        prio, nice = cells[i_prio], cells[i_nice]
+        if nice not in seen_nice:
+            seen_nice[nice] = None if nice in _NULL else _signed(nice, "NICE", source, no)
+        submit, start = cells[i_submit], cells[i_start]
+        sched, dep, req, qos = cells[i_sched], cells[i_dep], cells[i_req], cells[i_qos]
         jobs.append(Job(
-            job_id=row["JOBID"], user=row["USER"], account=row.get("ACCOUNT", ""),
-            partition=row.get("PARTITION", ""), state=state, tres=tres,
-            time_limit_s=seen_limit[limit],
-            submit_time=when(row.get("SUBMIT_TIME", ""), "SUBMIT_TIME", no),
-            start_time=when(row.get("START_TIME", ""), "START_TIME", no),
-            priority=None if prio in _NULL else _int(prio, "PRIORITY", source, no),
-            reason=reason.strip() or None if reason is not None else None,
-            sched_nodes=_text(row.get("SCHEDNODES")), dependency=_text(row.get("DEPENDENCY")),
-            req_nodes=_text(row.get("REQ_NODES")), qos=_text(row.get("QOS")),
-            nice=None if nice in _NULL else _signed(nice, "NICE", source, no),
-            eligible_time=when(row.get("ELIGIBLE_TIME", ""), "ELIGIBLE_TIME", no),
+            job_id=cells[i_id], user=cells[i_user], account=cells[i_account], partition=cells[i_part], state=state,
+            tres=tres, time_limit_s=seen_limit[limit],
+            submit_time=when(submit, "SUBMIT_TIME", no) if submit else None,
+            start_time=when(start, "START_TIME", no) if start else None,
+            priority=int(prio) if prio.isdigit() and prio.isascii() and len(prio) < 20 else
+            None if prio in _NULL else _int(prio, "PRIORITY", source, no),
+            reason=reason, nice=seen_nice[nice],
+            eligible_time=when(cells[i_eligible], "ELIGIBLE_TIME", no) if cells[i_eligible] else None,
+            sched_nodes=None if sched in _NULLS else sched.strip(), dependency=None if dep in _NULLS else dep.strip(),
+            req_nodes=None if req in _NULLS else req.strip(), qos=None if qos in _NULLS else qos.strip(),
         ))
     return jobs
 
@@ -940,14 +966,6 @@ def parse_qos_usage(data: bytes | str, source: str = "sacctmgr -P show qos") -> 
 
 
 _UNSEEN = object()
-
-
-def _text(cell: str | None) -> str | None:
-    """A text cell; None for a column not asked and for squeue's blanks (``(null)``, empty)."""
-    if cell is None:
-        return None
-    s = cell.strip()
-    return None if s in _NULL else s
 
 
 def _signed(cell: str, what: str, source: str, line: int) -> int:

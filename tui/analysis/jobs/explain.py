@@ -14,6 +14,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,6 +22,9 @@ from tui.analysis.jobs.queue import Queue, QueuePlace
 from tui.analysis.jobs.reasons import IN_LINE, Meaning, describe
 from tui.analysis.standing import Standing
 from tui.model import AssocLimit, Budget, Job, Snapshot, path_to
+
+if TYPE_CHECKING:  # the planner's face is imported when a Priority job asks for its recovery
+    from tui.analysis.planner import Recovery
 
 __all__ = ["FactorGap", "PendingJob", "explain_pending", "hidden_jobs", "ordinal", "pending_summary"]
 
@@ -181,9 +185,10 @@ def _unit(tres: str) -> str:
 
 
 class _Explainer:
-    def __init__(self, standing: Standing, queue: Queue, now: datetime) -> None:
-        self.standing, self.snap, self.queue, self.now = standing, standing.snapshot, queue, now
+    def __init__(self, standing: Standing, queue: Queue, now: datetime, own: Sequence[Job]) -> None:
+        self.standing, self.snap, self.queue, self.now, self.own = standing, standing.snapshot, queue, now, own
         self.hidden = hidden_jobs(self.snap, standing.me)
+        self._recovery: dict[int, Recovery] = {}
 
     def explain(self, job: Job) -> PendingJob:
         m = describe(job.reason) if job.reason is not None else None
@@ -235,8 +240,7 @@ class _Explainer:
         alone (True) or follow the general sentence."""
         parts = m.limit
         if m.code.startswith("QOS") or (parts is not None and parts.scope == "qos") or "PerAccount" in m.code:
-            running = sum(1 for j in self.snap.jobs if j.user == job.user and j.state == "RUNNING"
-                          and j.qos is not None and j.qos == job.qos)
+            running = sum(1 for j in self.own if j.state == "RUNNING" and j.qos is not None and j.qos == job.qos)
             qos = f"QOS {job.qos}" if job.qos else "its QOS"
             counted = f"you run {running:,} job{'s' if running != 1 else ''} in {qos}; " if job.qos else ""
             return f"{counted}fairtop does not read the QOS's limits (sacctmgr show qos shows them)", [], False
@@ -328,7 +332,9 @@ class _Explainer:
             return (head + ": more than fairshare alone can give",)
         from tui.analysis.planner import day_reached, recovery  # the planner's recovery, only when asked
 
-        rec = recovery(self.standing, row, half_lives=8, points=65)
+        rec = self._recovery.get(row)
+        if rec is None:  # one curve per association, whatever the target
+            rec = self._recovery[row] = recovery(self.standing, row, half_lives=8, points=65)
         day = day_reached(rec, target)
         if day is None or rec.start is None:
             return (head + f": not reached within {rec.days[-1]:.0f} days if you run nothing more",)
@@ -427,11 +433,12 @@ def explain_pending(standing: Standing, jobs: Sequence[Job] | None = None, queue
     otherwise, only if the user has a pending job); ``now``: for the estimate's age.
     """
     me = standing.me
-    mine = [j for j in (standing.snapshot.jobs if jobs is None else jobs) if j.user == me and j.state == "PENDING"]
+    own = [j for j in (standing.snapshot.jobs if jobs is None else jobs) if j.user == me]
+    mine = [j for j in own if j.state == "PENDING"]
     if not mine:
         return []
     queue = queue if queue is not None else Queue(standing.snapshot.jobs)
-    ex = _Explainer(standing, queue, now or datetime.now(timezone.utc))
+    ex = _Explainer(standing, queue, now or datetime.now(timezone.utc), own)
     out = [ex.explain(j) for j in mine]
     big = np.iinfo(np.int64).max
     never = datetime.max.replace(tzinfo=timezone.utc)

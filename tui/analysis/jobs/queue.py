@@ -15,9 +15,11 @@ The columns are gathered once per snapshot (one pass over the jobs), sorted once
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 import numpy as np
 
@@ -62,53 +64,65 @@ class Queue:
     def __init__(self, jobs: Sequence[Job]) -> None:
         pending = [j for j in jobs if j.state == "PENDING"]
         self.jobs = pending
-        kind_of: dict[str | None, bool] = {None: True}  # no Reason read: counted, and said so
+        in_line_of: dict[str | None, bool] = {None: True}  # no Reason read: counted, and said so
+        part_code: dict[str, int] = {}
+        user_code: dict[str, int] = {}
+        stamp: dict[datetime, float] = {}
         index: dict[str, int] = {}
         rows: list[int] = []
-        parts: list[str] = []
-        first_row: dict[int, int] = {}  # pending index -> its row for its first partition
-        for i, job in enumerate(pending):
-            listed = job.partition.split(",") if "," in job.partition else (job.partition,)
-            for name in listed:
-                if i not in first_row:
-                    first_row[i] = len(rows)
-                rows.append(i)
-                parts.append(name)
+        parts: list[int] = []
+        prio: list[float] = []
+        submit: list[float] = []
+        ids: list[tuple[int, int]] = []
+        in_line: list[bool] = []
+        no_reason: list[bool] = []
+        users: list[int] = []
+        many: list[int] = []
+        for i, job in enumerate(pending):  # one pass: 100,000 jobs, a few dict lookups each
             index[job.job_id] = i
-        self._index = index
-        self._first_row = np.array([first_row[i] for i in range(len(pending))], dtype=np.int64)
-        n = len(rows)
+            if "," in job.partition:
+                many.append(i)
+            parts.append(part_code.setdefault(job.partition.split(",")[0], len(part_code)))
+            prio.append(math.nan if job.priority is None else job.priority)
+            t = job.submit_time
+            if t is None:
+                submit.append(math.inf)
+            else:  # one timestamp per distinct time (squeue's parse shares them)
+                got = stamp.get(t)
+                submit.append(got if got is not None else stamp.setdefault(t, t.timestamp()))
+            ids.append((int(job.job_id), -1) if job.job_id.isdigit() else _id_key(job.job_id))
+            line = in_line_of.get(job.reason)
+            if line is None:
+                line = in_line_of[job.reason] = describe(job.reason or "").kind in IN_LINE
+            in_line.append(line)
+            no_reason.append(job.reason is None)
+            users.append(user_code.setdefault(job.user, len(user_code)))
+        # a job pending in several partitions (burn,gpu) has a row in each; its first (row i) is its own
+        rows = list(range(len(pending)))
+        for i in many:
+            for name in pending[i].partition.split(",")[1:]:
+                rows.append(i)
+                parts.append(part_code.setdefault(name, len(part_code)))
+        self._index, self._users, self.partitions = index, user_code, list(part_code)
         row_job = np.asarray(rows, dtype=np.int64)
-        names, part = np.unique(np.asarray(parts, dtype=object).astype(str), return_inverse=True) \
-            if n else (np.zeros(0, dtype=str), np.zeros(0, dtype=np.int64))
-        self.partitions = [str(p) for p in names]
-        prio = np.array([-1 if j.priority is None else j.priority for j in pending], dtype=np.int64)
-        submit = np.array([j.submit_time.timestamp() if j.submit_time is not None else np.inf for j in pending])
-        ids = np.array([_id_key(j.job_id) for j in pending], dtype=np.int64).reshape(-1, 2)
-        for job in pending:
-            if job.reason not in kind_of:
-                kind_of[job.reason] = describe(job.reason or "").kind in IN_LINE
-        in_line = np.array([kind_of[j.reason] for j in pending], dtype=bool)
-        no_reason = np.array([j.reason is None for j in pending], dtype=bool)
-        users, user = np.unique(np.array([j.user for j in pending], dtype=object).astype(str), return_inverse=True) \
-            if pending else (np.zeros(0, dtype=str), np.zeros(0, dtype=np.int64))
-        self._users = {str(u): k for k, u in enumerate(users)}
-        # lexsort: the last key is the primary one
-        order = np.lexsort((ids[row_job, 1], ids[row_job, 0], submit[row_job], -prio[row_job], part)) \
-            if n else np.zeros(0, dtype=np.int64)
+        part = np.asarray(parts, dtype=np.int64)
+        prio_a = np.asarray(prio, dtype=np.float64)  # priorities are uint32: exact in a float64; NaN: unknown
+        id_a = np.asarray(ids, dtype=np.int64).reshape(-1, 2)
+        # Slurm's order within a partition (lexsort's last key is the primary one); unknown priorities last
+        key_prio = np.where(np.isnan(prio_a), np.inf, -prio_a)
+        order = np.lexsort((id_a[row_job, 1], id_a[row_job, 0], np.asarray(submit)[row_job], key_prio[row_job], part))
         self._order_job = row_job[order]
-        self._pos = np.empty(n, dtype=np.int64)
-        self._pos[order] = np.arange(n)
-        sorted_part = part[order]
-        self._start = np.searchsorted(sorted_part, np.arange(len(names) + 1))
-        self._sorted_part = sorted_part
-        line = in_line[self._order_job]
-        self._line_cum = np.concatenate(([0], np.cumsum(line)))
-        self._line_at = np.flatnonzero(line)
-        self._no_reason_cum = np.concatenate(([0], np.cumsum(no_reason[self._order_job] & line)))
-        self._unknown_prio_cum = np.concatenate(([0], np.cumsum(prio[self._order_job] < 0)))
-        self._user_sorted = user[self._order_job]
-        self._prio = prio
+        self._pos = np.empty(len(rows), dtype=np.int64)
+        self._pos[order] = np.arange(len(rows))
+        self._sorted_part = part[order]
+        self._start = np.searchsorted(self._sorted_part, np.arange(len(part_code) + 1))
+        line_sorted = np.asarray(in_line, dtype=bool)[self._order_job]
+        self._line_cum = np.concatenate(([0], np.cumsum(line_sorted)))
+        self._line_at = np.flatnonzero(line_sorted)
+        self._no_reason_cum = np.concatenate(([0], np.cumsum(np.asarray(no_reason, dtype=bool)[self._order_job]
+                                                              & line_sorted)))
+        self._unknown_prio_cum = np.concatenate(([0], np.cumsum(np.isnan(prio_a[self._order_job]))))
+        self._user_sorted = np.asarray(users, dtype=np.int64)[self._order_job]
 
     def __len__(self) -> int:
         return len(self.jobs)
@@ -119,7 +133,7 @@ class Queue:
         i = self._index.get(job.job_id)
         if i is None:
             return None
-        k = int(self._pos[self._first_row[i]])
+        k = int(self._pos[i])  # row i: its first partition
         p = int(self._sorted_part[k])
         s = int(self._start[p])
         name = self.partitions[p]
