@@ -10,8 +10,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from tests.conftest import FIXTURES
-from tui.analysis.jobs import (REASON_CODES, PendingJob, Queue, describe, explain_pending, hidden_jobs, ordinal,
-                               pending_summary)
+from tui.analysis.jobs import REASON_CODES, PendingJob, Queue, describe, explain_pending, hidden_jobs, pending_summary
 from tui.analysis.planner import day_reached, recovery
 from tui.analysis.standing import build_standing
 from tui.analysis.summary import user_summary
@@ -69,11 +68,6 @@ def test_printed_words_and_unknown_codes() -> None:
     assert describe("priority").code == "Priority"  # Slurm compares reason names without case
     odd = describe("Frobnicated")
     assert (odd.kind, odd.code) == ("unknown", "Frobnicated") and "'Frobnicated'" in odd.sentence
-
-
-def test_ordinal() -> None:
-    assert [ordinal(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 37, 101, 111, 1002)] == [
-        "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "37th", "101st", "111th", "1,002nd"]
 
 
 # --- the queue's order ------------------------------------------------------------------------

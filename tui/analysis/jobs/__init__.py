@@ -12,9 +12,9 @@ No Textual here.
 
 from __future__ import annotations
 
-from tui.analysis.jobs.explain import FactorGap, PendingJob, explain_pending, hidden_jobs, ordinal, pending_summary
+from tui.analysis.jobs.explain import FactorGap, PendingJob, explain_pending, hidden_jobs, pending_summary
 from tui.analysis.jobs.queue import Queue, QueuePlace
 from tui.analysis.jobs.reasons import REASON_CODES, Meaning, describe
 
 __all__ = ["REASON_CODES", "FactorGap", "Meaning", "PendingJob", "Queue", "QueuePlace", "describe", "explain_pending",
-           "hidden_jobs", "ordinal", "pending_summary"]
+           "hidden_jobs", "pending_summary"]

@@ -20,13 +20,14 @@ import numpy as np
 
 from tui.analysis.jobs.queue import Queue, QueuePlace
 from tui.analysis.jobs.reasons import IN_LINE, Meaning, describe
+from tui.analysis.rank_path import ordinal
 from tui.analysis.standing import Standing
 from tui.model import AssocLimit, Budget, Job, Snapshot, path_to
 
 if TYPE_CHECKING:  # the planner's face is imported when a Priority job asks for its recovery
     from tui.analysis.planner import Recovery
 
-__all__ = ["FactorGap", "PendingJob", "explain_pending", "hidden_jobs", "ordinal", "pending_summary"]
+__all__ = ["FactorGap", "PendingJob", "explain_pending", "hidden_jobs", "pending_summary"]
 
 #: sprio's headers in words.
 FACTOR_WORDS = {"AGE": "age", "ASSOC": "association", "FAIRSHARE": "fairshare", "JOBSIZE": "job size",
@@ -35,12 +36,6 @@ FACTOR_WORDS = {"AGE": "age", "ASSOC": "association", "FAIRSHARE": "fairshare", 
 _DEPENDS = {"after": "start", "afterany": "end", "afterok": "end successfully", "afternotok": "fail",
             "afterburstbuffer": "finish its burst buffer stage-out", "aftercorr": "have its matching task end "
             "successfully", "singleton": "end (singleton: one job of this name and user at a time)"}
-
-
-def ordinal(n: int) -> str:
-    """1 -> 1st, 2 -> 2nd, 11 -> 11th, 23 -> 23rd."""
-    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    return f"{n:,}{suffix}"
 
 
 @dataclass(frozen=True)
