@@ -173,7 +173,7 @@ def test_the_reason_is_squeues_and_fairtop_knows_it(scenario) -> None:  # type: 
     assert "account wqspent's allocation is spent: 0 of 1,000 billing-minutes left" in spent.why
     assert any("a top-up: GrpTRESMins raised by at least" in m for m in spent.moves)
     assert "user wqc's association in account wq has 1 job counted against its MaxJobs=1" in words[ids["maxjobs"]].why
-    assert "account wqcpu has 1 of its 1 CPUs in use (GrpTRES=cpu=1); this job asks for 1 more" in \
+    assert "account wqcpu has 1 of its 1 CPUs in use by running jobs (GrpTRES=cpu=1); this job asks for 1 more" in \
         words[ids["grpcpu"]].why
     assert "you run 1 job in QOS one" in words[ids["qosjobs"]].why
     assert f"job {ids['run_c']} must end successfully (not yet)" in words[ids["after"]].why
