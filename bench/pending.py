@@ -5,7 +5,7 @@ A generated ``squeue -a -O`` output in fairtop's layout (:data:`tui.sources.slur
 short 15 %), priorities spread over 1e3-1e7, submit times over three days, job arrays, and
 Slurm's reasons in about a cluster's mix (Priority 75 %, limits 10 %, dependencies 7 %, holds 3 %,
 begin times 2 %, Resources for each partition's first, the rest none yet); one job in ten has a
-backfill estimate. The user (``wqb``, of the real capture tests/fixtures/slurm/pending, whose
+backfill estimate. The user (``wqb``, of the real capture tests/fixtures/pending_jobs, whose
 tree, settings and sprio the snapshot keeps) has 25 pending jobs, 10 of them an array.
 
 Timed, each the fastest of ``-n`` runs:
@@ -30,7 +30,7 @@ from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CAPTURE = ROOT / "tests/fixtures/slurm/pending/capture"
+CAPTURE = ROOT / "tests/fixtures/pending_jobs/capture"
 ME = "wqb"
 HEADER = ("JOBID|PARTITION|USER|ACCOUNT|STATE|TIME_LIMIT|SUBMIT_TIME|START_TIME|PRIORITY|TRES_ALLOC|REASON|"
           "SCHEDNODES|DEPENDENCY|REQ_NODES|NICE|QOS|ELIGIBLE_TIME|")

@@ -1,5 +1,5 @@
 """``fairtop jobs``: why the user's pending jobs wait, from the source fairtop reads (a real Slurm 22.05
-capture of every reason: tests/fixtures/slurm/pending)."""
+capture of every reason: tests/fixtures/pending_jobs)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from tests.conftest import FIXTURES
 from tui.cli import main
 
-CAPTURE = FIXTURES / "slurm" / "pending" / "capture"
+CAPTURE = FIXTURES / "pending_jobs" / "capture"
 
 
 @pytest.fixture(autouse=True)

@@ -1,5 +1,5 @@
 """Why a pending job waits (issue 35): Slurm's reasons in words, the queue's order, the job's own
-numbers, from a real Slurm 22.05.8 capture (tests/fixtures/slurm/pending) and hand-made queues."""
+numbers, from a real Slurm 22.05.8 capture (tests/fixtures/pending_jobs) and hand-made queues."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from tui.analysis.summary import user_summary
 from tui.model import Job, PrivateView
 from tui.sources.saved import load_folder
 
-CAPTURE = FIXTURES / "slurm" / "pending" / "capture"
+CAPTURE = FIXTURES / "pending_jobs" / "capture"
 T0 = datetime(2026, 11, 28, 3, 0, tzinfo=timezone.utc)
 
 

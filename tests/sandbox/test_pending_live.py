@@ -16,7 +16,7 @@ seconds of scheduling. Skipped without FAIRTOP_SANDBOX (CI runs it as root). The
 can be moved with FAIRTOP_PENDING_DIR / FAIRTOP_PENDING_PORT / FAIRTOP_PENDING_DB_PORT.
 
 ``python -m tests.sandbox.test_pending_live OUT`` runs the scenario (on a sandbox started the same
-way) and saves its capture into OUT: tests/fixtures/slurm/pending was made so.
+way) and saves its capture into OUT: tests/fixtures/pending_jobs was made so.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from tui.sources.saved import load_folder
 
 pytestmark = [pytest.mark.sandbox, SKIP]
 
-SPEC = FIXTURES / "slurm" / "pending" / "spec.txt"
+SPEC = FIXTURES / "pending_jobs" / "spec.txt"
 FOLDER = os.environ.get("FAIRTOP_PENDING_DIR", "/tmp/fairtop-pending-2205")
 PORT = int(os.environ.get("FAIRTOP_PENDING_PORT", "7957"))
 DB_PORT = os.environ.get("FAIRTOP_PENDING_DB_PORT", "13546")

@@ -39,7 +39,7 @@ def test_the_fixtures_read_column_wise_and_some_print_limits() -> None:
     # none set but in the pending-jobs capture, where account wqspent's budget is spent on purpose
     limited = {p.relative_to(FIXTURES).parts[:2]: [c for c in t.column("GrpTRESMins") if c]
                for p, t in read.items() if "GrpTRESMins" in t.header and any(t.column("GrpTRESMins"))}
-    assert limited == {("slurm", "pending"): ["billing=1000"]}
+    assert limited == {("pending_jobs", "capture"): ["billing=1000"]}
 
 
 def test_a_limit_reads_its_running_minutes() -> None:
