@@ -19,9 +19,10 @@ from tests.conftest import FIXTURES, ROOT
 
 CAPTURE = FIXTURES / "slurm" / "live" / "fair_tree"
 #: la has two associations (grp first); 6 of the 8 users are ranked before grp's la; Fair Tree puts
-#: lab last of root's 5 children; la's two pending jobs, the higher at priority 10,000
+#: lab last of root's 5 children; la's two pending jobs wait in the DOWN partition parked (the
+#: capture's squeue -a prints "(PartitionDown)" for each)
 LA = ("la (grp, 1 of 2) · FairShare 0.250000 · 6 of 8 users ahead of you · held back by lab (5th of 5 in root) "
-      "· 2 pending jobs, top priority 10.0k")
+      "· 2 pending jobs, the nearest: partition parked is down (PartitionDown)")
 
 
 def _standing(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -102,7 +102,7 @@ def test_module_load_puts_a_working_fairtop_on_path_for_a_normal_user(site: dict
         "/usr/bin/python3",  # the venv's python does not shadow the user's
         f"fairtop {version}",
         "la (grp, 1 of 2) · FairShare 0.250000 · 6 of 8 users ahead of you · held back by lab (5th of 5 in root) "
-        "· 2 pending jobs, top priority 10.0k",
+        "· 2 pending jobs, the nearest: partition parked is down (PartitionDown)",
         "gone",
     ]
 

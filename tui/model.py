@@ -322,6 +322,22 @@ class Job:
     priority: int | None = None
     factors: dict[str, float] = field(default_factory=dict)
     """Weighted priority parts as ``sprio -l`` prints them (AGE, FAIRSHARE, ...)."""
+    reason: str | None = None
+    """Why it waits, as squeue printed it: a code (``Priority``, ``AssocGrpBillingMinutes``) or the
+    controller's own words (``ReqNodeNotAvail, UnavailableNodes:n1``); None when the source has no
+    Reason. For a pending job ``start_time`` is the scheduler's estimate (backfill's), if any."""
+    sched_nodes: str | None = None
+    """The nodes the scheduler expects to start it on (``squeue --start``'s SCHEDNODES); None: none."""
+    dependency: str | None = None
+    """Its dependency as squeue prints it (``afterok:12(unfulfilled)``); None: none or not read."""
+    req_nodes: str | None = None
+    """Nodes it asked for by name (``-w``); None: none or not read."""
+    nice: int | None = None
+    """Its Nice (subtracted from the priority); None when not read."""
+    qos: str | None = None
+    """Its QOS; None when not read."""
+    eligible_time: datetime | None = None
+    """When it became (or becomes) eligible to start; None: not yet known or not read."""
 
 
 @dataclass(frozen=True)
@@ -370,6 +386,25 @@ class Budget:
     @property
     def remaining_minutes(self) -> int | None:
         return None if self.used_minutes is None else self.limit_minutes - self.used_minutes
+
+
+@dataclass(frozen=True)
+class AssocLimit:
+    """One limit set on an association with its current use, as ``scontrol show assoc_mgr`` prints
+    it (``GrpJobs=4(4)``, ``GrpTRES=cpu=64(60)``, ``MaxJobs=1(1)``)."""
+
+    account: str
+    user: str
+    """"" for an account's own association."""
+    partition: str
+    name: str
+    """The limit's name as Slurm prints it: ``GrpJobs``, ``GrpSubmitJobs``, ``MaxJobs``,
+    ``MaxSubmitJobs``, ``GrpJobsAccrue``, ``MaxJobsAccrue``, ``GrpTRES``, ``GrpTRESRunMins``."""
+    tres: str
+    """The TRES of a TRES limit (``cpu``, ``gres/gpu``); "" for a job count."""
+    limit: int
+    used: int
+    """What counts against it now (jobs, TRES units or TRES-minutes)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -429,6 +464,9 @@ class Snapshot:
     allocations: tuple[Allocation, ...] = ()
     budgets: tuple[Budget, ...] = ()
     """GrpTRESMins limits with their usage, where the source has them."""
+    limits: tuple[AssocLimit, ...] = ()
+    """Other association limits that are set, with their use (job counts, GrpTRES), where the
+    source has them (``scontrol show assoc_mgr``)."""
     printed: Mapping[str, Sequence[str]] | None = None
     """The scheduler's own printed columns (sshare header -> cells, aligned with ``tree`` rows):
     NormShares, RawUsage, NormUsage, EffectvUsage, FairShare, LevelFS where printed (sshare's as

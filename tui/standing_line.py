@@ -29,11 +29,12 @@ if TYPE_CHECKING:  # the engine's side (numpy) is imported only when the line mu
     from tui.model import Budget, Snapshot
     from tui.sources.registry import Source
 
-__all__ = ["published_json", "run", "standing_json"]
+__all__ = ["chosen_source", "published_json", "run", "standing_json"]
 
 
-def _source(args: argparse.Namespace) -> tuple[str, str, Source]:
-    """(user, cluster name, source) that the flags or the config choose."""
+def chosen_source(args: argparse.Namespace) -> tuple[str, str, Source]:
+    """(user, cluster name, source) that the flags or the config choose (``fairtop standing`` and
+    ``fairtop jobs`` alike)."""
     from tui import config
 
     overrides = config.cli_overrides(args)
@@ -92,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     """Print the line (or its JSON): the publisher's when it wrote one for this capture, else
     computed; 2 with one line when the source cannot be read."""
     try:
-        me, cluster, source = _source(args)
+        me, cluster, source = chosen_source(args)
         got = _published(source, me)
         if got is not None:
             cold = coldfront(getattr(args, "config", None), ())

@@ -136,6 +136,57 @@ JOBID|PARTITION|USER|ACCOUNT|STATE|TIME_LIMIT|SUBMIT_TIME|START_TIME|PRIORITY|TR
 35|parked|uf2|af|PENDING|1:00|2026-11-21T18:26:13|N/A|10000|cpu=1,mem=1G,node=1,billing=1000000|
 """
 
+#: Two records of ``scontrol show assoc_mgr flags=assoc`` (real 22.05.8): a user with MaxJobs=1 and one
+#: job running, an account with GrpTRES=cpu=1 and none.
+ASSOC_MGR_LIMITS = """\
+Current Association Manager state
+
+Association Records
+
+ClusterName=sandbox Account=wq UserName=wqc(1004) Partition= Priority=0 ID=6
+    SharesRaw/Norm/Level/Factor=1/0.33/3/0.83
+    UsageRaw/Norm/Efctv=359.90/0.00/0.13
+    ParentAccount= Lft=11 DefAssoc=Yes
+    GrpJobs=N(1) GrpJobsAccrue=N(0)
+    GrpSubmitJobs=N(1) GrpWall=N(6.00)
+    GrpTRES=cpu=N(1),mem=N(0),energy=N(0),node=N(1),billing=N(1),fs/disk=N(0),vmem=N(0),pages=N(0)
+    GrpTRESMins=cpu=N(5),mem=N(0),energy=N(0),node=N(5),billing=N(5),fs/disk=N(0),vmem=N(0),pages=N(0)
+    GrpTRESRunMins=cpu=N(9),mem=N(0),energy=N(0),node=N(9),billing=N(9),fs/disk=N(0),vmem=N(0),pages=N(0)
+    MaxJobs=1(1) MaxJobsAccrue= MaxSubmitJobs= MaxWallPJ=
+    MaxTRESPJ=
+    MaxTRESPN=
+    MaxTRESMinsPJ=
+    MinPrioThresh=
+ClusterName=sandbox Account=wqcpu UserName= Partition= Priority=0 ID=9
+    SharesRaw/Norm/Level/Factor=1/0.08/13/0.00
+    UsageRaw/Norm/Efctv=300.90/0.00/0.00
+    ParentAccount=root(1) Lft=2 DefAssoc=No
+    GrpJobs=N(0) GrpJobsAccrue=N(1)
+    GrpSubmitJobs=N(1) GrpWall=N(5.02)
+    GrpTRES=cpu=1(0),mem=N(0),energy=N(0),node=N(0),billing=N(0),fs/disk=N(0),vmem=N(0),pages=N(0)
+    GrpTRESMins=cpu=N(5),mem=N(0),energy=N(0),node=N(5),billing=N(5),fs/disk=N(0),vmem=N(0),pages=N(0)
+    GrpTRESRunMins=cpu=N(0),mem=N(0),energy=N(0),node=N(0),billing=N(0),fs/disk=N(0),vmem=N(0),pages=N(0)
+    MaxJobs= MaxJobsAccrue= MaxSubmitJobs= MaxWallPJ=
+    MaxTRESPJ=
+    MaxTRESPN=
+    MaxTRESMinsPJ=
+    MinPrioThresh=
+"""
+
+#: ``squeue -a -O`` with :data:`~tui.sources.slurm_text.SQUEUE_FIELDS` (real 22.05.8 output, a
+#: moment when three jobs had just started): a reason in the controller's words (job 16), a begin
+#: time, backfill's estimates with SchedNodes, a user hold (priority 0), a down partition.
+SQUEUE_WAITING = """\
+JOBID|PARTITION|USER|ACCOUNT|STATE|TIME_LIMIT|SUBMIT_TIME|START_TIME|PRIORITY|TRES_ALLOC|REASON|SCHEDNODES|DEPENDENCY|REQ_NODES|NICE|QOS|ELIGIBLE_TIME|
+16|burn|wqd|wqspent|PENDING|1:00|2026-11-28T02:46:37|N/A|1667|cpu=1,mem=1G,node=1,billing=1000000|Nodes required for job are DOWN, DRAINED or reserved for jobs in higher priority partitions|(null)|(null)||0|normal|2026-11-28T02:46:37|
+14|debug|wqa|wq|PENDING|5:00|2026-11-28T02:46:33|2026-11-28T03:46:33|8333|cpu=1,mem=1G,node=1,billing=1|BeginTime|(null)|(null)||0|normal|2026-11-28T03:46:33|
+11|debug|wqa|wq|PENDING|5:00|2026-11-28T02:46:33|2026-11-28T02:56:36|7333|cpu=5,mem=1G,node=1,billing=5|Resources|sandbox-node|(null)||1000|normal|2026-11-28T02:46:33|
+3|debug|wqc|wq|PENDING|10:00|2026-11-28T02:46:32|2026-11-28T03:01:00|6667|cpu=1,mem=1G,node=1,billing=1|Priority|sandbox-node|(null)||0|normal|2026-11-28T02:46:32|
+12|debug|wqa|wq|PENDING|5:00|2026-11-28T02:46:33|N/A|0|cpu=1,mem=1G,node=1,billing=1|JobHeldUser|(null)|(null)||0|normal|N/A|
+7|debug|wqa|wq|RUNNING|10:00|2026-11-28T02:46:33|2026-11-28T02:51:36|8333|cpu=1,node=1,billing=1|None|(null)|(null)||0|one|2026-11-28T02:46:33|
+15|parked|wqa|wq|PENDING|5:00|2026-11-28T02:46:33|N/A|8333|cpu=1,mem=1G,node=1,billing=1000000|PartitionDown|(null)|(null)||0|normal|2026-11-28T02:46:33|
+"""
+
 #: spec 6.6: a Fair Tree start reconfigured to classic (real 22.05.8 output).
 SSHARE = """\
 Account|User|RawShares|NormShares|RawUsage|NormUsage|EffectvUsage|FairShare
@@ -150,4 +201,5 @@ root|||0.000000|8998736||1.000000|0.000000
 """
 
 ALL = {"SSHARE": SSHARE, "CONFIG": CONFIG, "PARTITIONS": PARTITIONS, "SACCTMGR": SACCTMGR,
-       "ASSOC_MGR": ASSOC_MGR, "SPRIO": SPRIO, "SQUEUE": SQUEUE, "SQUEUE_O": SQUEUE_O}
+       "ASSOC_MGR": ASSOC_MGR, "SPRIO": SPRIO, "SQUEUE": SQUEUE, "SQUEUE_O": SQUEUE_O,
+       "SQUEUE_WAITING": SQUEUE_WAITING, "ASSOC_MGR_LIMITS": ASSOC_MGR_LIMITS}

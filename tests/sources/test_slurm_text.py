@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import random
+from datetime import datetime
 import re
 
 import pytest
-from _samples import ALL, ASSOC_MGR, CONFIG, PARTITIONS, SACCTMGR, SPRIO, SQUEUE, SQUEUE_O, SSHARE
+from _samples import (ALL, ASSOC_MGR, ASSOC_MGR_LIMITS, CONFIG, PARTITIONS, SACCTMGR, SPRIO, SQUEUE, SQUEUE_O,
+                      SQUEUE_WAITING, SSHARE)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -20,9 +22,11 @@ PARSERS = {
     "PARTITIONS": t.parse_partitions,
     "SACCTMGR": t.parse_sacctmgr_assoc,
     "ASSOC_MGR": t.parse_assoc_mgr,
+    "ASSOC_MGR_LIMITS": t.parse_assoc_mgr,
     "SPRIO": t.parse_sprio,
     "SQUEUE": t.parse_squeue,
     "SQUEUE_O": t.parse_squeue,
+    "SQUEUE_WAITING": t.parse_squeue,
 }
 
 
@@ -131,6 +135,15 @@ def test_assoc_mgr_real() -> None:
     assert float(recs[0].usage_raw) > 0 and "." in recs[0].usage_raw
 
 
+def test_assoc_mgr_limits_real() -> None:
+    user, account = t.parse_assoc_mgr(ASSOC_MGR_LIMITS)
+    assert (user.user, user.counts["MaxJobs"], user.counts["GrpJobs"]) == ("wqc", (1, 1), (None, 1))
+    assert "MaxSubmitJobs" not in user.counts  # printed blank: not set
+    assert (account.user, account.grp_tres["cpu"], account.grp_tres["node"]) == ("", (1, 0), (None, 0))
+    with pytest.raises(InputError, match="MaxJobs: expected LIMIT"):
+        t.parse_assoc_mgr(ASSOC_MGR_LIMITS.replace("MaxJobs=1(1)", "MaxJobs=one"))
+
+
 # --- sprio / squeue ---------------------------------------------------------------------------
 
 
@@ -176,6 +189,37 @@ def test_squeue_pipe_real() -> None:
                                                                                   60, 10000)
     assert j.tres == {"cpu": 1, "mem": 1024, "node": 1, "billing": 1e6}
     assert j.submit_time is not None and j.start_time is None
+
+
+def test_squeue_why_it_waits_real() -> None:
+    jobs = {j.job_id: j for j in t.parse_squeue(SQUEUE_WAITING)}
+    j = jobs["11"]
+    assert (j.reason, j.sched_nodes, j.nice, j.qos, j.dependency, j.req_nodes) == (
+        "Resources", "sandbox-node", 1000, "normal", None, None)
+    assert j.start_time == datetime(2026, 11, 28, 2, 56, 36).astimezone()  # backfill's estimate, as printed
+    assert jobs["16"].reason == ("Nodes required for job are DOWN, DRAINED or reserved for jobs in higher "
+                                 "priority partitions")  # the controller's words, commas and all
+    assert (jobs["16"].sched_nodes, jobs["16"].start_time) == (None, None)
+    assert jobs["14"].eligible_time == jobs["14"].start_time == datetime(2026, 11, 28, 3, 46, 33).astimezone()
+    assert (jobs["12"].reason, jobs["12"].priority, jobs["12"].eligible_time) == ("JobHeldUser", 0, None)
+    assert (jobs["7"].state, jobs["7"].reason, jobs["7"].qos) == ("RUNNING", "None", "one")
+    # the columns fairtop asked before these: unknown, not made up
+    old = t.parse_squeue(SQUEUE_O)[0]
+    assert (old.reason, old.sched_nodes, old.nice, old.qos, old.eligible_time) == (None, None, None, None, None)
+
+
+def test_squeue_default_layout_gives_the_reason_of_pending_jobs() -> None:
+    assert [j.reason for j in t.parse_squeue(SQUEUE)] == ["PartitionDown"] * 3
+    text = ("             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n"
+            "                 7      burn     wrap    alice  R       0:05      1 node1\n")
+    assert t.parse_squeue(text)[0].reason is None  # a running job's cell is its nodes
+
+
+def test_squeue_nice_may_be_negative() -> None:
+    text = SQUEUE_WAITING.replace("|1000|normal|", "|-20|normal|")
+    assert [j.nice for j in t.parse_squeue(text) if j.job_id == "11"] == [-20]
+    with pytest.raises(InputError, match="NICE must be a whole number"):
+        t.parse_squeue(SQUEUE_WAITING.replace("|1000|normal|", "|x|normal|"))
 
 
 def test_squeue_errors() -> None:

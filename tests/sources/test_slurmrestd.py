@@ -563,3 +563,19 @@ def test_live_26_05_socket_gives_the_tree_with_sshares_usage_and_fairshare(
     assert flagged == [(d.label, d.column, d.printed) for d in theirs.disagreements]
     if flagged:  # slurmctld printed values it did not compute from the usage it printed: said, not hidden
         print(f"slurmctld 26.05 not at rest: {len(flagged)} printed cells differ from its own usage: {flagged}")
+
+
+def test_pending_jobs_carry_squeues_reason_and_the_estimate() -> None:
+    # real 22.05.8 v0.0.38 jobs: the probe jobs wait in the DOWN partition parked
+    doc = json.loads(gzip.decompress((FIXTURES / "slurm" / "live" / "fair_tree" / "rest" /
+                                      "slurm_v0.0.38_jobs.json.gz").read_bytes()))
+    jobs = [j for j in rest.jobs_from_json(doc) if j.state == "PENDING"]
+    assert jobs and {j.reason for j in jobs} == {"PartitionDown"}
+    assert all(j.start_time is None and j.qos == "normal" and j.dependency is None for j in jobs)  # 0: none
+    first = jobs[0]
+    raw = next(x for x in doc["jobs"] if str(x["job_id"]) == first.job_id)
+    assert first.eligible_time is not None and first.eligible_time.timestamp() == raw["eligible_time"]
+    described = dict(raw, state_description="ReqNodeNotAvail, UnavailableNodes:n1", start_time=1795290000)
+    (job,) = rest.jobs_from_json({"jobs": [described]})
+    assert job.reason == "ReqNodeNotAvail, UnavailableNodes:n1"
+    assert job.start_time is not None and job.start_time.timestamp() == 1795290000

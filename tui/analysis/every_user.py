@@ -14,6 +14,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from tui.analysis.jobs import Queue
 from tui.analysis.rank_path import RankShared
 from tui.analysis.standing import Standing
 from tui.analysis.summary import UserSummary, user_summary
@@ -54,12 +55,21 @@ class EveryUser:
         self._rows = _rows_by_user(standing) if whole else {}
         self._jobs = _jobs_by_user(standing.snapshot.jobs)
         self._shared = RankShared.of(standing) if whole else None
+        self._queue: Queue | None = None
+
+    @property
+    def queue(self) -> Queue:
+        """The snapshot's pending jobs in Slurm's order, ordered once for every user."""
+        if self._queue is None:
+            self._queue = Queue(self.standing.snapshot.jobs)
+        return self._queue
 
     def summaries(self) -> dict[str, UserSummary]:
         """User -> their line, for every user with an association (empty without a Slurm tree)."""
         out: dict[str, UserSummary] = {}
         for user, rows in self._rows.items():
-            got = user_summary(_as(self.standing, user, rows), shared=self._shared, jobs=self._jobs.get(user, ()))
+            got = user_summary(_as(self.standing, user, rows), shared=self._shared, jobs=self._jobs.get(user, ()),
+                               queue=self.queue)
             if got is not None:
                 out[user] = got
         return out
@@ -75,4 +85,4 @@ class EveryUser:
         rows = self._rows.get(user)
         if not rows:
             return None
-        return user_summary(_as(self.standing, user, rows, private), jobs=self._jobs.get(user, ()))
+        return user_summary(_as(self.standing, user, rows, private), jobs=self._jobs.get(user, ()), queue=self.queue)

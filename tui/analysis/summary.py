@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tui.analysis.allocations import allocations_for
+from tui.analysis.jobs import PendingJob, Queue, explain_pending, pending_summary
 from tui.analysis.rank_path import RankShared, rank_path
 from tui.analysis.standing import Standing
 from tui.formats.sshare import sshare_cells
@@ -50,7 +51,7 @@ class UserSummary:
 
 
 def _jobs_part(standing: Standing, user: str, facts: dict[str, object],
-               jobs: Sequence[Job] | None = None) -> str | None:
+               jobs: Sequence[Job] | None = None, queue: Queue | None = None) -> str | None:
     caps = standing.snapshot.capabilities
     if caps is not None and "jobs" not in caps:
         return "pending jobs unknown (the source gives no queue)"
@@ -60,11 +61,27 @@ def _jobs_part(standing: Standing, user: str, facts: dict[str, object],
         return "no pending jobs"
     known = [j.priority for j in pending if j.priority is not None]
     facts["top_priority"] = max(known) if known else None
+    if any(j.reason is not None for j in pending):  # the source read squeue's Reason: say why they wait
+        explained = explain_pending(standing, pending, queue)
+        facts["pending"] = [_pending_facts(p) for p in explained]
+        return pending_summary(explained)
     s = "" if len(pending) == 1 else "s"
     if not known:
         return f"{len(pending):,} pending job{s}, priority unknown"
     top = "priority" if len(pending) == 1 else "top priority"
     return f"{len(pending):,} pending job{s}, {top} {compact_number(max(known))}"
+
+
+def _pending_facts(p: PendingJob) -> dict[str, object]:
+    """One pending job for ``fairtop standing --format json``: the scheduler's values as printed."""
+    place = p.place
+    return {"job_id": p.job.job_id, "partition": p.job.partition, "reason": p.job.reason,
+            "kind": p.meaning.kind if p.meaning is not None else None,
+            "ahead": place.ahead if place is not None else None,
+            "own_ahead": place.own_ahead if place is not None else None,
+            "held_back_by": p.held_back_by.words if p.held_back_by is not None else None,
+            "start_estimate": p.job.start_time.isoformat() if p.job.start_time is not None else None,
+            "sched_nodes": p.job.sched_nodes}
 
 
 def _allocation_part(standing: Standing, row: int, facts: dict[str, object]) -> str | None:
@@ -154,13 +171,15 @@ def _private_ranking(standing: Standing, row: int) -> list[str]:
 
 
 def user_summary(standing: Standing, shared: RankShared | None = None,
-                 jobs: Sequence[Job] | None = None) -> UserSummary | None:
+                 jobs: Sequence[Job] | None = None, queue: Queue | None = None) -> UserSummary | None:
     """The summary line for ``standing.me`` (None without a user or a Slurm tree).
 
     Under Fair Tree it names the level that puts the most users ahead ("held back by"); under
     classic it counts the users with a higher factor. With several associations it is about the
     first (``m`` cycles through them). ``shared`` as in :func:`ranking_parts`; ``jobs``: the
-    user's own jobs, for a caller that grouped the snapshot's by user (None: all of them are read).
+    user's own jobs, for a caller that grouped the snapshot's by user (None: all of them are read);
+    ``queue``: the snapshot's pending jobs in order, for a caller summing up many users (None:
+    ordered here when the user has a pending job).
     """
     tree, res, me = standing.snapshot.tree, standing.fairshare, standing.me
     if me and standing.pbs is not None and standing.snapshot.pbs is not None:
@@ -190,9 +209,9 @@ def user_summary(standing: Standing, shared: RankShared | None = None,
         else:
             facts["users"] = tree.user_count
             parts += ranking_parts(standing, row, facts, shared=shared)
-    queue = _jobs_part(standing, me, facts, jobs)
-    if queue is not None:
-        parts.append(queue)
+    waiting = _jobs_part(standing, me, facts, jobs, queue)
+    if waiting is not None:
+        parts.append(waiting)
     alloc = _allocation_part(standing, row, facts)
     if alloc is not None:
         parts.append(alloc)

@@ -45,8 +45,8 @@ from pathlib import Path
 
 import numpy as np
 
-from tui.model import (Algorithm, AssocTree, Budget, Job, Partition, PrintedColumn, PrioritySettings, PrivateView,
-                       Snapshot)
+from tui.model import (Algorithm, AssocLimit, AssocTree, Budget, Job, Partition, PrintedColumn, PrioritySettings,
+                       PrivateView, Snapshot)
 from tui.slurm_releases import release
 from tui.sources import slurm_text
 from tui.sources.errors import InputError
@@ -346,7 +346,7 @@ def snapshot_from_files(files: Outputs, table: SshareTable, source: str, default
         warnings.append(private.withheld)
     return Snapshot(cluster=cluster or default_cluster, source=source, taken_at=when, tree=tree,
                     settings=settings, partitions=_partitions(files, warnings), jobs=jobs,
-                    budgets=budgets, printed=printed_columns(table), warnings=tuple(warnings),
+                    budgets=budgets, limits=_limits(mgr), printed=printed_columns(table), warnings=tuple(warnings),
                     usage_unknown=table.added, private=private, scheduler_version=version,
                     private_data=private_data(files.data.get(FILES["config"]), files.data.get(FILES["dbd_config"])))
 
@@ -414,6 +414,19 @@ def _budgets(table: SshareTable, mgr: list[slurm_text.AssocMgrRecord]) -> tuple[
             run_mins = running.get(tres)
             out.append(Budget(str(table.tree.account[i]), str(table.tree.user[i]), tres, int(limit_mins), None,
                               None if run_mins is None else int(run_mins)))
+    return tuple(out)
+
+
+def _limits(mgr: list[slurm_text.AssocMgrRecord]) -> tuple[AssocLimit, ...]:
+    """The job-count and GrpTRES limits assoc_mgr shows set, with their use."""
+    out = []
+    for rec in mgr:
+        for name, (limit, used) in rec.counts.items():
+            if limit is not None:
+                out.append(AssocLimit(rec.account, rec.user, rec.partition, name, "", limit, used))
+        for tres, (limit, used) in rec.grp_tres.items():
+            if limit is not None:
+                out.append(AssocLimit(rec.account, rec.user, rec.partition, "GrpTRES", tres, limit, used))
     return tuple(out)
 
 

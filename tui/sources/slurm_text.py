@@ -49,12 +49,19 @@ __all__ = [
 ]
 
 #: ``squeue -O`` fields fairtop asks for live; ``:|`` = no width limit, ``|`` after each cell.
+#: Reason onwards say why a pending job waits (:mod:`tui.analysis.jobs`). Slurm 22.05 and 26.05
+#: print them alike (``src/squeue/print.c``): Reason is the controller's description when it set
+#: one (``ReqNodeNotAvail, UnavailableNodes:n1``), else the reason code; SchedNodes and Dependency
+#: ``(null)`` when none; ReqNodes empty when none; StartTime and EligibleTime ``N/A`` when unset (a
+#: pending job's StartTime is the scheduler's estimate: backfill's, or its begin time).
 SQUEUE_FIELDS = ("JobID", "Partition", "UserName", "Account", "State", "TimeLimit", "SubmitTime",
-                 "StartTime", "PriorityLong", "tres-alloc")
+                 "StartTime", "PriorityLong", "tres-alloc", "Reason", "SchedNodes", "Dependency", "ReqNodes",
+                 "Nice", "QOS", "EligibleTime")
 
 _INT = re.compile(r"[0-9]+")
 _NUM = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _NULL = ("", "(null)", "N/A", "None", "none")
+_NULLS = frozenset(_NULL)
 #: Largest integer any of these fields can hold in Slurm (uint64); bigger is not Slurm output.
 _MAX_INT = (1 << 64) - 1
 #: Memory-like TRES are counted in MB (``slurmdb_get_tres_base_unit``); suffixes scale by 1024.
@@ -598,6 +605,15 @@ class AssocMgrRecord:
     """GrpTRESMins per TRES: (limit or None for ``N``, used minutes), e.g. ``billing=200000(183315)``."""
     grp_tres_run_mins: dict[str, tuple[int | None, int]] = field(default_factory=dict)
     """GrpTRESRunMins: (limit, minutes committed by running jobs)."""
+    grp_tres: dict[str, tuple[int | None, int]] = field(default_factory=dict)
+    """GrpTRES: (limit, TRES held by running jobs)."""
+    counts: dict[str, tuple[int | None, int]] = field(default_factory=dict)
+    """Job-count limits (:data:`COUNT_LIMITS`) that are printed: (limit or None, jobs counted)."""
+
+
+#: assoc_mgr's job-count limits, printed ``LIMIT(USED)`` (``N`` = none; blank for a Max* not set).
+COUNT_LIMITS = ("GrpJobs", "GrpJobsAccrue", "GrpSubmitJobs", "MaxJobs", "MaxJobsAccrue", "MaxSubmitJobs")
+_COUNT = re.compile(r"(N|[0-9]+)\(([0-9]+)\)")
 
 
 _USER_UID = re.compile(r"(.*)\([0-9]+\)")
@@ -612,6 +628,19 @@ def parse_limit_usage(text: str, what: str, source: str, line: int | None) -> di
         if not m:
             raise InputError(source, f"{what}: expected TRES=LIMIT(USED), got {item[:40]!r}", line)
         out[m.group(1).lower()] = (None if m.group(2) == "N" else int(m.group(2)), int(m.group(3)))
+    return out
+
+
+def _counts(kv: dict[str, str], source: str, line: int) -> dict[str, tuple[int | None, int]]:
+    out: dict[str, tuple[int | None, int]] = {}
+    for name in COUNT_LIMITS:
+        cell = kv.get(name, "")
+        if not cell:
+            continue
+        m = _COUNT.fullmatch(cell)
+        if not m:
+            raise InputError(source, f"{name}: expected LIMIT(USED), got {cell[:40]!r}", line)
+        out[name] = (None if m.group(1) == "N" else int(m.group(1)), int(m.group(2)))
     return out
 
 
@@ -664,6 +693,8 @@ def parse_assoc_mgr(data: bytes | str, source: str = "scontrol show assoc_mgr") 
             lft=_int(kv["Lft"], "Lft", source, no) if "Lft" in kv else None, line=no,
             grp_tres_mins=parse_limit_usage(kv.get("GrpTRESMins", ""), "GrpTRESMins", source, no),
             grp_tres_run_mins=parse_limit_usage(kv.get("GrpTRESRunMins", ""), "GrpTRESRunMins", source, no),
+            grp_tres=parse_limit_usage(kv.get("GrpTRES", ""), "GrpTRES", source, no),
+            counts=_counts(kv, source, no),
         ))
     return out
 
@@ -747,13 +778,16 @@ _STATES = {"PD": "PENDING", "R": "RUNNING", "CG": "COMPLETING", "CD": "COMPLETED
            "SI": "SIGNALING", "SO": "STAGE_OUT", "BF": "BOOT_FAIL", "DL": "DEADLINE", "OOM": "OUT_OF_MEMORY"}
 
 
+_ISO = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}")
+
+
 def _time(cell: str, what: str, source: str, line: int) -> datetime | None:
     """An ISO time as squeue prints it (local time, no zone); N/A/Unknown/None -> None."""
     s = cell.strip()
     if s in _NULL or s in ("Unknown", "NONE"):
         return None
     try:
-        if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}", s):
+        if not _ISO.fullmatch(s):
             raise ValueError
         return datetime.fromisoformat(s).astimezone()
     except (ValueError, OverflowError, OSError):
@@ -818,30 +852,80 @@ def parse_squeue(data: bytes | str, source: str = "squeue") -> list[Job]:
     state_col = "STATE" if "STATE" in names else "ST" if "ST" in names else None
     if state_col is None:
         raise InputError(source, "not squeue output: no ST or STATE column", start + 1)
+    return _squeue_jobs(names, rows, state_col, source)
+
+
+def _squeue_jobs(names: list[str], rows: list[tuple[int, list[str]]], state_col: str, source: str) -> list[Job]:
+    """The jobs of squeue's rows. 100,000 pending jobs repeat their cells (TRES, times, limits,
+    states): each distinct cell is converted once, and columns are taken by index."""
+    col = {n: i for i, n in enumerate(names)}
+    width = len(names)
+    missing = width  # a column squeue was not asked for reads as "" (or None where that matters)
+
+    def at(name: str) -> int:
+        return col.get(name, missing)
+
+    i_id, i_user, i_state = col["JOBID"], col["USER"], col[state_col]
+    i_account, i_part, i_prio, i_limit = at("ACCOUNT"), at("PARTITION"), at("PRIORITY"), at("TIME_LIMIT")
+    i_submit, i_start, i_eligible = at("SUBMIT_TIME"), at("START_TIME"), at("ELIGIBLE_TIME")
+    i_tres = at("TRES_ALLOC") if "TRES_ALLOC" in col else at("TRES")
+    i_cpus, i_nodes, i_listed = at("CPUS"), at("NODES"), at("NODELIST(REASON)")
+    i_reason, i_nice = at("REASON"), at("NICE")
+    i_sched, i_dep, i_req, i_qos = at("SCHEDNODES"), at("DEPENDENCY"), at("REQ_NODES"), at("QOS")
+    seen_tres: dict[str, dict[str, float]] = {}
+    seen_time: dict[str, datetime | None] = {}
+    seen_limit: dict[str, int] = {}
+    seen_state: dict[str, str] = {}
+    seen_nice: dict[str, int | None] = {}
     jobs = []
+
+    def when(cell: str, what: str, no: int) -> datetime | None:
+        got = seen_time.get(cell, _UNSEEN)
+        if got is _UNSEEN:
+            got = seen_time[cell] = _time(cell, what, source, no)
+        return got  # type: ignore[return-value]
+
     for no, cells in rows:
-        if len(cells) != len(names):
-            raise InputError(source, f"expected {len(names)} columns as in the header, got {len(cells)}", no)
-        row = dict(zip(names, cells))
-        if not row["JOBID"] or not row["USER"]:
+        if len(cells) != width:
+            raise InputError(source, f"expected {width} columns as in the header, got {len(cells)}", no)
+        cells.append("")  # the cell of every column not asked
+        if not cells[i_id] or not cells[i_user]:
             raise InputError(source, "empty JOBID or USER", no)
+        cell = cells[i_tres]
         tres: dict[str, float] = {}
-        for col in ("TRES_ALLOC", "TRES"):
-            if row.get(col, "") not in _NULL:
-                tres = parse_tres_counts(row[col], source, no)
-                break
+        if cell not in _NULL:
+            if cell not in seen_tres:
+                seen_tres[cell] = parse_tres_counts(cell, source, no)
+            tres = dict(seen_tres[cell])  # each job its own dict
         if not tres:
-            for col, key in (("CPUS", "cpu"), ("NODES", "node")):
-                if row.get(col, "") not in _NULL:
-                    tres[key] = float(_int(row[col], col, source, no))
-        prio = row.get("PRIORITY", "")
+            for i, key in ((i_cpus, "cpu"), (i_nodes, "node")):
+                if cells[i] not in _NULL:
+                    tres[key] = float(_int(cells[i], key.upper() + "S", source, no))
+        state = seen_state.get(cells[i_state]) or seen_state.setdefault(cells[i_state],
+                                                                        _state(cells[i_state], source, no))
+        reason: str | None = cells[i_reason].strip() or None if i_reason != missing else None
+        listed = cells[i_listed]
+        if i_reason == missing and state == "PENDING" and listed.startswith("(") and listed.endswith(")"):
+            reason = listed[1:-1]  # the default layout: a pending job's reason in parentheses
+        limit = cells[i_limit]
+        if limit not in seen_limit:
+            seen_limit[limit] = _time_limit(limit, source, no)
+        prio, nice = cells[i_prio], cells[i_nice]
+        if nice not in seen_nice:
+            seen_nice[nice] = None if nice in _NULL else _signed(nice, "NICE", source, no)
+        submit, start = cells[i_submit], cells[i_start]
+        sched, dep, req, qos = cells[i_sched], cells[i_dep], cells[i_req], cells[i_qos]
         jobs.append(Job(
-            job_id=row["JOBID"], user=row["USER"], account=row.get("ACCOUNT", ""),
-            partition=row.get("PARTITION", ""), state=_state(row[state_col], source, no), tres=tres,
-            time_limit_s=_time_limit(row.get("TIME_LIMIT", ""), source, no),
-            submit_time=_time(row.get("SUBMIT_TIME", ""), "SUBMIT_TIME", source, no),
-            start_time=_time(row.get("START_TIME", ""), "START_TIME", source, no),
-            priority=None if prio in _NULL else _int(prio, "PRIORITY", source, no),
+            job_id=cells[i_id], user=cells[i_user], account=cells[i_account], partition=cells[i_part], state=state,
+            tres=tres, time_limit_s=seen_limit[limit],
+            submit_time=when(submit, "SUBMIT_TIME", no) if submit else None,
+            start_time=when(start, "START_TIME", no) if start else None,
+            priority=int(prio) if prio.isdigit() and prio.isascii() and len(prio) < 20 else
+            None if prio in _NULL else _int(prio, "PRIORITY", source, no),
+            reason=reason, nice=seen_nice[nice],
+            eligible_time=when(cells[i_eligible], "ELIGIBLE_TIME", no) if cells[i_eligible] else None,
+            sched_nodes=None if sched in _NULLS else sched.strip(), dependency=None if dep in _NULLS else dep.strip(),
+            req_nodes=None if req in _NULLS else req.strip(), qos=None if qos in _NULLS else qos.strip(),
         ))
     return jobs
 
@@ -879,3 +963,11 @@ def parse_qos_usage(data: bytes | str, source: str = "sacctmgr -P show qos") -> 
         if "Flags" in col and "nodecay" in {f.strip().lower() for f in cells[col["Flags"]].split(",")}:
             no_decay.add(name)
     return factors, frozenset(no_decay)
+
+
+_UNSEEN = object()
+
+
+def _signed(cell: str, what: str, source: str, line: int) -> int:
+    s = cell.strip()
+    return -_int(s[1:], what, source, line) if s.startswith("-") else _int(s, what, source, line)

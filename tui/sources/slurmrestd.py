@@ -774,6 +774,13 @@ def _epoch(value: Any) -> datetime | None:
     return datetime.fromtimestamp(seconds, timezone.utc) if seconds else None
 
 
+def _said(rec: Mapping[str, Any], key: str) -> str | None:
+    """An optional text field as slurmrestd gave it: None when absent, empty or not a string (the
+    fields why a job waits differ between API versions; none of them is worth refusing a job)."""
+    value = rec.get(key)
+    return value.strip() or None if isinstance(value, str) else None
+
+
 def jobs_from_json(doc: Mapping[str, Any], source: str = "slurmrestd jobs") -> list[Job]:
     """Pending and running jobs from ``slurm/vX/jobs`` (v0.0.38 flat fields; v0.0.40's
     ``{"set": ..., "number": ...}`` numbers and state lists).
@@ -810,12 +817,18 @@ def jobs_from_json(doc: Mapping[str, Any], source: str = "slurmrestd jobs") -> l
         tres = parse_tres_counts(_text(j, tres_key, source, what), f"{source} {what} {tres_key}")
         prio = _number(j.get("priority"))
         limit = _number(j.get("time_limit"))  # minutes
+        pending = kept[0] == "PENDING"
+        # squeue's Reason: the controller's description when it set one, else the reason code
+        reason = (_said(j, "state_description") or _said(j, "state_reason")) if pending else None
         out.append(Job(
             job_id=str(int(job_id)), user=user, account=account, partition=_text(j, "partition", source, what),
             state=kept[0], tres=tres, time_limit_s=int(limit) * 60 if limit is not None else 0,
             submit_time=_epoch(j.get("submit_time")),
-            start_time=_epoch(j.get("start_time")) if kept[0] == "RUNNING" else None,
+            start_time=_epoch(j.get("start_time")),  # a pending job's: the scheduler's estimate (0: none)
             priority=None if prio is None else int(prio),
+            reason=reason, qos=_said(j, "qos"), dependency=_said(j, "dependency") if pending else None,
+            req_nodes=_said(j, "required_nodes") if pending else None,
+            eligible_time=_epoch(j.get("eligible_time")) if pending else None,
         ))
     return out
 

@@ -1,0 +1,240 @@
+"""Integration (issue 35): why pending jobs wait, on a real Slurm 22.05.
+
+One fresh sandbox (8 CPUs, backfill every second) of its own folder and ports, one scenario that
+makes pending jobs held by every reason at once: Priority, Resources, a spent GrpTRESMins
+(AssocGrpBillingMinutes), an association MaxJobs (AssocMaxJobsLimit), a QOS MaxJobsPerUser
+(QOSMaxJobsPerUserLimit), an association GrpTRES cpu (AssocGrpCpuLimit), a user hold, a dependency,
+a begin time, a down partition, and (last) a drained node. fairtop reads the cluster as it does
+live (the capture runs the live refresh's commands) and must show:
+
+* each job's reason exactly as squeue prints it, and a known meaning for it;
+* the scheduler's start estimate exactly as ``squeue --start`` prints it;
+* as first in line in the partition the job the scheduler then starts when resources free up.
+
+About a minute and a half: up.sh, the tree, one priority cycle (the jobs' priorities), a few
+seconds of scheduling. Skipped without FAIRTOP_SANDBOX (CI runs it as root). The folder and ports
+can be moved with FAIRTOP_PENDING_DIR / FAIRTOP_PENDING_PORT / FAIRTOP_PENDING_DB_PORT.
+
+``python -m tests.sandbox.test_pending_live OUT`` runs the scenario (on a sandbox started the same
+way) and saves its capture into OUT: tests/fixtures/pending_jobs was made so.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURES, ROOT
+from tests.sandbox._sandbox import SKIP, first_env, scripts, sh
+from tui.analysis.jobs import describe, explain_pending
+from tui.analysis.standing import build_standing
+from tui.model import Snapshot
+from tui.sources.saved import load_folder
+
+pytestmark = [pytest.mark.sandbox, SKIP]
+
+SPEC = FIXTURES / "pending_jobs" / "spec.txt"
+FOLDER = os.environ.get("FAIRTOP_PENDING_DIR", "/tmp/fairtop-pending-2205")
+PORT = int(os.environ.get("FAIRTOP_PENDING_PORT", "7957"))
+DB_PORT = os.environ.get("FAIRTOP_PENDING_DB_PORT", "13546")
+#: squeue's Reason for each job the scenario makes (by its name).
+EXPECTED = {"resources": "Resources", "priority": "Priority", "priority2": "Priority",
+            "spent": "AssocGrpBillingMinutes", "maxjobs": "AssocMaxJobsLimit", "qosjobs": "QOSMaxJobsPerUserLimit",
+            "grpcpu": "AssocGrpCpuLimit", "held": "JobHeldUser", "after": "Dependency", "later": "BeginTime",
+            "down": "PartitionDown"}
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in first_env().items() if not k.startswith("SANDBOX_") or k == "SANDBOX_SLURM"}
+    env.update(SANDBOX_DIR=FOLDER, SANDBOX_CTLD_PORT=str(PORT), SANDBOX_SLURMD_PORT=str(PORT + 1),
+               SANDBOX_DBD_PORT=str(PORT + 2), SANDBOX_DB_PORT=DB_PORT, SANDBOX_RESTD="0", SANDBOX_CPUS="8",
+               SLURM_CONF=f"{FOLDER}/etc/slurm.conf")
+    return env
+
+
+def _submit(env: dict[str, str], user: str, name: str, *args: str) -> str:
+    out = sh(env, "runuser", "-u", user, "--", "sbatch", "--parsable", "-J", name, "-o", "/dev/null", "-e",
+             "/dev/null", "--chdir=/tmp", *args)
+    return out.strip().split(";")[0]
+
+
+def _squeue(env: dict[str, str], *fields: str) -> dict[str, list[str]]:
+    """Job name -> the fields (``-O NAME:|,...``) squeue prints for it."""
+    out = sh(env, "squeue", "-a", "-h", "-O", ",".join(f"{f}:|" for f in ("Name", *fields)))
+    return {cells[0]: cells[1:-1] for cells in (line.split("|") for line in out.splitlines())}
+
+
+def _wait(what: str, ready, timeout: float = 120) -> None:  # type: ignore[no-untyped-def]
+    end = time.monotonic() + timeout
+    while not ready():
+        assert time.monotonic() < end, f"timed out waiting for {what}"
+        time.sleep(0.5)
+
+
+def make_scenario(env: dict[str, str]) -> dict[str, str]:
+    """Start the sandbox and make the waiting jobs; job name -> id."""
+    sh(env, "down.sh", "--purge", timeout=120)  # a sandbox left by a killed run
+    sh(env, "up.sh", timeout=300)
+    conf = Path(env["SLURM_CONF"])
+    conf.write_text(conf.read_text() + "SchedulerParameters=bf_interval=1\n")  # estimates within a second
+    sh(env, "scontrol", "reconfigure")
+    sh(env, "tree.sh", str(SPEC), timeout=300)
+    sh(env, "qos.sh", "one", "MaxJobsPerUser=1")
+    ids = {"spend": _submit(env, "wqd", "spend", "-A", "wqspent", "-p", "burn", "-n1", "-t", "1", "--wrap", "sleep 1")}
+    _wait("the spending job to end", lambda: "spend" not in _squeue(env, "State"))
+    run = ("-n1", "-t", "20", "--wrap", "sleep 900")
+    ids["run_c"] = _submit(env, "wqc", "run_c", "-A", "wq", *run)
+    ids["run_e"] = _submit(env, "wqe", "run_e", "-A", "wqcpu", *run)
+    ids["run_q"] = _submit(env, "wqa", "run_q", "-A", "wq", "--qos", "one", *run)
+    ids["filler"] = _submit(env, "wqf", "filler", "-A", "wqfill", "-n5", "-t", "10", "--wrap", "sleep 900")
+    _wait("the running jobs", lambda: all(_squeue(env, "State").get(n, [""])[0] == "RUNNING"
+                                          for n in ("run_c", "run_e", "run_q", "filler")))
+    five = ("-n5", "-t", "5", "--wrap", "sleep 900")
+    # one user's three, so their order is their Nice whatever a priority cycle does to fairshare
+    ids["resources"] = _submit(env, "wqb", "resources", "-A", "wq", *five)
+    ids["priority"] = _submit(env, "wqb", "priority", "-A", "wq", "--nice=500", *five)
+    ids["priority2"] = _submit(env, "wqb", "priority2", "-A", "wq", "--nice=1000", *five)
+    one = ("-n1", "-t", "5", "--wrap", "sleep 1")
+    ids["maxjobs"] = _submit(env, "wqc", "maxjobs", "-A", "wq", *one)
+    ids["grpcpu"] = _submit(env, "wqe", "grpcpu", "-A", "wqcpu", *one)
+    ids["qosjobs"] = _submit(env, "wqa", "qosjobs", "-A", "wq", "--qos", "one", *one)
+    ids["spent"] = _submit(env, "wqd", "spent", "-A", "wqspent", "-p", "burn", *one)
+    # first in the main scheduler's queue, so it meets its limit before the node is set aside for
+    # debug's first job (else its reason flips to "Nodes required for job are DOWN, DRAINED or
+    # reserved for jobs in higher priority partitions" on every main pass, back on every backfill pass)
+    sh(env, "scontrol", "update", f"jobid={ids['spent']}", "nice=-10000")
+    ids["held"] = _submit(env, "wqa", "held", "-A", "wq", "-H", *one)
+    ids["after"] = _submit(env, "wqa", "after", "-A", "wq", f"--dependency=afterok:{ids['run_c']}", *one)
+    ids["later"] = _submit(env, "wqa", "later", "-A", "wq", "--begin=now+1hour", *one)
+    ids["down"] = _submit(env, "wqa", "down", "-A", "wq", "-p", "parked", *one)
+
+    def settled() -> bool:  # every reason set, priorities past the first cycle, backfill's estimates made
+        got = _squeue(env, "Reason", "PriorityLong", "StartTime")
+        return all(got.get(n, [""])[0] == r for n, r in EXPECTED.items()) and \
+            int(got["priority"][1]) > 1 and got["resources"][2] != "N/A"
+    _wait("every reason and a priority cycle", settled, timeout=150)
+    return ids
+
+
+def capture(env: dict[str, str], out: Path) -> Snapshot:
+    """What fairtop's live refresh reads (the same commands, through ``capture``), read back."""
+    code = "import sys; from tui.sources.slurm_cli import capture; capture(sys.argv[1])"
+    done = subprocess.run([sys.executable, "-c", code, str(out)], env={**env, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-1500:]
+    return load_folder(out)
+
+
+@pytest.fixture(scope="module")
+def scenario(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict[str, str], dict[str, str], Snapshot,
+                                                                          dict[str, list[str]]]]:
+    env = _env()
+    try:
+        ids = make_scenario(env)
+        fields = ("JobID", "Reason", "StartTime", "SchedNodes")
+        before = _squeue(env, *fields)
+        snap = capture(env, tmp_path_factory.mktemp("pending"))
+        after = _squeue(env, *fields)
+        # what squeue printed around fairtop's read: where it changed in between, the job is left out
+        printed = {name: cells for name, cells in before.items() if after.get(name) == cells}
+        assert set(EXPECTED) <= set(printed), f"squeue changed during the read: {before} -> {after}"
+        yield env, ids, snap, printed
+    finally:
+        subprocess.run([str(scripts() / "down.sh"), "--purge"], env=env, capture_output=True, timeout=120,
+                       check=False)
+
+
+def _start_of(env: dict[str, str], job_id: str) -> str:
+    """START_TIME as ``squeue --start`` prints it for the job."""
+    out = sh(env, "squeue", "--start", "-h", "-j", job_id, "-o", "%S")
+    return out.strip()
+
+
+def test_the_reason_is_squeues_and_fairtop_knows_it(scenario) -> None:  # type: ignore[no-untyped-def]
+    env, ids, snap, printed = scenario
+    jobs = {j.job_id: j for j in snap.jobs}
+    for name, reason in EXPECTED.items():
+        job = jobs[ids[name]]
+        assert job.reason == printed[name][1] == reason, name
+        assert describe(job.reason).code == reason  # a known code, not "shown as printed"
+    held = jobs[ids["held"]]
+    assert held.priority == 0
+    assert jobs[ids["after"]].dependency == f"afterok:{ids['run_c']}(unfulfilled)"
+    words = {p.job.job_id: p for user in ("wqa", "wqb", "wqc", "wqd", "wqe")
+             for p in explain_pending(build_standing(snap, user))}
+    spent = words[ids["spent"]]
+    assert "account wqspent's allocation is spent: 0 of 1,000 billing-minutes left" in spent.why
+    assert any("a top-up: GrpTRESMins raised by at least" in m for m in spent.moves)
+    assert "user wqc's association in account wq has 1 job counted against its MaxJobs=1" in words[ids["maxjobs"]].why
+    assert "account wqcpu has 1 of its 1 CPUs in use by running jobs (GrpTRES=cpu=1); this job asks for 1 more" in \
+        words[ids["grpcpu"]].why
+    assert "you run 1 job in QOS one" in words[ids["qosjobs"]].why
+    assert f"job {ids['run_c']} must end successfully (not yet)" in words[ids["after"]].why
+    assert words[ids["held"]].moves == (f"releasing it: scontrol release {ids['held']}",)
+
+
+def test_the_start_estimate_is_squeue_starts(scenario) -> None:  # type: ignore[no-untyped-def]
+    env, ids, snap, printed = scenario
+    jobs = {j.job_id: j for j in snap.jobs}
+    estimated = 0
+    for name in EXPECTED:
+        job = jobs[ids[name]]
+        start = _start_of(env, ids[name])  # squeue --start's own column: the same value as -O StartTime
+        assert start == printed[name][2], name
+        shown = job.start_time.astimezone().replace(tzinfo=None).isoformat() if job.start_time else "N/A"
+        assert shown == start, name
+        estimated += start != "N/A"
+        nodes = printed[name][3]
+        assert job.sched_nodes == (None if nodes == "(null)" else nodes)
+    assert estimated >= 3  # backfill planned the jobs in line (and the begin time is printed too)
+    (resources,) = explain_pending(build_standing(snap, "wqb"), [jobs[ids["resources"]]])
+    assert f"{datetime.fromisoformat(printed['resources'][2]):%Y-%m-%d %H:%M:%S} on sandbox-node" in resources.estimate
+
+
+def test_the_first_in_line_is_the_job_the_scheduler_starts_next(scenario) -> None:  # type: ignore[no-untyped-def]
+    env, ids, snap, _ = scenario
+    places = {p.job.job_id: p.place for user in ("wqa", "wqb", "wqc", "wqd", "wqe")
+              for p in explain_pending(build_standing(snap, user))}
+    first = [job_id for job_id, place in places.items() if place is not None and place.ahead == 0
+             and place.partition == "debug"]
+    assert first == [ids["resources"]]
+    # the two others wait behind it in their Nice's order, the user's own jobs ahead of them counted
+    second, third = places[ids["priority"]], places[ids["priority2"]]
+    assert (second.ahead, second.own_ahead, third.ahead, third.own_ahead) == (1, 1, 2, 2)
+    assert third.just_ahead is not None and third.just_ahead.job_id == ids["priority"]
+    sh(env, "scancel", ids["filler"])  # 5 CPUs free: room for one of the three
+    _wait("a job to start", lambda: any(_squeue(env, "State").get(n, [""])[0] == "RUNNING"
+                                        for n in ("resources", "priority", "priority2")), timeout=60)
+    state = _squeue(env, "State")
+    assert [n for n in ("resources", "priority", "priority2") if state[n][0] == "RUNNING"] == ["resources"]
+
+
+def test_a_drained_node_is_shown_as_squeue_prints_it(scenario, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    env, ids, _, _ = scenario
+    sh(env, "scontrol", "update", "nodename=sandbox-node", "state=drain", "reason=fairtop-test")
+    ids["drained"] = _submit(env, "wqb", "drained", "-A", "wq", "-w", "sandbox-node", "-n1", "-t", "5",
+                             "--wrap", "sleep 1")
+    _wait("its reason", lambda: _squeue(env, "Reason").get("drained", ["None"])[0] not in ("None", ""))
+    printed = _squeue(env, "Reason")["drained"][0]
+    snap = capture(env, tmp_path / "drained")
+    (job,) = [j for j in snap.jobs if j.job_id == ids["drained"]]
+    assert job.reason == printed
+    assert job.req_nodes == "sandbox-node"
+    meaning = describe(printed)
+    assert meaning.kind == "nodes" or meaning.detail, printed  # known: not "shown as printed" only
+    (why,) = [p for p in explain_pending(build_standing(snap, "wqb")) if p.job.job_id == ids["drained"]]
+    assert "asks for nodes sandbox-node by name" in why.why
+
+
+if __name__ == "__main__":  # record the fixture: python -m tests.sandbox.test_pending_live OUT
+    environment = _env()
+    make_scenario(environment)
+    capture(environment, Path(sys.argv[1]))
+    print(sh(environment, "squeue", "--start"))
