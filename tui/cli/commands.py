@@ -16,6 +16,7 @@ from tui.cli import (
     history,
     info,
     metrics,
+    replay,
     report,
     serve,
     serve_allocations,
@@ -39,6 +40,7 @@ COMMANDS: tuple[Command, ...] = (
     info,
     capture,
     history,
+    replay,
     serve,
     allocations,  # balance, allocations hook|site-factor|publish-balances
     serve_allocations,

@@ -1,0 +1,414 @@
+"""Policy replay: a snapshot's jobs of the last days under another policy, and what it does to
+every association's RawUsage, FairShare and rank.
+
+The jobs in the window are replayed with Slurm's usage law (:func:`tui.engine.usage_law.replay`)
+twice, under the snapshot's own policy and under the new one. What the window's jobs do not
+explain (older jobs, a usage reset, purged records: ``printed - own replay``, the *residual*)
+is carried over: decayed as the new policy would have decayed it from the window's start when
+it exceeds the replay's own noise (one period's decay, ``1 - d**P``, as in
+:func:`tui.analysis.history.check_raw_usage`), else as it is. So
+
+    replayed = new replay + residual * (d_new**t_new / d_old**t_old)
+
+and a replay under the snapshot's own policy gives back the printed RawUsage exactly (then
+sshare's printed columns stand, as in ``fairtop report``). ``switch_at``: the old policy up to
+that time, then the new one, usage carried over as Slurm carries it across a restart (kept and
+decayed from the switch's cycle by the new half-life; the grid re-anchored there).
+
+Pure: arrays in, arrays out; no I/O, no clock, no Textual.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+
+import numpy as np
+from numpy.typing import NDArray
+
+from tui.engine import compute
+from tui.engine.billing import BillingMode, billable_tres
+from tui.engine.result import FairshareResult
+from tui.engine.usage_law import (
+    JobTable,
+    UsagePolicy,
+    anchored_cycles,
+    cycle_grid,
+    replay,
+    reset_boundaries,
+)
+from tui.model import USE_PARENT, AssocTree, Snapshot
+from tui.sources.errors import InputError
+from tui.sources.sacct import AccountedJob
+
+__all__ = ["JobColumns", "PolicyChange", "PolicyReplay", "job_columns", "parse_shares", "policy_replay",
+           "replay_rows", "RESET_PERIODS"]
+
+RESET_PERIODS = ("NONE", "DAILY", "WEEKLY", "MONTHLY", "QUARTERLY", "YEARLY")
+
+
+# --------------------------------------------------------------------------------------------
+# The jobs as columns
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class JobColumns:
+    """Jobs (one row per run) as columns, kept once and billed again under any policy.
+
+    Attributes
+    ----------
+    row : int64 array (J,)
+        Association charged (-1: none in the tree).
+    start, end : float64 arrays (J,)
+        Epoch seconds; ``end`` is ``inf`` while running.
+    qos : tuple of str
+        Each job's QOS.
+    partition_names : tuple of str
+        Distinct partitions; ``partition`` indexes into it.
+    partition : int64 array (J,)
+    tres : dict of str to float64 array (J,)
+        AllocTRES counts (lower-case names, ``mem`` in MB; 0 where absent).
+    billing : float64 array (J,)
+        sacct's ``billing=`` (truncated), else AllocCPUS: the billing where no weights are known.
+    """
+
+    row: NDArray[np.int64]
+    start: NDArray[np.float64]
+    end: NDArray[np.float64]
+    qos: tuple[str, ...]
+    partition_names: tuple[str, ...]
+    partition: NDArray[np.int64]
+    tres: dict[str, NDArray[np.float64]]
+    billing: NDArray[np.float64]
+
+    @property
+    def size(self) -> int:
+        return int(self.row.size)
+
+    def billed(self, tres_weights: Mapping[str, Mapping[str, float]], mode: BillingMode) -> NDArray[np.float64]:
+        """Each job's billable TRES (a double) where its partition has weights, else sacct's."""
+        out = self.billing.copy()
+        for code, name in enumerate(self.partition_names):
+            weights = tres_weights.get(name)
+            if not weights:
+                continue
+            on = self.partition == code
+            have = on & np.any(np.column_stack([v > 0 for v in self.tres.values()]), axis=1) if self.tres else on
+            out[have] = billable_tres({k: v[have] for k, v in self.tres.items()}, weights, mode)
+        return out
+
+    def table(self, policy: UsagePolicy, since: float) -> JobTable:
+        """The law's table under ``policy``: jobs that ran after ``since``, started no earlier."""
+        keep = self.end > since
+        return JobTable.of(self.row[keep], np.maximum(self.start[keep], since), self.end[keep],
+                           self.billed(policy.tres_weights, policy.billing_mode)[keep],
+                           [q for q, k in zip(self.qos, keep) if k])
+
+
+def job_columns(jobs: Sequence[AccountedJob], tree: AssocTree) -> JobColumns:
+    """Accounting records as columns: each job on its (account, user) association, or, when that
+    was deleted, its account (Slurm keeps a deleted association's usage in its parent)."""
+    user_row: dict[tuple[str, str], int] = {}
+    acct_row: dict[str, int] = {}
+    for i in range(tree.size):
+        if tree.is_user[i]:
+            user_row.setdefault((str(tree.account[i]), str(tree.user[i])), i)
+        else:
+            acct_row.setdefault(str(tree.account[i]), i)
+    parts: dict[str, int] = {}
+    code = np.asarray([parts.setdefault(j.partition, len(parts)) for j in jobs], dtype=np.int64)
+    names = sorted({k for j in jobs for k in j.alloc_tres if k != "billing"})
+    return JobColumns(
+        row=np.asarray([user_row.get((j.account, j.user), acct_row.get(j.account, -1)) for j in jobs], dtype=np.int64),
+        start=np.asarray([j.start.timestamp() for j in jobs], dtype=np.float64).reshape(-1),
+        end=np.asarray([j.end.timestamp() if j.end is not None else math.inf for j in jobs],
+                       dtype=np.float64).reshape(-1),
+        qos=tuple(j.qos for j in jobs), partition_names=tuple(parts), partition=code,
+        tres={k: np.asarray([j.alloc_tres.get(k, 0.0) for j in jobs], dtype=np.float64) for k in names},
+        billing=np.asarray([j.billing for j in jobs], dtype=np.float64).reshape(-1))
+
+
+# --------------------------------------------------------------------------------------------
+# The policy change
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PolicyChange:
+    """What a replay changes; None (or empty) keeps the snapshot's own.
+
+    ``billing``: partition -> whole TRESBillingWeights (per base unit); ``qos_usage_factor``:
+    QOS -> UsageFactor (added to the snapshot's); ``shares``: (account, user or "") -> raw
+    shares (:data:`tui.model.USE_PARENT` for ``parent``).
+    """
+
+    half_life_s: float | None = None
+    calc_period_s: float | None = None
+    reset_period: str | None = None
+    algorithm: str | None = None
+    damping: float | None = None
+    billing: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    max_tres: bool | None = None
+    enforce_limits: bool | None = None
+    qos_usage_factor: Mapping[str, float] = field(default_factory=dict)
+    shares: Mapping[tuple[str, str], int] = field(default_factory=dict)
+
+    def policy(self, old: UsagePolicy) -> UsagePolicy:
+        """``old`` with this change applied."""
+        mode: BillingMode = old.billing_mode
+        if self.max_tres is not None:
+            mode = "max_tres" if self.max_tres else "sum"
+        return replace(
+            old,
+            half_life_s=old.half_life_s if self.half_life_s is None else float(self.half_life_s),
+            calc_period_s=old.calc_period_s if self.calc_period_s is None else float(self.calc_period_s),
+            reset_period=old.reset_period if self.reset_period is None else self.reset_period.upper(),
+            enforce_limits=old.enforce_limits if self.enforce_limits is None else self.enforce_limits,
+            qos_usage_factor={**old.qos_usage_factor, **self.qos_usage_factor},
+            tres_weights={**old.tres_weights, **{k: dict(v) for k, v in self.billing.items()}},
+            billing_mode=mode)
+
+
+def parse_shares(text: str, tree: AssocTree, source: str = "shares") -> dict[tuple[str, str], int]:
+    """``ACCOUNT[/USER] SHARES`` lines (``#`` comments; SHARES a whole number >= 0 or ``parent``).
+
+    Raises
+    ------
+    InputError
+        A malformed line or an association the tree does not have, with its line number.
+    """
+    known = {(str(tree.account[i]), str(tree.user[i])) for i in range(tree.size)}
+    out: dict[tuple[str, str], int] = {}
+    for no, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        parts = line.split()
+        if len(parts) != 2:
+            raise InputError(source, f"expected 'ACCOUNT[/USER] SHARES', got {raw.strip()[:60]!r}", no)
+        name, shares = parts
+        account, _, user = name.partition("/")
+        if (account, user) not in known:
+            raise InputError(source, f"no association {name!r} in this cluster", no)
+        if shares.lower() == "parent":
+            out[(account, user)] = USE_PARENT
+        elif shares.isascii() and shares.isdigit():
+            out[(account, user)] = int(shares)
+        else:
+            raise InputError(source, f"SHARES must be a whole number >= 0 or 'parent', not {shares!r}", no)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# The replay
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class PolicyReplay:
+    """Now (the snapshot's own policy) and replayed, row for row of the snapshot's tree."""
+
+    now_tree: AssocTree
+    now: FairshareResult
+    tree: AssocTree
+    """The replayed tree: its usage (and shares) under the new policy."""
+    result: FairshareResult
+    algorithm: str
+    damping: float
+    old: UsagePolicy
+    new: UsagePolicy
+    at: datetime
+    since: datetime
+    jobs: int
+    unchanged: bool
+    """Nothing changed (usage, shares, algorithm, dampening): sshare's printed columns stand."""
+    residual: NDArray[np.float64]
+    """Printed RawUsage minus the window's jobs under the snapshot's own policy (at ``at``)."""
+    tolerance: NDArray[np.float64]
+    """Where ``|residual|`` is within it, it is the replay's noise (one period's decay + 1)."""
+    notes: tuple[str, ...] = ()
+
+
+def _grid(policy: UsagePolicy, last: float, since: float, anchor: float | None) -> NDArray[np.float64]:
+    if anchor is None:
+        return cycle_grid(last, policy.calc_period_s, since)
+    return anchored_cycles([anchor], policy.calc_period_s, last)
+
+
+def _log_decay(policy: UsagePolicy) -> float:
+    d = policy.decay
+    return math.log(d) if d < 1.0 else 0.0
+
+
+def policy_replay(snap: Snapshot, jobs: JobColumns, change: PolicyChange, since: datetime,
+                  last_cycle: datetime | None = None, at: datetime | None = None,
+                  switch_at: datetime | None = None) -> PolicyReplay:
+    """Replay ``jobs`` from ``since`` to ``at`` under ``change`` (see the module docstring).
+
+    Parameters
+    ----------
+    snap : Snapshot
+        A Slurm snapshot: its tree's RawUsage (at ``snap.taken_at``), settings and partitions.
+    jobs : JobColumns
+        Every job that ran in the window (:func:`job_columns`).
+    change : PolicyChange
+    since : datetime
+        The window's start: jobs' time before it is not replayed (it is in the residual).
+    last_cycle : datetime, optional
+        The last decay cycle before the capture (default ``snap.taken_at``); the grid ends there.
+    at : datetime, optional
+        When to read the usage, ``<= snap.taken_at`` (default the snapshot's time).
+    switch_at : datetime, optional
+        Switch from the snapshot's policy to the new one then (default: the new policy always).
+
+    Raises
+    ------
+    ValueError
+        Not a Slurm snapshot, ``at`` after the snapshot or before ``since``, ``switch_at``
+        outside the window.
+    """
+    tree = snap.tree
+    if tree is None:
+        raise ValueError("not a Slurm snapshot: a replay needs the association tree")
+    taken = snap.taken_at.timestamp()
+    L = math.floor((last_cycle or snap.taken_at).timestamp())
+    when = taken if at is None else at.timestamp()
+    if when > taken + 1e-6:
+        raise ValueError(f"--at {at} is after the snapshot ({snap.taken_at}): its jobs are not known")
+    T0 = since.timestamp()
+    if when <= T0:
+        raise ValueError("the window is empty: --at is not after its start")
+    old = UsagePolicy.of(snap.settings, snap.partitions)
+    new = change.policy(old)
+    P = old.calc_period_s
+    La = L if when >= L else L - math.ceil((L - when) / P) * P  # the last old cycle at or before --at
+    until = when if when >= L else La
+    g_old = cycle_grid(La, P, T0)
+    c0 = float(g_old[0])
+    table_old = jobs.table(old, c0)
+    tz = snap.taken_at.astimezone().tzinfo
+    old_resets = reset_boundaries(old.reset_period, c0, La, tz)
+    rebuilt_old = replay(table_old, tree.parent, g_old, old, until=until, resets=old_resets).usage
+    table_new = table_old if new == old else jobs.table(new, c0)
+    notes: list[str] = []
+    if switch_at is None:
+        start, carried = c0, np.zeros(tree.size)
+        g_new = _grid(new, La, c0, None)
+    else:
+        s = switch_at.timestamp()
+        if not c0 < s <= La:
+            raise ValueError(f"--switch-at {switch_at} is outside the replayed window "
+                             f"({since} to {at or snap.taken_at})")
+        start = float(g_old[np.searchsorted(g_old, s, side="right") - 1])  # the old cycle at or before it
+        before = g_old[g_old <= start]
+        carried = replay(table_old, tree.parent, before, old, until=start,
+                         resets=reset_boundaries(old.reset_period, c0, start, tz)).usage if before.size > 1 \
+            else np.zeros(tree.size)
+        g_new = _grid(new, La, start, start)
+    new_resets = reset_boundaries(new.reset_period, start, float(g_new[-1]), tz)
+    jobs_new = table_new if switch_at is None else jobs.table(new, start)
+    rebuilt_new = replay(jobs_new, tree.parent, g_new, new, until=until, resets=new_resets).usage
+    last_new = float(g_new[-1])
+    lo, ln = _log_decay(old), _log_decay(new)
+    if new_resets.size:
+        carry = 0.0
+    else:
+        carry = math.exp(ln * (last_new - start))
+    rebuilt_new = rebuilt_new + carried * carry
+    # The residual (what the window's jobs do not explain), read at the capture's cycle, then at --at.
+    printed = np.asarray(tree.usage_raw, dtype=np.float64)
+    if La == L:
+        residual = printed - rebuilt_old
+    else:
+        at_capture = replay(table_old, tree.parent, cycle_grid(L, P, T0), old, until=taken,
+                            resets=reset_boundaries(old.reset_period, c0, L, tz)).usage
+        residual = (printed - at_capture) * math.exp(-lo * (L - La))
+    noise = (1.0 - old.decay ** P) * np.maximum(np.abs(printed), np.abs(rebuilt_old)) + 1.0
+    real = np.abs(residual) > noise
+    if switch_at is None:
+        scale = 0.0 if new_resets.size else math.exp(ln * (last_new - c0) - lo * (La - c0))
+    else:
+        scale = carry * math.exp(-lo * (La - start))  # old decay up to the switch, the new one after
+    now_usage = rebuilt_old + residual
+    if La == L:
+        now_usage = printed
+    replayed = np.where(real, rebuilt_new + residual * scale, rebuilt_new + residual)
+    if new == old and switch_at is None:
+        replayed = now_usage.copy()  # bit for bit: the same law over the same jobs
+    replayed = np.maximum(replayed, 0.0)
+    if np.any(real) and scale != 1.0:
+        notes.append(f"{int(np.count_nonzero(real))} association(s) had usage from before the window "
+                     f"({since.isoformat(timespec='minutes')}): carried, decayed as the new policy decays it")
+    if new_resets.size and switch_at is None:
+        notes.append(f"PriorityUsageResetPeriod={new.reset_period}: usage before the window is wiped by its reset")
+    if old.reset_period not in ("NONE", new.reset_period) and old_resets.size:
+        notes.append(f"the snapshot's own PriorityUsageResetPeriod={old.reset_period} wiped usage in the window: "
+                     "older usage is not known to the replay")
+    if np.any(table_old.row < 0):
+        notes.append(f"{int(np.count_nonzero(table_old.row < 0))} job(s) of associations not in the tree "
+                     "(deleted or renamed) are left out")
+    now_tree = replace(tree, usage_raw=now_usage.astype(np.longdouble)) if La != L else tree
+    shares = tree.shares_raw
+    if change.shares:
+        shares = shares.copy()
+        index = {(str(tree.account[i]), str(tree.user[i])): i for i in range(tree.size)}
+        for key, value in change.shares.items():
+            shares[index[key]] = value
+    usage = np.floor(replayed).astype(np.longdouble)  # as sshare prints (and Slurm keeps) it: whole
+    if new == old and switch_at is None:
+        usage = np.asarray(now_tree.usage_raw, dtype=np.longdouble)
+    new_tree = replace(tree, usage_raw=usage, shares_raw=shares)
+    algorithm = change.algorithm or snap.settings.algorithm
+    damping = float(change.damping if change.damping is not None else snap.settings.dampening)
+    unchanged = (La == L and not change.shares and algorithm == snap.settings.algorithm
+                 and damping == snap.settings.dampening and bool(np.array_equal(usage, now_tree.usage_raw)))
+    return PolicyReplay(now_tree, compute(now_tree, snap.settings.algorithm, snap.settings.dampening),
+                        new_tree, compute(new_tree, algorithm, damping), algorithm, damping, old, new,
+                        datetime.fromtimestamp(when, timezone.utc), since, int(table_old.size), unchanged,
+                        residual, noise, tuple(notes))
+
+
+# --------------------------------------------------------------------------------------------
+# Now against replayed, per association
+# --------------------------------------------------------------------------------------------
+
+
+def _user_rank(tree: AssocTree, result: FairshareResult) -> NDArray[np.int64]:
+    """Users' rank as ``fairtop report`` prints it (N = the best): Fair Tree's own; under classic by
+    FairShare (ties share the better rank). 0 for accounts."""
+    if result.rank is not None:
+        return np.asarray(result.rank, dtype=np.int64)
+    users = np.flatnonzero(np.asarray(tree.is_user, dtype=bool))
+    rank = np.zeros(tree.size, dtype=np.int64)
+    fs = np.asarray(result.fairshare, dtype=np.float64)[users]
+    rank[users] = np.searchsorted(np.sort(fs), fs, side="right")
+    return rank
+
+
+def replay_rows(done: PolicyReplay) -> list[dict[str, object]]:
+    """One row per association (root excluded), sorted by the move (largest gain in FairShare first,
+    then by name): account, user, raw_usage now/replayed, fairshare now/replayed, rank now/replayed
+    (users: N = the highest FairShare, as ``fairtop report``), move (FairShare replayed - now),
+    rank_move (places gained)."""
+    tree = done.tree
+    fs_now = np.asarray(done.now.fairshare, dtype=np.float64)
+    fs_new = np.asarray(done.result.fairshare, dtype=np.float64)
+    r_now, r_new = _user_rank(done.now_tree, done.now), _user_rank(tree, done.result)
+    out: list[dict[str, object]] = []
+    for i in range(1, tree.size):
+        user = bool(tree.is_user[i])
+        a, b = float(fs_now[i]), float(fs_new[i])
+        move = b - a if math.isfinite(a) and math.isfinite(b) else None
+        out.append({"account": str(tree.account[i]), "user": str(tree.user[i]),
+                    "raw_usage": int(done.now_tree.usage_raw[i]), "raw_usage_replayed": int(tree.usage_raw[i]),
+                    "fairshare": round(a, 6) if math.isfinite(a) else None,
+                    "fairshare_replayed": round(b, 6) if math.isfinite(b) else None,
+                    "rank": int(r_now[i]) if user else None, "rank_replayed": int(r_new[i]) if user else None,
+                    "move": None if move is None else round(move, 6),
+                    "rank_move": int(r_new[i] - r_now[i]) if user else None})
+    out.sort(key=lambda r: (-(r["move"] if isinstance(r["move"], float) else -math.inf),
+                            str(r["account"]), str(r["user"])))
+    return out
