@@ -110,6 +110,7 @@ def test_live_replay_asks_sacct_once(capsys, monkeypatch):
     jobs, last = sacct.load_saved_history(CAPTURE)
     calls = []
     monkeypatch.setattr(slurm_cli, "snapshot_at_cycle", lambda on="": (snap, last))
-    monkeypatch.setattr(sacct, "live_history", lambda since, cluster="", timeout=60.0: calls.append(since) or jobs)
+    cols = sacct.load_saved_columns(CAPTURE)
+    monkeypatch.setattr(sacct, "live_columns", lambda since, cluster="", timeout=60.0: calls.append(since) or cols)
     code, out, _ = run(capsys, "replay", "--slurm", "--days", "2", "--half-life", "1-0", "--format", "csv")
     assert code == 0 and len(calls) == 1 and len(out.splitlines()) == 1 + snap.tree.size - 1

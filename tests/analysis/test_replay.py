@@ -14,7 +14,7 @@ from tests.conftest import FIXTURES
 from tui.analysis.history import check_raw_usage
 from tui.analysis.replay import JobColumns, PolicyChange, job_columns, parse_shares, policy_replay, replay_rows
 from tui.model import NO_VAL, USE_PARENT, AssocTree, Partition, PrioritySettings, Snapshot
-from tui.sources.sacct import load_saved_history
+from tui.sources.sacct import AccountedJob, load_saved_history
 from tui.sources.saved import load_folder
 
 HL = 86400          # one day
@@ -56,9 +56,10 @@ def _snap(usage: float, shares: int = 1, qos: str = "", enforce: frozenset[str] 
 
 
 def _jobs(start: float, end: float, qos: str = "", cpus: float = 4.0) -> JobColumns:
-    return JobColumns(row=np.array([2]), start=np.array([float(start)]), end=np.array([float(end)]), qos=(qos,),
-                      partition_names=("burn",), partition=np.array([0]), tres={"cpu": np.array([cpus])},
-                      billing=np.array([cpus]))
+    job = AccountedJob("1", "phys", "alice", datetime.fromtimestamp(start, timezone.utc),
+                       datetime.fromtimestamp(end, timezone.utc), int(end - start), cpus, "COMPLETED", "burn", qos,
+                       {"cpu": cpus, "billing": cpus})
+    return job_columns([job], _snap(0).tree)
 
 
 SINCE = datetime.fromtimestamp(L - 3600, timezone.utc)
@@ -110,7 +111,7 @@ def test_without_limits_the_last_slice_is_never_charged():
 
 def test_qos_usage_factor_and_billing_weights():
     snap = replace(_snap(480 * B), settings=replace(_snap(0).settings, decay_half_life_s=0))
-    jobs = replace(_jobs(L - 600, L - 120), qos=("scav",))
+    jobs = _jobs(L - 600, L - 120, qos="scav")
     half = policy_replay(snap, jobs, PolicyChange(qos_usage_factor={"scav": 0.5}), SINCE)
     assert _usage(half) == 480 * B * 0.5
     weighted = policy_replay(snap, jobs, PolicyChange(billing={"burn": {"cpu": 2.5}}), SINCE)
@@ -178,3 +179,37 @@ def test_classic_rows_are_sorted_by_the_move():
     assert moves == sorted(moves, reverse=True) and moves[0] > 0 > moves[-1]
     users = [r for r in replay_rows(done) if r["user"]]
     assert sorted(int(r["rank_replayed"]) for r in users)[-1] == len(users)  # N = the best
+
+
+@pytest.mark.parametrize("capture", ["deep4/fair_tree", "live/fair_tree", "nested_parent/classic"])
+def test_sacct_columns_are_the_parsed_jobs(capture):
+    """The columnar parse (one code per distinct name and shape) keeps what parse_sacct keeps."""
+    from tui.sources.sacct import SacctColumns, load_saved_columns
+
+    folder = FIXTURES / "slurm" / capture
+    jobs, _ = load_saved_history(folder)
+    cols = load_saved_columns(folder)
+    ref = SacctColumns.of_jobs(jobs)
+    assert cols.size == ref.size == len(jobs) > 0
+    assert np.array_equal(cols.start, ref.start) and np.array_equal(cols.end, ref.end)
+    assert [cols.users[u] for u in cols.user] == [j.user for j in jobs]
+    assert [cols.qos_names[q] for q in cols.qos] == [j.qos for j in jobs]
+    assert np.array_equal(cols.shape_billing[cols.shape], [j.billing for j in jobs])
+    assert [cols.shapes[s] for s in cols.shape] == [{k: v for k, v in j.alloc_tres.items() if k != "billing"}
+                                                     for j in jobs]
+
+
+def test_streamed_chunks_concatenate_to_the_whole():
+    from tui.sources.sacct import SacctColumns, iter_sacct_columns
+
+    path = FIXTURES / "slurm" / "deep4" / "fair_tree" / "sacct_a_P.psv"
+    with path.open("rb") as stream:
+        whole = next(iter_sacct_columns(stream))
+    with path.open("rb") as stream:
+        parts = list(iter_sacct_columns(stream, chunk=4))
+    assert len(parts) > 2
+    joined = SacctColumns.concat(parts)
+    assert np.array_equal(joined.start, whole.start)
+    assert [joined.accounts[a] + "/" + joined.users[u] for a, u in zip(joined.account, joined.user)] == \
+        [whole.accounts[a] + "/" + whole.users[u] for a, u in zip(whole.account, whole.user)]
+    assert np.array_equal(joined.shape_billing[joined.shape], whole.shape_billing[whole.shape])

@@ -41,7 +41,7 @@ from tui.engine.usage_law import (
 )
 from tui.model import USE_PARENT, AssocTree, Snapshot
 from tui.sources.errors import InputError
-from tui.sources.sacct import AccountedJob
+from tui.sources.sacct import AccountedJob, SacctColumns
 
 __all__ = ["JobColumns", "PolicyChange", "PolicyReplay", "job_columns", "parse_shares", "policy_replay",
            "replay_rows", "RESET_PERIODS"]
@@ -62,55 +62,47 @@ class JobColumns:
     ----------
     row : int64 array (J,)
         Association charged (-1: none in the tree).
-    start, end : float64 arrays (J,)
-        Epoch seconds; ``end`` is ``inf`` while running.
-    qos : tuple of str
-        Each job's QOS.
-    partition_names : tuple of str
-        Distinct partitions; ``partition`` indexes into it.
-    partition : int64 array (J,)
-    tres : dict of str to float64 array (J,)
-        AllocTRES counts (lower-case names, ``mem`` in MB; 0 where absent).
-    billing : float64 array (J,)
-        sacct's ``billing=`` (truncated), else AllocCPUS: the billing where no weights are known.
+    jobs : SacctColumns
+        Their times, QOS, partition and shape (AllocTRES) codes.
     """
 
     row: NDArray[np.int64]
-    start: NDArray[np.float64]
-    end: NDArray[np.float64]
-    qos: tuple[str, ...]
-    partition_names: tuple[str, ...]
-    partition: NDArray[np.int64]
-    tres: dict[str, NDArray[np.float64]]
-    billing: NDArray[np.float64]
+    jobs: SacctColumns
 
     @property
     def size(self) -> int:
         return int(self.row.size)
 
     def billed(self, tres_weights: Mapping[str, Mapping[str, float]], mode: BillingMode) -> NDArray[np.float64]:
-        """Each job's billable TRES (a double) where its partition has weights, else sacct's."""
-        out = self.billing.copy()
-        for code, name in enumerate(self.partition_names):
-            weights = tres_weights.get(name)
-            if not weights:
-                continue
-            on = self.partition == code
-            have = on & np.any(np.column_stack([v > 0 for v in self.tres.values()]), axis=1) if self.tres else on
-            out[have] = billable_tres({k: v[have] for k, v in self.tres.items()}, weights, mode)
+        """Each job's billable TRES (a double) where its partition has weights, else sacct's
+        ``billing=`` (computed once per distinct shape and partition, not per job)."""
+        j = self.jobs
+        out: NDArray[np.float64] = np.asarray(j.shape_billing, dtype=np.float64)[j.shape]
+        weighted = [(code, tres_weights[name]) for code, name in enumerate(j.partitions) if tres_weights.get(name)]
+        if not weighted:
+            return out
+        names = sorted({k for shape in j.shapes for k in shape})
+        counts = {k: np.asarray([shape.get(k, 0.0) for shape in j.shapes], dtype=np.float64) for k in names}
+        known = np.asarray([bool(shape) for shape in j.shapes], dtype=bool)
+        for code, weights in weighted:
+            per_shape = np.where(known, billable_tres(counts, weights, mode), j.shape_billing)
+            on = j.partition == code
+            out[on] = per_shape[j.shape[on]]
         return out
 
     def table(self, policy: UsagePolicy, since: float) -> JobTable:
         """The law's table under ``policy``: jobs that ran after ``since``, started no earlier."""
-        keep = self.end > since
-        return JobTable.of(self.row[keep], np.maximum(self.start[keep], since), self.end[keep],
-                           self.billed(policy.tres_weights, policy.billing_mode)[keep],
-                           [q for q, k in zip(self.qos, keep) if k])
+        j = self.jobs
+        keep = j.end > since
+        return JobTable.coded(self.row[keep], np.maximum(j.start[keep], since), j.end[keep],
+                              self.billed(policy.tres_weights, policy.billing_mode)[keep], j.qos[keep], j.qos_names)
 
 
-def job_columns(jobs: Sequence[AccountedJob], tree: AssocTree) -> JobColumns:
+def job_columns(jobs: SacctColumns | Sequence[AccountedJob], tree: AssocTree) -> JobColumns:
     """Accounting records as columns: each job on its (account, user) association, or, when that
-    was deleted, its account (Slurm keeps a deleted association's usage in its parent)."""
+    was deleted, its account (Slurm keeps a deleted association's usage in its parent). The
+    lookup runs once per distinct (account, user), not per job."""
+    cols = jobs if isinstance(jobs, SacctColumns) else SacctColumns.of_jobs(jobs)
     user_row: dict[tuple[str, str], int] = {}
     acct_row: dict[str, int] = {}
     for i in range(tree.size):
@@ -118,17 +110,12 @@ def job_columns(jobs: Sequence[AccountedJob], tree: AssocTree) -> JobColumns:
             user_row.setdefault((str(tree.account[i]), str(tree.user[i])), i)
         else:
             acct_row.setdefault(str(tree.account[i]), i)
-    parts: dict[str, int] = {}
-    code = np.asarray([parts.setdefault(j.partition, len(parts)) for j in jobs], dtype=np.int64)
-    names = sorted({k for j in jobs for k in j.alloc_tres if k != "billing"})
-    return JobColumns(
-        row=np.asarray([user_row.get((j.account, j.user), acct_row.get(j.account, -1)) for j in jobs], dtype=np.int64),
-        start=np.asarray([j.start.timestamp() for j in jobs], dtype=np.float64).reshape(-1),
-        end=np.asarray([j.end.timestamp() if j.end is not None else math.inf for j in jobs],
-                       dtype=np.float64).reshape(-1),
-        qos=tuple(j.qos for j in jobs), partition_names=tuple(parts), partition=code,
-        tres={k: np.asarray([j.alloc_tres.get(k, 0.0) for j in jobs], dtype=np.float64) for k in names},
-        billing=np.asarray([j.billing for j in jobs], dtype=np.float64).reshape(-1))
+    nu = max(len(cols.users), 1)
+    pairs, inverse = np.unique(cols.account.astype(np.int64) * nu + cols.user, return_inverse=True)
+    rows = np.asarray([user_row.get((cols.accounts[k // nu], cols.users[k % nu]), acct_row.get(cols.accounts[k // nu],
+                                                                                                  -1))
+                       for k in pairs.tolist()], dtype=np.int64)
+    return JobColumns(rows[inverse.reshape(-1)] if rows.size else np.zeros(0, np.int64), cols)
 
 
 # --------------------------------------------------------------------------------------------

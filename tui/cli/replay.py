@@ -17,7 +17,7 @@ from tui.sources.errors import InputError
 if TYPE_CHECKING:
     from tui.analysis.replay import PolicyChange, PolicyReplay
     from tui.model import Snapshot
-    from tui.sources.sacct import AccountedJob
+    from tui.sources.sacct import SacctColumns
 
 _YES_NO = ("yes", "no")
 
@@ -179,20 +179,21 @@ def _source(args: argparse.Namespace) -> tuple[Snapshot, datetime | None, str | 
     source = registry.make("folder", folder)
     source.check()
     snap = source.load()
-    _, last = sacct.load_saved_history(folder) if snap.private is None else ([], None)
+    last = sacct.load_saved_last_cycle(folder)
     return snap, last, folder, ""
 
 
-def _jobs(where: str | None, cluster: str, snap: Snapshot, since: datetime) -> list[AccountedJob]:
+def _jobs(where: str | None, cluster: str, snap: Snapshot, since: datetime) -> SacctColumns:
+    """The jobs as columns: a capture's sacct file, the demo's records, or ONE live sacct."""
     from tui.sources import sacct
 
     if where == "\0demo":
         from tui.sources.demo import demo_history
 
-        return demo_history(snap)[0]
+        return sacct.SacctColumns.of_jobs(demo_history(snap)[0])
     if where is None:
-        return sacct.live_history(since, cluster=cluster)  # the one sacct of this replay
-    return sacct.load_saved_history(where)[0]
+        return sacct.live_columns(since, cluster=cluster)  # the one sacct of this replay
+    return sacct.load_saved_columns(where)
 
 
 def _window(args: argparse.Namespace, snap: Snapshot, live: bool) -> datetime | None:
@@ -228,7 +229,8 @@ def _replay(args: argparse.Namespace) -> str:
     since = _window(args, snap, where is None)
     jobs = _jobs(where, cluster, snap, since or snap.taken_at)
     if since is None:
-        since = min((j.start for j in jobs), default=snap.taken_at - timedelta(days=1)) - timedelta(seconds=1)
+        first = float(jobs.start.min()) if jobs.size else (snap.taken_at - timedelta(days=1)).timestamp()
+        since = datetime.fromtimestamp(first - 1, timezone.utc)
     change = policy_change(args, snap)
     try:
         done = policy_replay(snap, job_columns(jobs, snap.tree), change, since.astimezone(timezone.utc), last,
