@@ -21,11 +21,13 @@ Live: :func:`sacct_command` is the argument list (never a shell string) and
 
 from __future__ import annotations
 
+import io
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone, tzinfo
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
@@ -374,16 +376,19 @@ def _epochs(cells: list[str], what: str, source: str, tz: tzinfo | None) -> np.n
     return out
 
 
-def _coded(cells: list[str]) -> tuple[np.ndarray, tuple[str, ...]]:
-    names, code = np.unique(np.asarray(cells, dtype=str), return_inverse=True)
-    return code.reshape(-1).astype(np.int32), tuple(str(n).strip() for n in names)
+def _coded(cells: Sequence[str]) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Each cell's index into the distinct cells (in order of first appearance), at C speed."""
+    names = list(dict.fromkeys(cells))
+    index = {n: i for i, n in enumerate(names)}
+    code = np.fromiter(map(index.__getitem__, cells), dtype=np.int32, count=len(cells))
+    return code, tuple(n.strip() for n in names)
 
 
-def parse_sacct_columns(lines: Sequence[str], header: Sequence[str], source: str = "sacct -a -P -X",
+def parse_sacct_columns(text: str, header: Sequence[str], source: str = "sacct -a -P -X",
                         tz: tzinfo | None = None, first_line: int = 2) -> SacctColumns:
-    """Rows of ``sacct -P`` output (without the header) as :class:`SacctColumns`, with the same
-    rules as :func:`parse_sacct` (steps and never-started jobs left out, every run of a requeued
-    job kept).
+    """Rows of ``sacct -P`` output (whole lines, without the header) as :class:`SacctColumns`,
+    with the same rules as :func:`parse_sacct` (steps and never-started jobs left out, every run
+    of a requeued job kept). Cells are split once for the whole text, not line by line.
 
     Raises
     ------
@@ -392,34 +397,42 @@ def parse_sacct_columns(lines: Sequence[str], header: Sequence[str], source: str
     """
     col = {name: i for i, name in enumerate(header)}
     width = len(header)
-    rows = [ln.split("|") for ln in lines if ln.strip()]
-    for no, row in enumerate(rows):
-        if len(row) != width:
+    lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+    flat = text.replace("\n", "|").split("|") if text else []
+    if flat and flat[-1] == "" and text.endswith("\n"):
+        flat.pop()
+    if len(flat) != lines * width:  # a ragged row (or sacct -p's trailing |): line by line
+        rows = []
+        for no, line in enumerate(text.splitlines()):
+            if not line.strip():
+                continue
+            row = line.split("|")
             if len(row) == width + 1 and row[-1] == "":
-                del row[-1]  # sacct -p: a | after the last cell
-            else:
+                row.pop()
+            if len(row) != width:
                 raise InputError(source, f"{len(row)} cells, the header has {width}", first_line + no)
-    columns = list(zip(*rows)) if rows else [()] * width
+            rows.extend(row)
+        flat, lines = rows, len(rows) // width
 
     def cells(name: str) -> list[str]:
-        return list(columns[col[name]]) if name in col else [""] * len(rows)
+        return flat[col[name]::width] if name in col else [""] * lines
 
-    keep = np.asarray(["." not in j for j in cells("JobID")], dtype=bool)
+    keep = np.fromiter(("." not in j for j in cells("JobID")), dtype=bool, count=lines)
     start = _epochs(cells("Start"), "Start", source, tz)
     keep &= ~np.isnan(start)
     end = _epochs(cells("End"), "End", source, tz)
     end[np.isnan(end)] = np.inf
     idx = np.flatnonzero(keep)
+    every = idx.size == lines
 
     def kept(name: str) -> list[str]:
-        every = cells(name)
-        return [every[i] for i in idx.tolist()]
+        values = cells(name)
+        return values if every else [values[i] for i in idx.tolist()]
 
-    shape_cells = [t + "|" + c for t, c in zip(kept("AllocTRES"), kept("AllocCPUS"))]
-    shape, distinct = _coded(shape_cells) if shape_cells else (np.zeros(0, np.int32), ())
+    shape, distinct = _coded([t + "|" + c for t, c in zip(kept("AllocTRES"), kept("AllocCPUS"))])
     shapes, bills = [], []
-    for text in distinct:
-        tres_text, _, cpus = text.partition("|")
+    for shape_text in distinct:
+        tres_text, _, cpus = shape_text.partition("|")
         tres = parse_tres_counts(tres_text, source) if tres_text else {}
         bill = tres.pop("billing", None)
         if bill is None:
@@ -434,32 +447,34 @@ def parse_sacct_columns(lines: Sequence[str], header: Sequence[str], source: str
                         shape, tuple(shapes), np.asarray(bills, dtype=np.float64))
 
 
-def iter_sacct_columns(stream: Iterable[bytes], source: str = "sacct -a -P -X", tz: tzinfo | None = None,
-                       chunk: int = 1_000_000) -> Iterator[SacctColumns]:
-    """``sacct -P`` output read line by line, ``chunk`` lines at a time, as columns: a year of a
-    large site's jobs in bounded memory (the text of one chunk at a time)."""
-    header: list[str] | None = None
-    lines: list[str] = []
-    seen = 1
-    for raw in stream:
-        line = raw.decode("utf-8", "replace").rstrip("\r\n")
-        if header is None:
-            if line.strip():
-                header = line.split("|")
-                missing = [c for c in _NEEDED if c not in header]
-                if missing or not ({"AllocTRES", "AllocCPUS"} & set(header)):
-                    need = ", ".join(missing) or "AllocTRES or AllocCPUS"
-                    raise InputError(source, f"not 'sacct -P' output with {need} in its header", 1)
-            continue
-        lines.append(line)
-        if len(lines) >= chunk:
-            yield parse_sacct_columns(lines, header, source, tz, seen + 1)
-            seen += len(lines)
-            lines = []
-    if header is None:
+def iter_sacct_columns(stream: BinaryIO, source: str = "sacct -a -P -X", tz: tzinfo | None = None,
+                       chunk: int = 64 << 20) -> Iterator[SacctColumns]:
+    """``sacct -P`` output read ``chunk`` bytes at a time (whole lines), as columns: a year of a
+    large site's jobs in bounded memory (the text of one chunk at a time, then its columns)."""
+    head = stream.readline()
+    while head and not head.strip():
+        head = stream.readline()
+    if not head:
         raise InputError(source, "empty: no sacct header line")
-    if lines or seen == 1:
-        yield parse_sacct_columns(lines, header, source, tz, seen + 1)
+    header = decode(head, source).rstrip("\r\n").split("|")
+    missing = [c for c in _NEEDED if c not in header]
+    if missing or not ({"AllocTRES", "AllocCPUS"} & set(header)):
+        need = ", ".join(missing) or "AllocTRES or AllocCPUS"
+        raise InputError(source, f"not 'sacct -P' output with {need} in its header (got {'|'.join(header)[:80]!r})",
+                         1)
+    rest, line, done = b"", 2, False
+    while not done:
+        block = stream.read(chunk)
+        done = not block
+        data = rest + block
+        cut = len(data) if done else data.rfind(b"\n") + 1
+        rest = data[cut:]
+        if cut == 0 and not done:
+            continue  # one line longer than a chunk: read on
+        text = data[:cut].decode("utf-8", "replace").replace("\r\n", "\n")
+        if text.strip() or (done and line == 2):
+            yield parse_sacct_columns(text, header, source, tz, line)
+        line += text.count("\n")
 
 
 def load_saved_columns(folder: str | Path, tz: tzinfo | None = None) -> SacctColumns:
@@ -480,8 +495,5 @@ def load_saved_columns(folder: str | Path, tz: tzinfo | None = None) -> SacctCol
 def live_columns(since: datetime, timeout: float = 60.0, cluster: str = "") -> SacctColumns:
     """:func:`live_history` as columns: one ``sacct`` run."""
     out = run(sacct_command(since, cluster=cluster), timeout=timeout)
-    text = decode(out.stdout, "sacct -a -P -X")
-    lines = text.splitlines()
-    if not lines or not lines[0].strip():
-        raise InputError("sacct -a -P -X", "empty: no sacct header line")
-    return parse_sacct_columns(lines[1:], lines[0].split("|"), "sacct -a -P -X")
+    data = out.stdout.encode() if isinstance(out.stdout, str) else out.stdout
+    return SacctColumns.concat(list(iter_sacct_columns(io.BytesIO(data), "sacct -a -P -X")))
