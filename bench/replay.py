@@ -12,8 +12,10 @@ as sshare would print it. Timed, fastest of ``--repeat``:
 
 * ``parse``: the text to columns (:func:`tui.sources.sacct.iter_sacct_columns`) and onto the tree
   (:func:`tui.analysis.replay.job_columns`): once per replay session;
-* ``replay``: :func:`tui.analysis.replay.policy_replay` under a changed policy (half-life 2 days;
-  Fair Tree), each: the jobs under the own and the new law, the engine, on the kept columns;
+* ``own policy``: :func:`tui.analysis.replay.prepare_replay`, the jobs under the snapshot's own
+  law, the residual and the fairshare now: once per session;
+* ``replay``: :func:`tui.analysis.replay.replay_policy` under a changed policy, each: the jobs
+  under the new law (billed again), the residual carried, the engine;
 * ``rss``: the peak resident memory of the process (``--stream``: the file parsed chunk by chunk,
   only the columns kept).
 
@@ -38,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from engine import random_tree, timed  # noqa: E402
 
-from tui.analysis.replay import PolicyChange, job_columns, policy_replay  # noqa: E402
+from tui.analysis.replay import PolicyChange, job_columns, prepare_replay, replay_policy  # noqa: E402
 from tui.engine.usage_law import UsagePolicy, cycle_grid, replay  # noqa: E402
 from tui.model import Partition, PrioritySettings, Snapshot  # noqa: E402
 from tui.sources.sacct import SACCT_FIELDS, SacctColumns, iter_sacct_columns  # noqa: E402
@@ -119,14 +121,16 @@ def main() -> None:
                "classic": PolicyChange(algorithm="classic"),
                "gpu weight 8 -> 16": PolicyChange(billing={"gpu": {"cpu": 1.0, "mem": 0.25 / 1024, "gres/gpu": 16.0}}),
                "switch to 1 day, 30 days ago": PolicyChange(half_life_s=86400)}
+    t_base, base = timed(lambda: prepare_replay(snap, jobs, since, NOW), args.repeat)
     rows = []
     for name, change in changes.items():
         switch = NOW - timedelta(days=30) if name.startswith("switch") else None
-        t, done = timed(lambda c=change, s=switch: policy_replay(snap, jobs, c, since, NOW, switch_at=s), args.repeat)
+        t, done = timed(lambda c=change, s=switch: replay_policy(base, c, switch_at=s), args.repeat)
         rows.append((name, t, done))
     print(f"{args.assocs:,} associations, {args.jobs:,} jobs over {args.days:g} days ({len(grid):,} cycles); "
           f"sacct text {len(text) / 1e6:.0f} MB (made in {made:.1f} s)\n")
     print(f"| step | s |\n|---|---:|\n| parse (text -> columns on the tree) | {t_parse:.2f} |")
+    print(f"| the own policy (once per session: residual, fairshare now) | {t_base:.2f} |")
     for name, t, _ in rows:
         print(f"| replay: {name} | {t:.2f} |")
     print(f"\npeak RSS {peak_rss_mb():.0f} MB")

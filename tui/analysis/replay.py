@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import datetime, timezone, tzinfo
 
 import numpy as np
 from numpy.typing import NDArray
@@ -43,8 +43,8 @@ from tui.model import USE_PARENT, AssocTree, Snapshot
 from tui.sources.errors import InputError
 from tui.sources.sacct import AccountedJob, SacctColumns
 
-__all__ = ["JobColumns", "PolicyChange", "PolicyReplay", "job_columns", "parse_shares", "policy_replay",
-           "replay_rows", "RESET_PERIODS"]
+__all__ = ["JobColumns", "PolicyChange", "PolicyReplay", "ReplayBase", "job_columns", "parse_shares",
+           "policy_replay", "prepare_replay", "replay_policy", "replay_rows", "RESET_PERIODS"]
 
 RESET_PERIODS = ("NONE", "DAILY", "WEEKLY", "MONTHLY", "QUARTERLY", "YEARLY")
 
@@ -230,10 +230,35 @@ def _log_decay(policy: UsagePolicy) -> float:
     return math.log(d) if d < 1.0 else 0.0
 
 
-def policy_replay(snap: Snapshot, jobs: JobColumns, change: PolicyChange, since: datetime,
-                  last_cycle: datetime | None = None, at: datetime | None = None,
-                  switch_at: datetime | None = None) -> PolicyReplay:
-    """Replay ``jobs`` from ``since`` to ``at`` under ``change`` (see the module docstring).
+@dataclass(frozen=True, eq=False)
+class ReplayBase:
+    """What every replay of one snapshot and window shares (:func:`prepare_replay`): the jobs under
+    the snapshot's own law, the residual, and the fairshare now. Computed once per session."""
+
+    snap: Snapshot
+    tree: AssocTree
+    jobs: JobColumns
+    since: datetime
+    old: UsagePolicy
+    last: float
+    """The last old cycle at or before ``at`` (epoch s)."""
+    until: float
+    when: float
+    grid: NDArray[np.float64]
+    table: JobTable
+    tz: tzinfo | None
+    rebuilt: NDArray[np.float64]
+    residual: NDArray[np.float64]
+    noise: NDArray[np.float64]
+    now_tree: AssocTree
+    now: FairshareResult
+    at_capture: bool
+    """``at`` is the snapshot's own time: "now" is sshare's printed usage."""
+
+
+def prepare_replay(snap: Snapshot, jobs: JobColumns, since: datetime, last_cycle: datetime | None = None,
+                   at: datetime | None = None) -> ReplayBase:
+    """The jobs from ``since`` to ``at`` under the snapshot's own policy (see the module docstring).
 
     Parameters
     ----------
@@ -241,21 +266,17 @@ def policy_replay(snap: Snapshot, jobs: JobColumns, change: PolicyChange, since:
         A Slurm snapshot: its tree's RawUsage (at ``snap.taken_at``), settings and partitions.
     jobs : JobColumns
         Every job that ran in the window (:func:`job_columns`).
-    change : PolicyChange
     since : datetime
         The window's start: jobs' time before it is not replayed (it is in the residual).
     last_cycle : datetime, optional
         The last decay cycle before the capture (default ``snap.taken_at``); the grid ends there.
     at : datetime, optional
         When to read the usage, ``<= snap.taken_at`` (default the snapshot's time).
-    switch_at : datetime, optional
-        Switch from the snapshot's policy to the new one then (default: the new policy always).
 
     Raises
     ------
     ValueError
-        Not a Slurm snapshot, ``at`` after the snapshot or before ``since``, ``switch_at``
-        outside the window.
+        Not a Slurm snapshot, ``at`` after the snapshot or not after ``since``.
     """
     tree = snap.tree
     if tree is None:
@@ -269,17 +290,48 @@ def policy_replay(snap: Snapshot, jobs: JobColumns, change: PolicyChange, since:
     if when <= T0:
         raise ValueError("the window is empty: --at is not after its start")
     old = UsagePolicy.of(snap.settings, snap.partitions)
-    new = change.policy(old)
     P = old.calc_period_s
     La = L if when >= L else L - math.ceil((L - when) / P) * P  # the last old cycle at or before --at
     until = when if when >= L else La
-    g_old = cycle_grid(La, P, T0)
-    c0 = float(g_old[0])
-    table_old = jobs.table(old, c0)
+    grid = cycle_grid(La, P, T0)
+    c0 = float(grid[0])
+    table = jobs.table(old, c0)
     tz = snap.taken_at.astimezone().tzinfo
-    old_resets = reset_boundaries(old.reset_period, c0, La, tz)
-    rebuilt_old = replay(table_old, tree.parent, g_old, old, until=until, resets=old_resets).usage
-    table_new = table_old if new == old else jobs.table(new, c0)
+    rebuilt = replay(table, tree.parent, grid, old, until=until,
+                     resets=reset_boundaries(old.reset_period, c0, La, tz)).usage
+    # The residual (what the window's jobs do not explain), read at the capture's cycle, then at --at.
+    printed = np.asarray(tree.usage_raw, dtype=np.float64)
+    if La == L:
+        residual = printed - rebuilt
+    else:
+        at_capture = replay(table, tree.parent, cycle_grid(L, P, T0), old, until=taken,
+                            resets=reset_boundaries(old.reset_period, c0, L, tz)).usage
+        residual = (printed - at_capture) * math.exp(-_log_decay(old) * (L - La))
+    noise = (1.0 - old.decay ** P) * np.maximum(np.abs(printed), np.abs(rebuilt)) + 1.0
+    now_tree = tree if La == L else replace(tree, usage_raw=(rebuilt + residual).astype(np.longdouble))
+    return ReplayBase(snap, tree, jobs, since, old, La, until, when, grid, table, tz, rebuilt, residual, noise,
+                      now_tree, compute(now_tree, snap.settings.algorithm, snap.settings.dampening), La == L)
+
+
+def policy_replay(snap: Snapshot, jobs: JobColumns, change: PolicyChange, since: datetime,
+                  last_cycle: datetime | None = None, at: datetime | None = None,
+                  switch_at: datetime | None = None) -> PolicyReplay:
+    """:func:`prepare_replay`, then :func:`replay_policy` of ``change``."""
+    return replay_policy(prepare_replay(snap, jobs, since, last_cycle, at), change, switch_at)
+
+
+def replay_policy(base: ReplayBase, change: PolicyChange, switch_at: datetime | None = None) -> PolicyReplay:
+    """The window's jobs under ``change`` (counterfactual, or switched at ``switch_at``): one run of
+    the law over the kept columns, the residual carried, the engine on the result.
+
+    Raises
+    ------
+    ValueError
+        ``switch_at`` outside the window.
+    """
+    tree, old, La, c0 = base.tree, base.old, base.last, float(base.grid[0])
+    new = change.policy(old)
+    same = new == old
     notes: list[str] = []
     if switch_at is None:
         start, carried = c0, np.zeros(tree.size)
@@ -288,74 +340,62 @@ def policy_replay(snap: Snapshot, jobs: JobColumns, change: PolicyChange, since:
         s = switch_at.timestamp()
         if not c0 < s <= La:
             raise ValueError(f"--switch-at {switch_at} is outside the replayed window "
-                             f"({since} to {at or snap.taken_at})")
-        start = float(g_old[np.searchsorted(g_old, s, side="right") - 1])  # the old cycle at or before it
-        before = g_old[g_old <= start]
-        carried = replay(table_old, tree.parent, before, old, until=start,
-                         resets=reset_boundaries(old.reset_period, c0, start, tz)).usage if before.size > 1 \
+                             f"({base.since} to {datetime.fromtimestamp(base.when, timezone.utc)})")
+        start = float(base.grid[np.searchsorted(base.grid, s, side="right") - 1])  # the old cycle at or before it
+        before = base.grid[base.grid <= start]
+        carried = replay(base.table, tree.parent, before, old, until=start,
+                         resets=reset_boundaries(old.reset_period, c0, start, base.tz)).usage if before.size > 1 \
             else np.zeros(tree.size)
         g_new = _grid(new, La, start, start)
-    new_resets = reset_boundaries(new.reset_period, start, float(g_new[-1]), tz)
-    jobs_new = table_new if switch_at is None else jobs.table(new, start)
-    rebuilt_new = replay(jobs_new, tree.parent, g_new, new, until=until, resets=new_resets).usage
+    new_resets = reset_boundaries(new.reset_period, start, float(g_new[-1]), base.tz)
     last_new = float(g_new[-1])
     lo, ln = _log_decay(old), _log_decay(new)
-    if new_resets.size:
-        carry = 0.0
+    carry = 0.0 if new_resets.size else math.exp(ln * (last_new - start))
+    if same and switch_at is None:
+        rebuilt_new = base.rebuilt
     else:
-        carry = math.exp(ln * (last_new - start))
-    rebuilt_new = rebuilt_new + carried * carry
-    # The residual (what the window's jobs do not explain), read at the capture's cycle, then at --at.
-    printed = np.asarray(tree.usage_raw, dtype=np.float64)
-    if La == L:
-        residual = printed - rebuilt_old
-    else:
-        at_capture = replay(table_old, tree.parent, cycle_grid(L, P, T0), old, until=taken,
-                            resets=reset_boundaries(old.reset_period, c0, L, tz)).usage
-        residual = (printed - at_capture) * math.exp(-lo * (L - La))
-    noise = (1.0 - old.decay ** P) * np.maximum(np.abs(printed), np.abs(rebuilt_old)) + 1.0
-    real = np.abs(residual) > noise
+        table = base.table if same else base.jobs.table(new, start)
+        rebuilt_new = replay(table, tree.parent, g_new, new, until=base.until, resets=new_resets).usage
+        rebuilt_new = rebuilt_new + carried * carry
+    residual = base.residual
+    real = np.abs(residual) > base.noise
     if switch_at is None:
         scale = 0.0 if new_resets.size else math.exp(ln * (last_new - c0) - lo * (La - c0))
     else:
         scale = carry * math.exp(-lo * (La - start))  # old decay up to the switch, the new one after
-    now_usage = rebuilt_old + residual
-    if La == L:
-        now_usage = printed
-    replayed = np.where(real, rebuilt_new + residual * scale, rebuilt_new + residual)
-    if new == old and switch_at is None:
-        replayed = now_usage.copy()  # bit for bit: the same law over the same jobs
-    replayed = np.maximum(replayed, 0.0)
+    replayed = np.maximum(np.where(real, rebuilt_new + residual * scale, rebuilt_new + residual), 0.0)
     if np.any(real) and scale != 1.0:
         notes.append(f"{int(np.count_nonzero(real))} association(s) had usage from before the window "
-                     f"({since.isoformat(timespec='minutes')}): carried, decayed as the new policy decays it")
+                     f"({base.since.isoformat(timespec='minutes')}): carried, decayed as the new policy decays it")
     if new_resets.size and switch_at is None:
         notes.append(f"PriorityUsageResetPeriod={new.reset_period}: usage before the window is wiped by its reset")
-    if old.reset_period not in ("NONE", new.reset_period) and old_resets.size:
+    if old.reset_period not in ("NONE", new.reset_period) and reset_boundaries(old.reset_period, c0, La,
+                                                                                 base.tz).size:
         notes.append(f"the snapshot's own PriorityUsageResetPeriod={old.reset_period} wiped usage in the window: "
                      "older usage is not known to the replay")
-    if np.any(table_old.row < 0):
-        notes.append(f"{int(np.count_nonzero(table_old.row < 0))} job(s) of associations not in the tree "
+    if np.any(base.table.row < 0):
+        notes.append(f"{int(np.count_nonzero(base.table.row < 0))} job(s) of associations not in the tree "
                      "(deleted or renamed) are left out")
-    now_tree = replace(tree, usage_raw=now_usage.astype(np.longdouble)) if La != L else tree
     shares = tree.shares_raw
     if change.shares:
         shares = shares.copy()
         index = {(str(tree.account[i]), str(tree.user[i])): i for i in range(tree.size)}
         for key, value in change.shares.items():
             shares[index[key]] = value
-    usage = np.floor(replayed).astype(np.longdouble)  # as sshare prints (and Slurm keeps) it: whole
-    if new == old and switch_at is None:
-        usage = np.asarray(now_tree.usage_raw, dtype=np.longdouble)
+    if same and switch_at is None:
+        usage = np.asarray(base.now_tree.usage_raw, dtype=np.longdouble)  # bit for bit: the same law, same jobs
+    else:
+        usage = np.floor(replayed).astype(np.longdouble)  # as sshare prints (and Slurm keeps) it: whole
     new_tree = replace(tree, usage_raw=usage, shares_raw=shares)
-    algorithm = change.algorithm or snap.settings.algorithm
-    damping = float(change.damping if change.damping is not None else snap.settings.dampening)
-    unchanged = (La == L and not change.shares and algorithm == snap.settings.algorithm
-                 and damping == snap.settings.dampening and bool(np.array_equal(usage, now_tree.usage_raw)))
-    return PolicyReplay(now_tree, compute(now_tree, snap.settings.algorithm, snap.settings.dampening),
-                        new_tree, compute(new_tree, algorithm, damping), algorithm, damping, old, new,
-                        datetime.fromtimestamp(when, timezone.utc), since, int(table_old.size), unchanged,
-                        residual, noise, tuple(notes))
+    settings = base.snap.settings
+    algorithm = change.algorithm or settings.algorithm
+    damping = float(change.damping if change.damping is not None else settings.dampening)
+    unchanged = (base.at_capture and not change.shares and algorithm == settings.algorithm
+                 and damping == settings.dampening and bool(np.array_equal(usage, base.now_tree.usage_raw)))
+    result = base.now if unchanged else compute(new_tree, algorithm, damping)
+    return PolicyReplay(base.now_tree, base.now, new_tree, result, algorithm, damping, old, new,
+                        datetime.fromtimestamp(base.when, timezone.utc), base.since, int(base.table.size), unchanged,
+                        residual, base.noise, tuple(notes))
 
 
 # --------------------------------------------------------------------------------------------
