@@ -310,7 +310,6 @@ def _table(done: PolicyReplay, rows: list[dict[str, object]]) -> str:
              "" if r["move"] is None else f"{r['move']:+.6f}", _fs(r["rank"]), _fs(r["rank_replayed"])]
             for r in rows]
     widths = [max(len(c), *(len(line[k]) for line in body)) if body else len(c) for k, c in enumerate(cols)]
-    lines = [" ".join(c.ljust(w) if k < 2 else c.rjust(w) for k, (c, w) in enumerate(zip(cols, widths)))]
-    lines += [" ".join(v.ljust(w) if k < 2 else v.rjust(w) for k, (v, w) in enumerate(zip(line, widths)))
-              for line in body]
+    lines = [" ".join(v.ljust(w) if k < 2 else v.rjust(w) for k, (v, w) in enumerate(zip(line, widths))).rstrip()
+             for line in (list(cols), *body)]
     return "\n".join(head + lines) + "\n"
