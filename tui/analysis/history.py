@@ -46,8 +46,8 @@ from tui.engine.usage_law import (
 from tui.model import AssocTree, Partition, PrioritySettings
 from tui.sources.sacct import AccountedJob
 
-__all__ = ["DailyUsage", "UsageCheck", "HistoryCheck", "daily_usage", "charged_usage", "check_raw_usage",
-           "job_table", "last_reset_before", "select_jobs", "usage_back_then"]
+__all__ = ["DailyUsage", "UsageCheck", "HistoryCheck", "association_rows", "daily_usage", "charged_usage",
+           "check_raw_usage", "job_table", "last_reset_before", "select_jobs", "usage_back_then"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -198,13 +198,8 @@ def daily_usage(jobs: Sequence[AccountedJob], now: datetime, days: int, half_lif
 # --------------------------------------------------------------------------------------------
 
 
-def job_table(jobs: Sequence[AccountedJob], tree: AssocTree,
-              policy: UsagePolicy) -> tuple[JobTable, dict[str, list[int]]]:
-    """The jobs as the law's table: each charged to its (account, user) association, or, when
-    that association was deleted, to its account (Slurm keeps a deleted association's usage in
-    its parent); the billing recomputed as a double from AllocTRES where the partition's
-    weights are known (sacct's ``billing=`` is truncated). Also ``account/user`` -> the indices
-    of jobs with neither in the tree."""
+def association_rows(tree: AssocTree) -> tuple[dict[tuple[str, str], int], dict[str, int]]:
+    """(account, user) -> its user association's row, and account -> its row (first of each)."""
     user_row: dict[tuple[str, str], int] = {}
     acct_row: dict[str, int] = {}
     for i in range(tree.size):
@@ -212,6 +207,17 @@ def job_table(jobs: Sequence[AccountedJob], tree: AssocTree,
             user_row.setdefault((str(tree.account[i]), str(tree.user[i])), i)
         else:
             acct_row.setdefault(str(tree.account[i]), i)
+    return user_row, acct_row
+
+
+def job_table(jobs: Sequence[AccountedJob], tree: AssocTree,
+              policy: UsagePolicy) -> tuple[JobTable, dict[str, list[int]]]:
+    """The jobs as the law's table: each charged to its (account, user) association, or, when
+    that association was deleted, to its account (Slurm keeps a deleted association's usage in
+    its parent); the billing recomputed as a double from AllocTRES where the partition's
+    weights are known (sacct's ``billing=`` is truncated). Also ``account/user`` -> the indices
+    of jobs with neither in the tree."""
+    user_row, acct_row = association_rows(tree)
     rows, unmatched = [], defaultdict(list)
     for n, job in enumerate(jobs):
         row = user_row.get((job.account, job.user), acct_row.get(job.account, -1))

@@ -28,6 +28,7 @@ from datetime import datetime, timezone, tzinfo
 import numpy as np
 from numpy.typing import NDArray
 
+from tui.analysis.history import association_rows
 from tui.engine import compute
 from tui.engine.billing import BillingMode, billable_tres
 from tui.engine.result import FairshareResult
@@ -103,13 +104,7 @@ def job_columns(jobs: SacctColumns | Sequence[AccountedJob], tree: AssocTree) ->
     was deleted, its account (Slurm keeps a deleted association's usage in its parent). The
     lookup runs once per distinct (account, user), not per job."""
     cols = jobs if isinstance(jobs, SacctColumns) else SacctColumns.of_jobs(jobs)
-    user_row: dict[tuple[str, str], int] = {}
-    acct_row: dict[str, int] = {}
-    for i in range(tree.size):
-        if tree.is_user[i]:
-            user_row.setdefault((str(tree.account[i]), str(tree.user[i])), i)
-        else:
-            acct_row.setdefault(str(tree.account[i]), i)
+    user_row, acct_row = association_rows(tree)
     nu = max(len(cols.users), 1)
     pairs, inverse = np.unique(cols.account.astype(np.int64) * nu + cols.user, return_inverse=True)
     rows = np.asarray([user_row.get((cols.accounts[k // nu], cols.users[k % nu]), acct_row.get(cols.accounts[k // nu],
