@@ -213,3 +213,15 @@ def test_streamed_chunks_concatenate_to_the_whole():
     assert [joined.accounts[a] + "/" + joined.users[u] for a, u in zip(joined.account, joined.user)] == \
         [whole.accounts[a] + "/" + whole.users[u] for a, u in zip(whole.account, whole.user)]
     assert np.array_equal(joined.shape_billing[joined.shape], whole.shape_billing[whole.shape])
+
+
+def test_at_an_earlier_time_reads_the_usage_then():
+    """--at before the capture: "now" is the jobs' usage then (plus the residual decayed back),
+    and the own policy replays to it exactly; a job still running then counts up to then."""
+    own = _law(L - 600, L - 120, HL)
+    snap, jobs = _snap(own), _jobs(L - 600, L - 120)
+    then = datetime.fromtimestamp(L - 300, timezone.utc)  # the job ran 5 periods by then
+    done = policy_replay(snap, jobs, PolicyChange(), SINCE, at=then)
+    at_then = sum(P * _d(HL)**P * B * _d(HL) ** (L - 300 - t) for t in range(L - 540, L - 299, P))
+    assert float(done.now_tree.usage_raw[2]) == pytest.approx(at_then, rel=1e-9)
+    assert _usage(done) == pytest.approx(at_then, abs=1) and not done.unchanged
