@@ -33,6 +33,7 @@ from datetime import date, datetime, time, timedelta, timezone, tzinfo
 
 import numpy as np
 
+from tui.analysis.job_columns import job_columns
 from tui.engine.decay import decay_per_second
 from tui.engine.usage_law import (
     JobTable,
@@ -46,8 +47,8 @@ from tui.engine.usage_law import (
 from tui.model import AssocTree, Partition, PrioritySettings
 from tui.sources.sacct import AccountedJob
 
-__all__ = ["DailyUsage", "UsageCheck", "HistoryCheck", "association_rows", "daily_usage", "charged_usage",
-           "check_raw_usage", "job_table", "last_reset_before", "select_jobs", "usage_back_then"]
+__all__ = ["DailyUsage", "UsageCheck", "HistoryCheck", "daily_usage", "charged_usage", "check_raw_usage",
+           "job_table", "last_reset_before", "select_jobs", "usage_back_then"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -198,37 +199,19 @@ def daily_usage(jobs: Sequence[AccountedJob], now: datetime, days: int, half_lif
 # --------------------------------------------------------------------------------------------
 
 
-def association_rows(tree: AssocTree) -> tuple[dict[tuple[str, str], int], dict[str, int]]:
-    """(account, user) -> its user association's row, and account -> its row (first of each)."""
-    user_row: dict[tuple[str, str], int] = {}
-    acct_row: dict[str, int] = {}
-    for i in range(tree.size):
-        if tree.is_user[i]:
-            user_row.setdefault((str(tree.account[i]), str(tree.user[i])), i)
-        else:
-            acct_row.setdefault(str(tree.account[i]), i)
-    return user_row, acct_row
-
-
 def job_table(jobs: Sequence[AccountedJob], tree: AssocTree,
               policy: UsagePolicy) -> tuple[JobTable, dict[str, list[int]]]:
     """The jobs as the law's table: each charged to its (account, user) association, or, when
     that association was deleted, to its account (Slurm keeps a deleted association's usage in
     its parent); the billing recomputed as a double from AllocTRES where the partition's
     weights are known (sacct's ``billing=`` is truncated). Also ``account/user`` -> the indices
-    of jobs with neither in the tree."""
-    user_row, acct_row = association_rows(tree)
-    rows, unmatched = [], defaultdict(list)
-    for n, job in enumerate(jobs):
-        row = user_row.get((job.account, job.user), acct_row.get(job.account, -1))
-        if row < 0:
-            unmatched[f"{job.account}/{job.user}"].append(n)
-        rows.append(row)
-    billing = [policy.billing(j.partition, j.alloc_tres) if j.alloc_tres and j.partition in policy.tres_weights
-               else j.billing for j in jobs]
-    table = JobTable.of(rows, [j.start.timestamp() for j in jobs],
-                        [j.end.timestamp() if j.end is not None else math.inf for j in jobs], billing,
-                        [j.qos for j in jobs])
+    of jobs with neither in the tree. Built from columns (:func:`tui.analysis.job_columns.job_columns`):
+    the lookup and the billing run once per distinct association and job shape, not per job."""
+    cols = job_columns(jobs, tree)
+    table = cols.table(policy, -math.inf)
+    unmatched: defaultdict[str, list[int]] = defaultdict(list)
+    for n in np.flatnonzero(cols.row < 0).tolist():
+        unmatched[f"{cols.jobs.accounts[cols.jobs.account[n]]}/{cols.jobs.users[cols.jobs.user[n]]}"].append(n)
     return table, dict(unmatched)
 
 

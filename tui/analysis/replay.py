@@ -21,16 +21,16 @@ Pure: arrays in, arrays out; no I/O, no clock, no Textual.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone, tzinfo
 
 import numpy as np
 from numpy.typing import NDArray
 
-from tui.analysis.history import association_rows
+from tui.analysis.job_columns import JobColumns, job_columns
 from tui.engine import compute
-from tui.engine.billing import BillingMode, billable_tres
+from tui.engine.billing import BillingMode
 from tui.engine.result import FairshareResult
 from tui.engine.usage_law import (
     JobTable,
@@ -42,75 +42,11 @@ from tui.engine.usage_law import (
 )
 from tui.model import USE_PARENT, AssocTree, Snapshot
 from tui.sources.errors import InputError
-from tui.sources.sacct import AccountedJob, SacctColumns
 
 __all__ = ["JobColumns", "PolicyChange", "PolicyReplay", "ReplayBase", "job_columns", "parse_shares",
            "policy_replay", "prepare_replay", "replay_policy", "replay_rows", "RESET_PERIODS"]
 
 RESET_PERIODS = ("NONE", "DAILY", "WEEKLY", "MONTHLY", "QUARTERLY", "YEARLY")
-
-
-# --------------------------------------------------------------------------------------------
-# The jobs as columns
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, eq=False)
-class JobColumns:
-    """Jobs (one row per run) as columns, kept once and billed again under any policy.
-
-    Attributes
-    ----------
-    row : int64 array (J,)
-        Association charged (-1: none in the tree).
-    jobs : SacctColumns
-        Their times, QOS, partition and shape (AllocTRES) codes.
-    """
-
-    row: NDArray[np.int64]
-    jobs: SacctColumns
-
-    @property
-    def size(self) -> int:
-        return int(self.row.size)
-
-    def billed(self, tres_weights: Mapping[str, Mapping[str, float]], mode: BillingMode) -> NDArray[np.float64]:
-        """Each job's billable TRES (a double) where its partition has weights, else sacct's
-        ``billing=`` (computed once per distinct shape and partition, not per job)."""
-        j = self.jobs
-        out: NDArray[np.float64] = np.asarray(j.shape_billing, dtype=np.float64)[j.shape]
-        weighted = [(code, tres_weights[name]) for code, name in enumerate(j.partitions) if tres_weights.get(name)]
-        if not weighted:
-            return out
-        names = sorted({k for shape in j.shapes for k in shape})
-        counts = {k: np.asarray([shape.get(k, 0.0) for shape in j.shapes], dtype=np.float64) for k in names}
-        known = np.asarray([bool(shape) for shape in j.shapes], dtype=bool)
-        for code, weights in weighted:
-            per_shape = np.where(known, billable_tres(counts, weights, mode), j.shape_billing)
-            on = j.partition == code
-            out[on] = per_shape[j.shape[on]]
-        return out
-
-    def table(self, policy: UsagePolicy, since: float) -> JobTable:
-        """The law's table under ``policy``: jobs that ran after ``since``, started no earlier."""
-        j = self.jobs
-        keep = j.end > since
-        return JobTable.coded(self.row[keep], np.maximum(j.start[keep], since), j.end[keep],
-                              self.billed(policy.tres_weights, policy.billing_mode)[keep], j.qos[keep], j.qos_names)
-
-
-def job_columns(jobs: SacctColumns | Sequence[AccountedJob], tree: AssocTree) -> JobColumns:
-    """Accounting records as columns: each job on its (account, user) association, or, when that
-    was deleted, its account (Slurm keeps a deleted association's usage in its parent). The
-    lookup runs once per distinct (account, user), not per job."""
-    cols = jobs if isinstance(jobs, SacctColumns) else SacctColumns.of_jobs(jobs)
-    user_row, acct_row = association_rows(tree)
-    nu = max(len(cols.users), 1)
-    pairs, inverse = np.unique(cols.account.astype(np.int64) * nu + cols.user, return_inverse=True)
-    rows = np.asarray([user_row.get((cols.accounts[k // nu], cols.users[k % nu]), acct_row.get(cols.accounts[k // nu],
-                                                                                                  -1))
-                       for k in pairs.tolist()], dtype=np.int64)
-    return JobColumns(rows[inverse.reshape(-1)] if rows.size else np.zeros(0, np.int64), cols)
 
 
 # --------------------------------------------------------------------------------------------
