@@ -14,7 +14,9 @@ cycle times), with one user per law item, all at once on 16 CPUs:
   the restart's first cycle, and the grid re-anchors) and is still running at the capture.
 
 Each test asserts RawUsage agrees with sshare within 1e-6 relative + 1 and that the law without
-its item does not. The sandbox's settings are restored afterwards and the account deleted.
+its item does not. The run has its own sandbox (:data:`PLACE`: own folder and ports), started and
+purged here: its restart with ``PriorityUsageResetPeriod=NOW`` zeroes every association's usage and
+its QOS stay behind, which would spoil CI's sandbox for the modules after this one.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import shutil
 import subprocess
 import time
 from collections.abc import Iterator
@@ -32,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.sandbox._sandbox import SKIP, after_a_cycle, cluster_name, first_env, sh, unique
+from tests.sandbox._sandbox import SKIP, after_a_cycle, first_env, scripts, sh
 from tui.analysis.history import HistoryCheck, check_raw_usage, job_table
 from tui.engine.usage_law import UsagePolicy, cycle_grid, replay
 from tui.model import Snapshot
@@ -42,6 +45,9 @@ from tui.sources.saved import load_folder
 
 pytestmark = [pytest.mark.sandbox, SKIP]
 
+#: This module's sandbox: folder, first of three Slurm ports, MariaDB port (beside CI's 6817-6819/13306
+#: and the other tests' and engineers' sandboxes).
+PLACE = ("/tmp/fairtop-law-sandbox", 8317, 14806)
 USERS = ("lawshort", "lawhalf", "lawdbl", "lawnd", "lawrun", "lawrq")
 REL = 1e-6
 
@@ -105,18 +111,28 @@ def _wait_only(env: dict[str, str], *jobs: str, timeout: float = 200) -> None:
         time.sleep(1)
 
 
+def _law_env() -> dict[str, str]:
+    """The environment of this module's own sandbox: the law's settings, its folder and ports."""
+    folder, port, db = PLACE
+    env = {k: v for k, v in first_env().items() if not k.startswith("SANDBOX_") or k == "SANDBOX_SLURM"}
+    env.update(SANDBOX_DIR=folder, SANDBOX_CTLD_PORT=str(port), SANDBOX_SLURMD_PORT=str(port + 1),
+               SANDBOX_DBD_PORT=str(port + 2), SANDBOX_DB_PORT=str(db), SANDBOX_RESTD="0",
+               SLURM_CONF=f"{folder}/etc/slurm.conf", SANDBOX_DECAY="1:00:00", SANDBOX_ENFORCE="associations",
+               SANDBOX_DEBUG_FLAGS="Priority", SANDBOX_CPUS="16", SANDBOX_BILLING_CPU="1000.5",
+               SANDBOX_BILLING="CPU=1000.5")
+    return env
+
+
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     tmp = tmp_path_factory.mktemp("law")
-    env = first_env()
-    law = {**env, "SANDBOX_DECAY": "1:00:00", "SANDBOX_ENFORCE": "associations", "SANDBOX_DEBUG_FLAGS": "Priority",
-           "SANDBOX_CPUS": "16", "SANDBOX_BILLING_CPU": "1000.5", "SANDBOX_BILLING": "CPU=1000.5"}
-    acct = unique("law")
-    qos = {"half": unique("lawhalf"), "dbl": unique("lawdbl"), "nd": unique("lawnd")}
-    long_job = requeued = ""
+    law = _law_env()
+    acct = "law"  # a fresh sandbox: no earlier run's jobs to avoid
+    qos = {"half": "qhalf", "dbl": "qdbl", "nd": "qnd"}
     saved_env = {k: os.environ.get(k) for k in ("SLURM_CONF", "PATH")}
+    sh(law, "down.sh", "--purge", timeout=120)  # a sandbox left by a killed run
     try:
-        sh(law, "up.sh", timeout=180)
+        sh(law, "up.sh", timeout=300)
         sh(law, "qos.sh", qos["half"], "UsageFactor=0.5")
         sh(law, "qos.sh", qos["dbl"], "UsageFactor=2")
         sh(law, "qos.sh", qos["nd"], "Flags=NoDecay")
@@ -153,14 +169,11 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
-        for job in (long_job, requeued):
-            if job:
-                subprocess.run(["scancel", job], env=law, check=False, capture_output=True)
-        try:
-            sh(env, "sacctmgr", "-i", "delete", "account", f"name={acct}", f"cluster={cluster_name(env)}")
-        except AssertionError:
-            pass  # never made, or jobs still ending
-        sh(env, "up.sh", timeout=180)  # back to the settings the sandbox was started with
+        log = Path(law["SANDBOX_DIR"], "log", "slurmctld.log")
+        if log.is_file():  # kept for a failure's post-mortem: the sandbox itself is purged
+            shutil.copy(log, tmp / "slurmctld.log")
+        subprocess.run([str(scripts() / "down.sh"), "--purge"], env=law, capture_output=True, timeout=120,
+                       check=False)
 
 
 def _capture(env: dict[str, str], folder: Path, acct: str) -> Capture:

@@ -33,6 +33,7 @@ from datetime import date, datetime, time, timedelta, timezone, tzinfo
 
 import numpy as np
 
+from tui.analysis.job_columns import job_columns
 from tui.engine.decay import decay_per_second
 from tui.engine.usage_law import (
     JobTable,
@@ -204,25 +205,13 @@ def job_table(jobs: Sequence[AccountedJob], tree: AssocTree,
     that association was deleted, to its account (Slurm keeps a deleted association's usage in
     its parent); the billing recomputed as a double from AllocTRES where the partition's
     weights are known (sacct's ``billing=`` is truncated). Also ``account/user`` -> the indices
-    of jobs with neither in the tree."""
-    user_row: dict[tuple[str, str], int] = {}
-    acct_row: dict[str, int] = {}
-    for i in range(tree.size):
-        if tree.is_user[i]:
-            user_row.setdefault((str(tree.account[i]), str(tree.user[i])), i)
-        else:
-            acct_row.setdefault(str(tree.account[i]), i)
-    rows, unmatched = [], defaultdict(list)
-    for n, job in enumerate(jobs):
-        row = user_row.get((job.account, job.user), acct_row.get(job.account, -1))
-        if row < 0:
-            unmatched[f"{job.account}/{job.user}"].append(n)
-        rows.append(row)
-    billing = [policy.billing(j.partition, j.alloc_tres) if j.alloc_tres and j.partition in policy.tres_weights
-               else j.billing for j in jobs]
-    table = JobTable.of(rows, [j.start.timestamp() for j in jobs],
-                        [j.end.timestamp() if j.end is not None else math.inf for j in jobs], billing,
-                        [j.qos for j in jobs])
+    of jobs with neither in the tree. Built from columns (:func:`tui.analysis.job_columns.job_columns`):
+    the lookup and the billing run once per distinct association and job shape, not per job."""
+    cols = job_columns(jobs, tree)
+    table = cols.table(policy, -math.inf)
+    unmatched: defaultdict[str, list[int]] = defaultdict(list)
+    for n in np.flatnonzero(cols.row < 0).tolist():
+        unmatched[f"{cols.jobs.accounts[cols.jobs.account[n]]}/{cols.jobs.users[cols.jobs.user[n]]}"].append(n)
     return table, dict(unmatched)
 
 

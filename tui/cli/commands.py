@@ -17,6 +17,7 @@ from tui.cli import (
     info,
     jobs,
     metrics,
+    replay,
     report,
     serve,
     serve_allocations,
@@ -41,6 +42,7 @@ COMMANDS: tuple[Command, ...] = (
     info,
     capture,
     history,
+    replay,
     serve,
     allocations,  # balance, allocations hook|site-factor|publish-balances
     serve_allocations,

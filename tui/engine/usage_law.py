@@ -162,7 +162,11 @@ class JobTable:
     billing : float64 array (J,)
         Billable TRES per second (before the QOS UsageFactor).
     qos : tuple of str
-        Each job's QOS name ("" for none).
+        Each job's QOS name ("" for none); empty when ``qos_code`` is given.
+    qos_code : int array (J,) or None
+        Each job's QOS as an index into ``qos_names`` (:meth:`coded`: no string per job, for
+        millions of jobs).
+    qos_names : tuple of str
     """
 
     row: NDArray[np.int64]
@@ -170,6 +174,8 @@ class JobTable:
     end: NDArray[np.float64]
     billing: NDArray[np.float64]
     qos: tuple[str, ...]
+    qos_code: NDArray[np.int64] | None = None
+    qos_names: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, row: ArrayLike, start: ArrayLike, end: ArrayLike, billing: ArrayLike,
@@ -187,9 +193,26 @@ class JobTable:
             raise ValueError("a job ends before it starts")
         return cls(r, s, e, b, q)
 
+    @classmethod
+    def coded(cls, row: ArrayLike, start: ArrayLike, end: ArrayLike, billing: ArrayLike, qos_code: ArrayLike,
+              qos_names: Sequence[str]) -> JobTable:
+        """:meth:`of` with each job's QOS as an index into ``qos_names``."""
+        code = np.asarray(qos_code, dtype=np.int64).reshape(-1)
+        plain = cls.of(row, start, end, billing, ("",) * code.size)
+        if code.size and (code.min() < 0 or code.max() >= len(qos_names)):
+            raise ValueError("a QOS code is outside qos_names")
+        return cls(plain.row, plain.start, plain.end, plain.billing, (), code, tuple(qos_names))
+
     @property
     def size(self) -> int:
         return int(self.row.size)
+
+    def qos_codes(self) -> tuple[NDArray[np.str_], NDArray[np.int64]]:
+        """The distinct QOS names and each job's index into them."""
+        if self.qos_code is not None:
+            return np.asarray(self.qos_names, dtype=str), self.qos_code
+        names, code = np.unique(np.asarray(self.qos, dtype=str), return_inverse=True)
+        return names, code.reshape(-1)
 
 
 # --------------------------------------------------------------------------------------------
@@ -276,11 +299,12 @@ def reset_boundaries(period: str, since: float, until: float, tz: tzinfo | None 
 
     Calendar periods reset at local midnights of ``tz`` (default UTC) as
     :func:`tui.engine.decay.next_reset` counts them; ``NOW`` resets at each controller start
-    in ``anchors``. The reset itself happens at the first cycle at or after a boundary.
+    in ``anchors`` (its whole second). The reset itself happens at the first cycle at or after a boundary.
     """
     p = period.strip().upper()
     if p == "NOW":
-        a = np.asarray(anchors, dtype=np.float64).reshape(-1)
+        # the start's whole second: its first cycle may run within that very second (a fast start)
+        a = np.floor(np.asarray(anchors, dtype=np.float64).reshape(-1))
         return np.sort(a[(a > since) & (a <= until)])
     if p == "NONE":
         return np.zeros(0)
@@ -425,8 +449,7 @@ def replay(jobs: JobTable, parent: ArrayLike, cycles: ArrayLike, policy: UsagePo
     decayed = decayed + np.where(tail_kept, tail * np.exp(tail * dlog) * tail_w, 0.0)
     flat = flat + np.where(tail_kept, tail, 0.0)
 
-    names, code = np.unique(np.asarray(jobs.qos, dtype=str), return_inverse=True)
-    code = code.reshape(-1)
+    names, code = jobs.qos_codes()
     factor = np.asarray([policy.usage_factor(str(q)) for q in names], dtype=np.float64)[code] if names.size \
         else np.ones(0)
     per_job = decayed * jobs.billing * factor
