@@ -237,3 +237,16 @@ def test_without_reasons_the_line_stays_as_before(snap) -> None:  # type: ignore
     jobs = tuple(replace(j, reason=None) for j in snap.jobs)
     line = user_summary(build_standing(replace(snap, jobs=jobs), "wqb"))
     assert line is not None and line.parts[-1] == "3 pending jobs, top priority 8.6k"
+
+
+def test_a_job_without_a_reason_says_why_it_has_none(snap) -> None:  # type: ignore[no-untyped-def]
+    """Unknown, with the source's reason for it: the demo makes none up; a squeue without the column gives none."""
+    from tui.sources.demo import demo_snapshot
+
+    demo = demo_snapshot(seed=0, me="alice", now=T0)
+    (job,) = explain_pending(build_standing(demo, "alice"), now=T0)
+    assert job.why == "reason unknown (the demo cluster makes up no scheduler reasons)"
+    assert _mine(snap, "wqc")["9"].why.startswith("AssocMaxJobsLimit: ")
+    blank = replace(snap, jobs=tuple(replace(j, reason=None) for j in snap.jobs))
+    first = {p.job.job_id: p for p in explain_pending(build_standing(blank, "wqc"), now=blank.taken_at)}["9"]
+    assert first.why.startswith("reason unknown (the source's squeue has no Reason column")

@@ -198,6 +198,8 @@ class _Explainer:
 
     def _why(self, job: Job, m: Meaning | None) -> tuple[str, tuple[str, ...]]:
         if m is None:
+            if self.snap.made_up:
+                return "reason unknown (the demo cluster makes up no scheduler reasons)", ()
             return ("reason unknown (the source's squeue has no Reason column: a capture made before fairtop "
                     "asked for it, or slurmrestd)"), ()
         if m.kind == "unknown":
