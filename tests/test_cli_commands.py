@@ -140,3 +140,15 @@ def test_the_wheel_ships_the_example_config_the_licence_and_a_description_withou
     description = (root / project["project"]["readme"]).read_text()
     links = re.findall(r"!?\[[^\]]*\]\(([^)]+)\)", description)
     assert not [u for u in links if not u.startswith(("https://", "http://"))], links
+
+
+def test_demo_right_before_a_command_is_the_slurm_demo(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--demo``'s optional KIND used to take the command's name and refuse it: "invalid choice: 'jobs'"."""
+    assert main(["--demo", "jobs"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("alice: 1 pending job: reason unknown\n")
+    assert main(["--demo", "pbs", "report", "--format", "json"]) == 0  # a KIND is still a KIND
+    assert '"fairshare_factor"' in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["--demo", "lsf", "jobs"])
+    assert "invalid choice: 'lsf'" in capsys.readouterr().err

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from tui import __version__
 from tui.allocations.errors import AllocationError
@@ -37,6 +37,18 @@ def build_parser() -> argparse.ArgumentParser:
     return _assemble()[0]
 
 
+def _demo_before_command(argv: Sequence[str], commands: Iterable[str]) -> list[str]:
+    """``fairtop --demo jobs`` as ``fairtop --demo=slurm jobs``: --demo's optional KIND would take the
+    command's name and refuse it ("invalid choice: 'jobs'"), the first thing a newcomer tries."""
+    names, out = set(commands), list(argv)
+    for i, token in enumerate(out[:-1]):
+        if token == "--":
+            break
+        if token == "--demo" and out[i + 1] in names:
+            out[i] = "--demo=slurm"
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:
         drop_script_folder()
@@ -45,7 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return standing.run_fast(argv[1:])
     with messages_looked_up_once():
         parser, runs = _assemble()
-        args = parser.parse_args(argv)
+        args = parser.parse_args(_demo_before_command(argv, runs))
     try:
         if args.command is None:
             return app_start.run_app(args)
