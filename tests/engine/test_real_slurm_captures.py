@@ -18,12 +18,15 @@ CAPTURES = sorted(p.parent for p in FIXTURES.glob("slurm*/*/*/sshare_a_l_P.psv")
 RELEASES = sorted({p.parent.parent.name for p in CAPTURES})  # slurm (22.05), slurm-26.05, ...
 NEAR_TIE = "near_tie"
 """Fair Tree only: ties slurmctld decided in long double from usage the inputs print rounded."""
+ONE_ALGORITHM = (NEAR_TIE, "bulk_decay", "replay")
+"""Scenarios recorded under Fair Tree alone: the near ties, the bulk decay and the replay's worked example
+(docs/admin/replay.md), each checked value by value below like the others."""
 
 
 @pytest.mark.parametrize("where", RELEASES)
 def test_at_least_three_trees_each_under_both_algorithms_and_dampened_classic_captures(where):
     captures = [p for p in CAPTURES if p.parent.parent.name == where]
-    scenarios = {p.parent.name for p in captures if p.parent.name not in (NEAR_TIE, "bulk_decay")}  # Fair Tree only
+    scenarios = {p.parent.name for p in captures if p.parent.name not in ONE_ALGORITHM}
     assert len(scenarios) >= 3
     damped = set()
     for scenario in scenarios:
