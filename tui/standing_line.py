@@ -131,7 +131,9 @@ def coldfront(config_file: str | None, budgets: tuple[Budget, ...]) -> tuple[str
     does not answer is said in the line, the standing above it stands. None: not configured."""
     from tui import config
 
-    settings = config.load(config_file)
+    # Its ColdFront keys only: detecting the cluster again ran `scontrol ping` (and pulled numpy in
+    # through the PBS probe) on the published line's fast path.
+    settings = config.load(config_file, detect_source=False)
     try:
         access = config.coldfront_access(settings)
     except config.ConfigError as exc:
