@@ -1,0 +1,227 @@
+"""The queue of well-formed ``squeue -O ...:|`` text as columns, read with numpy over the raw bytes.
+
+A busy site's squeue prints 100,000 pending jobs; :func:`~tui.sources.slurm_text.parse_squeue`
+makes a :class:`~tui.model.Job` of each line (~2 s). Ordering the queue and counting the jobs
+ahead (:class:`tui.analysis.jobs.Queue`) needs only a few columns of every line: job id,
+partition, user, state, priority, submit time, reason. This reader follows
+:mod:`tui.sources.sshare_columns`: the ``|`` and newline positions of the whole text are found at
+once (its ``_fields``), each line's fields are slices between them, the priorities are read digit by
+digit as arrays, the submit times by numpy's ISO parser, and only those name columns become Python
+strings. A ``Job`` is made only for the rows asked for (:meth:`QueueColumns.jobs`: the user's own
+jobs, the job just ahead of each), by the line-by-line reader's own code on that row's cells, so
+it is the very ``Job`` :func:`parse_squeue` makes.
+
+Anything this reader does not expect (not the ``|`` layout, non-ASCII, ``\\r``, a line with the
+wrong field count, no REASON column, an unknown state, a submit time not like
+``2026-11-18T10:00:00``, local time changing its UTC offset within the queue's times) gives
+``None``: the caller then reads the text with :func:`parse_squeue`, which names the bad line. The
+columns it does not read (TRES, limits, dependencies...) are checked only for the rows made into
+jobs: a bad cell in another user's TRES is not an error here, as it is for ``parse_squeue``.
+
+Snapshot design: the snapshot keeps ``jobs`` as the jobs that panes iterate; the columns are the
+queue. See :class:`tui.analysis.jobs.Queue.of_columns`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+import numpy as np
+
+from tui.model import Job
+from tui.sources import slurm_text
+from tui.sources.sshare_columns import _fields, _has_control, _texts, _whole_numbers
+
+__all__ = ["QueueColumns", "squeue_columns"]
+
+_NL = ord("\n")
+_NO_TIME = frozenset((*slurm_text._NULL, "Unknown", "NONE"))
+
+
+@dataclass(frozen=True)
+class QueueColumns:
+    """What ordering the queue needs of every squeue line, in the text's order."""
+
+    job_id: list[str]
+    partition: list[str]
+    """As printed: ``burn,gpu`` for a job pending in several."""
+    user: list[str]
+    state: list[str]
+    """Slurm's long state names (``PENDING``), as :class:`~tui.model.Job` has them."""
+    priority: np.ndarray
+    """float64 (priorities are uint32: exact); NaN where squeue gives none."""
+    submit: np.ndarray
+    """Epoch seconds as float64 (what ``Job.submit_time.timestamp()`` gives); inf where none."""
+    reason: list[str | None]
+    """As ``Job.reason``: the cell stripped, None when empty."""
+    source: str = "squeue"
+    names: list[str] = field(repr=False, default_factory=list)
+    """The header's column names."""
+    text: str = field(repr=False, default="")
+    first: np.ndarray = field(repr=False, default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
+    """Where field k of each line starts in ``text`` ..."""
+    last: np.ndarray = field(repr=False, default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
+    """... and ends (exclusive)."""
+    line_no: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0, dtype=np.int64))
+    """Each row's line number in the text (1-based), for errors."""
+
+    def __len__(self) -> int:
+        return len(self.job_id)
+
+    def jobs(self, rows: Iterable[int]) -> list[Job]:
+        """The :class:`~tui.model.Job` of each of ``rows``, as :func:`parse_squeue` makes it.
+
+        Raises
+        ------
+        InputError
+            A cell of one of these rows that ``parse_squeue`` refuses (a bad TRES, time limit...).
+        """
+        rows = list(rows)
+        if not rows:
+            return []
+        k = len(self.names)  # without -O's empty field after the last '|'
+        a, b = self.first[rows, :k].tolist(), self.last[rows, :k].tolist()
+        lines = [(int(self.line_no[r]), list(map(self.text.__getitem__, map(slice, a[i], b[i]))))
+                 for i, r in enumerate(rows)]
+        return slurm_text._squeue_jobs(self.names, lines, "STATE", self.source)
+
+    def rows_of(self, user: str) -> list[int]:
+        """The rows of ``user``'s jobs."""
+        return [i for i, u in enumerate(self.user) if u == user]
+
+
+def squeue_columns(data: bytes | str, source: str = "squeue") -> QueueColumns | None:
+    """The queue columns of ``squeue -O ...:|`` (or ``-o`` with ``|``) output with JOBID, PARTITION,
+    USER, STATE, PRIORITY, SUBMIT_TIME and REASON; None when the text is anything else or not
+    well formed (read it with :func:`~tui.sources.slurm_text.parse_squeue` then)."""
+    if isinstance(data, bytes):
+        if not data.isascii():
+            return None
+        text = data.decode("ascii")
+    else:
+        text = data
+        if not text.isascii():
+            return None
+    buf = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+    if not buf.size or _has_control(buf) or buf[-1] != _NL:
+        return None
+    head_end = text.find("\n")
+    if head_end <= 0 or text[0] in " \n":  # a leading blank line or indentation: the line reader's
+        return None
+    header = text[:head_end].split("|")
+    trailing = len(header) > 1 and header[-1] == ""
+    names = [n.strip() for n in (header[:-1] if trailing else header)]
+    need = ("JOBID", "PARTITION", "USER", "STATE", "PRIORITY", "SUBMIT_TIME", "REASON")
+    if any(n not in names for n in need) or "ST" in names:
+        return None
+    col = {n: i for i, n in enumerate(names)}
+    width = len(header)
+    body = head_end + 1
+    if body == buf.size:
+        return QueueColumns([], [], [], [], np.zeros(0), np.zeros(0), [], source, names, text)
+    found = _fields(buf, body, width)
+    if found is None:
+        return None
+    first, last = found
+    if trailing and (first[:, -1] != last[:, -1]).any():
+        return None
+    if (last == first)[:, [col["JOBID"], col["USER"]]].any():  # an empty line or id: the line reader's error
+        return None
+    n = first.shape[0]
+
+    def cells(name: str) -> list[str]:
+        return _texts(text, first[:, col[name]], last[:, col[name]])
+
+    states: dict[str, str] = {}
+    state = cells("STATE")
+    for cell in set(state):
+        s = cell.strip().upper()
+        got = slurm_text._STATES.get(s) or (s if s in slurm_text._STATES.values() else None)
+        if got is None:
+            return None
+        states[cell] = got
+    state = list(map(states.__getitem__, state))
+    priority = _priorities(buf, text, first[:, col["PRIORITY"]], last[:, col["PRIORITY"]])
+    submit = _times(buf, text, first[:, col["SUBMIT_TIME"]], last[:, col["SUBMIT_TIME"]])
+    if priority is None or submit is None:
+        return None
+    reasons: dict[str, str | None] = {}
+    reason = cells("REASON")
+    for cell in set(reason):
+        reasons[cell] = cell.strip() or None
+    return QueueColumns(
+        job_id=cells("JOBID"), partition=cells("PARTITION"), user=cells("USER"), state=state, priority=priority,
+        submit=submit, reason=list(map(reasons.__getitem__, reason)), source=source, names=names, text=text,
+        first=first, last=last, line_no=np.arange(2, n + 2, dtype=np.int64))
+
+
+def _priorities(buf: np.ndarray, text: str, a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
+    """PRIORITY cells as float64, NaN for squeue's empty/N/A; None for anything else."""
+    got = _whole_numbers(buf, a, b, 10)
+    if got is not None:
+        return got.astype(np.float64)
+    out = np.empty(a.size, dtype=np.float64)
+    seen: dict[str, float] = {}
+    for i, cell in enumerate(_texts(text, a, b)):
+        v = seen.get(cell)
+        if v is None:
+            if cell.isdigit() and len(cell) < 20:
+                v = float(int(cell))
+            elif cell in slurm_text._NULLS:
+                v = np.nan
+            else:
+                return None
+            seen[cell] = v
+        out[i] = v
+    return out
+
+
+_ISO_LEN = 19
+
+
+def _times(buf: np.ndarray, text: str, a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
+    """SUBMIT_TIME cells (local ISO times) as epoch seconds, inf where none; None when a cell is
+    no such time or the local UTC offset is not one across them (the line reader decides then)."""
+    out = np.full(a.size, np.inf)
+    full = (b - a) == _ISO_LEN
+    cells = _texts(text, a[full], b[full])
+    if not full.all():
+        for cell in set(_texts(text, a[~full], b[~full])):
+            if cell.strip() not in _NO_TIME:
+                return None
+    if not cells:
+        return out
+    at = a[full][:, None] + np.arange(_ISO_LEN)[None, :]
+    chars = buf[at]
+    digit = np.ones(_ISO_LEN, dtype=bool)
+    digit[[4, 7, 10, 13, 16]] = False
+    d = chars[:, digit]
+    if ((d < ord("0")) | (d > ord("9"))).any():
+        return None
+    if not ((chars[:, [4, 7]] == ord("-")).all() and (chars[:, 10] == ord("T")).all()
+            and (chars[:, [13, 16]] == ord(":")).all()):
+        return None
+    try:
+        naive = np.array(cells, dtype="datetime64[s]").astype(np.int64)
+    except ValueError:
+        return None
+    # local time -> UTC: one offset when the zone keeps it across the queue's times (checked at
+    # both ends and every day between); else None, and the line reader converts each time
+    lo, hi = int(naive.min()), int(naive.max())
+    if hi - lo > 400 * 86400:
+        return None
+    offsets = {_offset(t) for t in range(lo, hi + 86400, 86400)} | {_offset(hi)}
+    if len(offsets) != 1:
+        return None
+    out[full] = (naive - offsets.pop()).astype(np.float64)
+    return out
+
+
+def _offset(naive: int) -> int:
+    """The local UTC offset (seconds) at the naive local time ``naive`` (as if UTC), as
+    ``datetime.astimezone`` takes it."""
+    got = (datetime(1970, 1, 1) + timedelta(seconds=naive)).astimezone().utcoffset()
+    assert got is not None
+    return int(got.total_seconds())
