@@ -11,10 +11,10 @@ level fairshare, fairshare factor.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Literal, overload
+from typing import Literal, Protocol, overload
 
 import numpy as np
 
@@ -340,6 +340,27 @@ class Job:
     """When it became (or becomes) eligible to start; None: not yet known or not read."""
 
 
+class QueueTable(Protocol):
+    """Every job of a queue as columns, one row a job (what :class:`tui.analysis.jobs.Queue` orders),
+    with a :class:`Job` made only for the rows asked (:mod:`tui.sources.squeue_columns`)."""
+
+    job_id: list[str]
+    partition: list[str]
+    user: list[str]
+    state: list[str]
+    priority: np.ndarray
+    """float64; NaN: none given."""
+    submit: np.ndarray
+    """Epoch seconds, float64; inf: none given."""
+    reason: list[str | None]
+
+    def __len__(self) -> int: ...
+
+    def jobs(self, rows: Iterable[int]) -> list[Job]:
+        """The jobs of ``rows``."""
+        ...
+
+
 @dataclass(frozen=True)
 class Allocation:
     """A service-unit allocation of a project (HADM model)."""
@@ -461,6 +482,11 @@ class Snapshot:
     settings: PrioritySettings = field(default_factory=PrioritySettings)
     partitions: tuple[Partition, ...] = ()
     jobs: tuple[Job, ...] = ()
+    """The jobs panes iterate: every job, or, when :attr:`queue` is set, those the source made
+    ``Job`` of (a user's own; the rest are rows of the queue)."""
+    queue: QueueTable | None = None
+    """The whole queue as columns when the source read squeue that way (100,000 pending jobs without
+    a ``Job`` each); None: :attr:`jobs` is the whole queue."""
     allocations: tuple[Allocation, ...] = ()
     budgets: tuple[Budget, ...] = ()
     """GrpTRESMins limits with their usage, where the source has them."""

@@ -24,8 +24,7 @@ from datetime import datetime
 import numpy as np
 
 from tui.analysis.jobs.reasons import IN_LINE, describe
-from tui.model import Job
-from tui.sources.squeue_columns import QueueColumns
+from tui.model import Job, QueueTable, Snapshot
 
 __all__ = ["Queue", "QueuePlace"]
 
@@ -83,7 +82,12 @@ class Queue:
                     np.asarray(submit, dtype=np.float64), pending.__getitem__)
 
     @classmethod
-    def of_columns(cls, columns: QueueColumns) -> Queue:
+    def of_snapshot(cls, snapshot: Snapshot) -> Queue:
+        """The queue of ``snapshot``: its columns when it has them, else its jobs."""
+        return cls(snapshot.jobs) if snapshot.queue is None else cls.of_columns(snapshot.queue)
+
+    @classmethod
+    def of_columns(cls, columns: QueueTable) -> Queue:
         """The queue of squeue's columns (:func:`tui.sources.squeue_columns.squeue_columns`)."""
         state = columns.state
         rows = [i for i, s in enumerate(state) if s == "PENDING"]
@@ -114,7 +118,7 @@ class Queue:
         user_code: dict[str, int] = {}
         parts: list[int] = []
         first_of: dict[str, int] = {}
-        for i, partition in enumerate(partitions):  # one pass; a few distinct partition cells
+        for partition in partitions:  # one pass; a few distinct partition cells
             code = first_of.get(partition)
             if code is None:
                 code = first_of[partition] = part_code.setdefault(partition.split(",")[0], len(part_code))
