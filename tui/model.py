@@ -353,6 +353,8 @@ class QueueTable(Protocol):
     submit: np.ndarray
     """Epoch seconds, float64; inf: none given."""
     reason: list[str | None]
+    id_key: np.ndarray | None
+    """(job or array id, task id or -1) of each row as Slurm orders them, n x 2; None: not read."""
 
     def __len__(self) -> int: ...
 

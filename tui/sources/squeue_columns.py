@@ -24,6 +24,7 @@ queue. See :class:`tui.analysis.jobs.Queue.of_columns`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -56,6 +57,8 @@ class QueueColumns:
     """Epoch seconds as float64 (what ``Job.submit_time.timestamp()`` gives); inf where none."""
     reason: list[str | None]
     """As ``Job.reason``: the cell stripped, None when empty."""
+    id_key: np.ndarray | None = None
+    """(array or job id, task id or -1) of each row, n x 2, as Slurm orders them; None: not read."""
     source: str = "squeue"
     names: list[str] = field(repr=False, default_factory=list)
     """The header's column names."""
@@ -120,7 +123,8 @@ def squeue_columns(data: bytes | str, source: str = "squeue") -> QueueColumns | 
     width = len(header)
     body = head_end + 1
     if body == buf.size:
-        return QueueColumns([], [], [], [], np.zeros(0), np.zeros(0), [], source, names, text)
+        return QueueColumns([], [], [], [], np.zeros(0), np.zeros(0), [], np.zeros((0, 2), dtype=np.int64),
+                            source=source, names=names, text=text)
     found = _fields(buf, body, width)
     if found is None:
         return None
@@ -147,14 +151,16 @@ def squeue_columns(data: bytes | str, source: str = "squeue") -> QueueColumns | 
     submit = _times(buf, text, first[:, col["SUBMIT_TIME"]], last[:, col["SUBMIT_TIME"]])
     if priority is None or submit is None:
         return None
+    job_id = cells("JOBID")
+    id_key = _id_keys(buf, first[:, col["JOBID"]], last[:, col["JOBID"]], job_id)
     reasons: dict[str, str | None] = {}
     reason = cells("REASON")
     for cell in set(reason):
         reasons[cell] = cell.strip() or None
     return QueueColumns(
-        job_id=cells("JOBID"), partition=cells("PARTITION"), user=cells("USER"), state=state, priority=priority,
-        submit=submit, reason=list(map(reasons.__getitem__, reason)), source=source, names=names, text=text,
-        first=first, last=last, line_no=np.arange(2, n + 2, dtype=np.int64))
+        job_id=job_id, partition=cells("PARTITION"), user=cells("USER"), state=state, priority=priority,
+        submit=submit, reason=list(map(reasons.__getitem__, reason)), id_key=id_key, source=source, names=names,
+        text=text, first=first, last=last, line_no=np.arange(2, n + 2, dtype=np.int64))
 
 
 def _priorities(buf: np.ndarray, text: str, a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
@@ -177,6 +183,35 @@ def _priorities(buf: np.ndarray, text: str, a: np.ndarray, b: np.ndarray) -> np.
         out[i] = v
     return out
 
+
+def _id_keys(buf: np.ndarray, a: np.ndarray, b: np.ndarray, ids: list[str]) -> np.ndarray | None:
+    """(job or array id, task id or -1) of ``123`` and ``123_4`` ids read digit by digit; another
+    id (``123_[1-5]``) by :func:`tui.analysis.jobs.queue`'s rule, given here as ``id_key``."""
+    size = b - a
+    if not size.size or size.max() > 18:
+        return None
+    span = int(size.max())
+    col = np.arange(span)[None, :]
+    inside = col < size[:, None]
+    ch = buf[np.where(inside, a[:, None] + col, a[:, None])]
+    bar = (ch == ord("_")) & inside
+    digit = (ch >= ord("0")) & (ch <= ord("9")) & inside
+    bars = bar.sum(axis=1)
+    at = np.where(bars == 1, bar.argmax(axis=1), size)[:, None]  # the '_' or the end
+    ok = (digit | bar | ~inside).all(axis=1) & (bars <= 1) & (at[:, 0] >= 1) & ((bars == 0) | (at[:, 0] < size - 1))
+    d = np.where(digit, ch.astype(np.int64) - ord("0"), 0)
+    out = np.empty((size.size, 2), dtype=np.int64)
+    out[:, 0] = (np.where(col < at, d * 10 ** (at - 1 - col).clip(0), 0)).sum(axis=1)
+    task = np.where(col > at, d * 10 ** (size[:, None] - 1 - col).clip(0), 0).sum(axis=1)
+    out[:, 1] = np.where(bars == 1, task, -1)
+    for i in np.flatnonzero(~ok).tolist():
+        m = _ID.match(ids[i])
+        out[i] = (2**62, -1) if m is None else (int(m.group(1)), int(m.group(2)) if m.group(2) else -1)
+    return out
+
+
+_ID = re.compile(r"([0-9]+)(?:_([0-9]+))?")
+"""A job id as :mod:`tui.analysis.jobs.queue` reads it."""
 
 _ISO_LEN = 19
 

@@ -58,6 +58,18 @@ def _id_key(job_id: str) -> tuple[int, int]:
     return (int(m.group(1)), int(m.group(2)) if m.group(2) else -1)
 
 
+def _id_columns(ids: Sequence[str]) -> np.ndarray:
+    """(array or job id, task id or -1) of each id as an n x 2 array (:func:`_id_key`'s)."""
+    out = np.full((len(ids), 2), -1, dtype=np.int64)
+    if not ids:
+        return out
+    plain = [j if j.isdigit() and len(j) < 19 else "-1" for j in ids]
+    out[:, 0] = np.asarray(plain).astype(np.int64)
+    for i in np.flatnonzero(out[:, 0] < 0).tolist():
+        out[i] = _id_key(ids[i])
+    return out
+
+
 class Queue:
     """The pending jobs of one snapshot, sorted per partition in Slurm's order.
 
@@ -93,21 +105,23 @@ class Queue:
         rows = [i for i, s in enumerate(state) if s == "PENDING"]
         if len(rows) == len(state):
             ids, parts, users, reasons = columns.job_id, columns.partition, columns.user, columns.reason
-            prio, submit = columns.priority, columns.submit
+            prio, submit, key = columns.priority, columns.submit, columns.id_key
         else:
             def pick(values: list[str]) -> list[str]:
                 return list(map(values.__getitem__, rows))
             ids, parts, users = pick(columns.job_id), pick(columns.partition), pick(columns.user)
             reasons = list(map(columns.reason.__getitem__, rows))
             prio, submit = columns.priority[rows], columns.submit[rows]
+            key = None if columns.id_key is None else columns.id_key[rows]
         queue = cls.__new__(cls)
-        queue._setup(ids, parts, users, reasons, prio, submit, lambda i: columns.jobs([rows[i]])[0])
+        queue._setup(ids, parts, users, reasons, prio, submit, lambda i: columns.jobs([rows[i]])[0], key)
         return queue
 
     def _setup(self, ids: Sequence[str], partitions: Sequence[str], users: Sequence[str],
                reasons: Sequence[str | None], prio_a: np.ndarray, submit_a: np.ndarray,
-               job_at: Callable[[int], Job]) -> None:
-        """The order of pending jobs given as columns (``job_at(i)``: the ``Job`` of row ``i``)."""
+               job_at: Callable[[int], Job], id_key: np.ndarray | None = None) -> None:
+        """The order of pending jobs given as columns (``job_at(i)``: the ``Job`` of row ``i``;
+        ``id_key``: :func:`_id_columns` of ``ids`` when the caller read them)."""
         n = len(ids)
         self._count, self._job_at = n, job_at
         in_line_of: dict[str | None, bool] = {None: True}  # no Reason read: counted, and said so
@@ -115,18 +129,17 @@ class Queue:
             if reason is not None:
                 in_line_of[reason] = describe(reason).kind in IN_LINE
         part_code: dict[str, int] = {}
-        user_code: dict[str, int] = {}
-        parts: list[int] = []
-        first_of: dict[str, int] = {}
-        for partition in partitions:  # one pass; a few distinct partition cells
-            code = first_of.get(partition)
-            if code is None:
-                code = first_of[partition] = part_code.setdefault(partition.split(",")[0], len(part_code))
-            parts.append(code)
+        first_of = dict.fromkeys(partitions, 0)  # the few distinct cells, in order of first sight
+        for partition in first_of:
+            first_of[partition] = part_code.setdefault(partition.split(",")[0], len(part_code))
+        parts = list(map(first_of.__getitem__, partitions))
         many = [i for i, partition in enumerate(partitions) if "," in partition] if any(
             "," in partition for partition in first_of) else []
-        users_c = [user_code.setdefault(u, len(user_code)) for u in users]
-        idx = [(int(j), -1) if j.isdigit() else _id_key(j) for j in ids]
+        user_code = dict.fromkeys(users, 0)
+        for code, user in enumerate(user_code):
+            user_code[user] = code
+        users_c = list(map(user_code.__getitem__, users))
+        id_a = _id_columns(ids) if id_key is None else id_key
         # a job pending in several partitions (burn,gpu) has a row in each; its first (row i) is its own
         rows = list(range(n))
         for i in many:
@@ -137,7 +150,6 @@ class Queue:
         self._users, self.partitions = user_code, list(part_code)
         row_job = np.asarray(rows, dtype=np.int64)
         part = np.asarray(parts, dtype=np.int64)
-        id_a = np.asarray(idx, dtype=np.int64).reshape(-1, 2)
         # Slurm's order within a partition (lexsort's last key is the primary one); unknown priorities last
         key_prio = np.where(np.isnan(prio_a), np.inf, -prio_a)
         order = np.lexsort((id_a[row_job, 1], id_a[row_job, 0], submit_a[row_job], key_prio[row_job], part))
