@@ -138,8 +138,11 @@ def squeue_columns(data: bytes | str, source: str = "squeue") -> QueueColumns | 
     def cells(name: str) -> list[str]:
         return _texts(text, first[:, col[name]], last[:, col[name]])
 
+    def categories(name: str) -> list[str]:
+        return _categories(buf, text, first[:, col[name]], last[:, col[name]])
+
     states: dict[str, str] = {}
-    state = cells("STATE")
+    state = categories("STATE")
     for cell in set(state):
         s = cell.strip().upper()
         got = slurm_text._STATES.get(s) or (s if s in slurm_text._STATES.values() else None)
@@ -158,9 +161,35 @@ def squeue_columns(data: bytes | str, source: str = "squeue") -> QueueColumns | 
     for cell in set(reason):
         reasons[cell] = cell.strip() or None
     return QueueColumns(
-        job_id=job_id, partition=cells("PARTITION"), user=cells("USER"), state=state, priority=priority,
+        job_id=job_id, partition=categories("PARTITION"), user=cells("USER"), state=state, priority=priority,
         submit=submit, reason=list(map(reasons.__getitem__, reason)), id_key=id_key, source=source, names=names,
         text=text, first=first, last=last, line_no=np.arange(2, n + 2, dtype=np.int64))
+
+
+_SHORT = 32
+"""Cells of at most this many bytes are read as categories (state, partition)."""
+
+
+def _categories(buf: np.ndarray, text: str, a: np.ndarray, b: np.ndarray) -> list[str]:
+    """The cells of a column with few distinct values (states, partitions): each row keyed
+    by its length and end bytes, the key's first cell checked against every row of the key byte by
+    byte; a column that does not fit is sliced cell by cell."""
+    size = b - a
+    if not size.size or size.max() > _SHORT:
+        return _texts(text, a, b)
+    span = int(max(size.max(), 1))
+    col = np.arange(span)[None, :]
+    inside = col < size[:, None]
+    mat = np.where(inside, buf[np.where(inside, a[:, None] + col, a[:, None])], 0)
+    last = np.maximum(size - 1, 0)
+    key = (size.astype(np.int64) << 40) | (mat[:, 0].astype(np.int64) << 32) | (
+        mat[:, min(1, span - 1)].astype(np.int64) << 24) | (buf[a + last].astype(np.int64) << 16) | (
+        buf[a + np.maximum(size - 2, 0)].astype(np.int64) << 8) | buf[a + size // 2].astype(np.int64)
+    keys, first, codes = np.unique(key, return_index=True, return_inverse=True)
+    if keys.size > 256 or not (mat == mat[first][codes]).all():
+        return _texts(text, a, b)
+    values = _texts(text, a[first], b[first])
+    return list(map(values.__getitem__, codes.ravel().tolist()))
 
 
 def _priorities(buf: np.ndarray, text: str, a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
@@ -221,27 +250,33 @@ def _times(buf: np.ndarray, text: str, a: np.ndarray, b: np.ndarray) -> np.ndarr
     no such time or the local UTC offset is not one across them (the line reader decides then)."""
     out = np.full(a.size, np.inf)
     full = (b - a) == _ISO_LEN
-    cells = _texts(text, a[full], b[full])
     if not full.all():
         for cell in set(_texts(text, a[~full], b[~full])):
             if cell.strip() not in _NO_TIME:
                 return None
-    if not cells:
+    if not full.any():
         return out
     at = a[full][:, None] + np.arange(_ISO_LEN)[None, :]
     chars = buf[at]
     digit = np.ones(_ISO_LEN, dtype=bool)
     digit[[4, 7, 10, 13, 16]] = False
-    d = chars[:, digit]
-    if ((d < ord("0")) | (d > ord("9"))).any():
+    d = chars[:, digit].astype(np.int64) - ord("0")
+    if ((d < 0) | (d > 9)).any():
         return None
     if not ((chars[:, [4, 7]] == ord("-")).all() and (chars[:, 10] == ord("T")).all()
             and (chars[:, [13, 16]] == ord(":")).all()):
         return None
-    try:
-        naive = np.array(cells, dtype="datetime64[s]").astype(np.int64)
-    except ValueError:
+    year = d[:, 0] * 1000 + d[:, 1] * 100 + d[:, 2] * 10 + d[:, 3]
+    month, day = d[:, 4] * 10 + d[:, 5], d[:, 6] * 10 + d[:, 7]
+    hour, minute, second = d[:, 8] * 10 + d[:, 9], d[:, 10] * 10 + d[:, 11], d[:, 12] * 10 + d[:, 13]
+    if (year < 1971).any() or (year > 9998).any() or (month < 1).any() or (month > 12).any() or (day < 1).any() \
+            or (hour > 23).any() or (minute > 59).any() or (second > 59).any():
+        return None  # the line reader's words (or its own rules) for those
+    start = (year - 1970).astype("datetime64[Y]").astype("datetime64[M]") + (month - 1)
+    days = (start + 1).astype("datetime64[D]") - start.astype("datetime64[D]")
+    if (day > days.astype(np.int64)).any():
         return None
+    naive = (start.astype("datetime64[D]").astype(np.int64) + day - 1) * 86400 + hour * 3600 + minute * 60 + second
     # local time -> UTC: one offset when the zone keeps it across the queue's times (checked at
     # both ends and every day between); else None, and the line reader converts each time
     lo, hi = int(naive.min()), int(naive.max())
