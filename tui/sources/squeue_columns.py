@@ -18,8 +18,18 @@ wrong field count, no REASON column, an unknown state, a submit time not like
 columns it does not read (TRES, limits, dependencies...) are checked only for the rows made into
 jobs: a bad cell in another user's TRES is not an error here, as it is for ``parse_squeue``.
 
-Snapshot design: the snapshot keeps ``jobs`` as the jobs that panes iterate; the columns are the
-queue. See :class:`tui.analysis.jobs.Queue.of_columns`.
+Snapshot design: :class:`~tui.model.Snapshot` keeps ``jobs`` (a tuple of ``Job``) and gains an
+optional ``queue`` (these columns, typed by the model's :class:`~tui.model.QueueTable` protocol).
+With ``queue`` set, ``jobs`` holds the jobs the source made (a user's own) and what needs the whole
+queue reads ``queue``: :meth:`Queue.of_snapshot <tui.analysis.jobs.Queue.of_snapshot>` (explain,
+every user's lines) and :func:`~tui.analysis.jobs.hidden_jobs`. Without it nothing changes. A lazy
+``Sequence[Job]`` in ``jobs`` was the other way: it keeps the type, but the summary, the planner,
+the allocations, the metrics and the panes all iterate every job, so the first of them would make
+the 100,000 ``Job`` anyway, and later than now, where no bench sees it; a separate field says what
+was made and what was not. The cost of the choice: code that walks ``jobs`` for *other* users'
+jobs sees only what the source made, so a source sets ``queue`` only where one user is served.
+The sources (a saved folder, the live refresh) still make every ``Job``; a ``Job`` made from these
+columns has no sprio factors (a source that sets ``queue`` adds them, as it does to its own).
 """
 
 from __future__ import annotations
