@@ -486,9 +486,6 @@ class Snapshot:
     jobs: tuple[Job, ...] = ()
     """The jobs panes iterate: every job, or, when :attr:`queue` is set, those the source made
     ``Job`` of (a user's own; the rest are rows of the queue)."""
-    queue: QueueTable | None = None
-    """The whole queue as columns when the source read squeue that way (100,000 pending jobs without
-    a ``Job`` each); None: :attr:`jobs` is the whole queue."""
     allocations: tuple[Allocation, ...] = ()
     budgets: tuple[Budget, ...] = ()
     """GrpTRESMins limits with their usage, where the source has them."""
@@ -517,3 +514,6 @@ class Snapshot:
     """The scheduler's release as the source reported it (Slurm: ``scontrol show config``'s
     SLURM_VERSION, ``sshare -V`` or slurmrestd's meta, e.g. ``"26.05.3"``); None when the source does
     not say. What a release prints (blanks, the root row, REST versions) is decided from it."""
+    queue: QueueTable | None = None
+    """The whole queue as columns when the source read squeue that way (100,000 pending jobs without
+    a ``Job`` each); None: :attr:`jobs` is the whole queue."""
