@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Literal, Protocol, overload
+from typing import Literal, overload
 
 import numpy as np
 
@@ -340,27 +340,33 @@ class Job:
     """When it became (or becomes) eligible to start; None: not yet known or not read."""
 
 
-class QueueTable(Protocol):
-    """Every job of a queue as columns, one row a job (what :class:`tui.analysis.jobs.Queue` orders),
-    with a :class:`Job` made only for the rows asked (:mod:`tui.sources.squeue_columns`)."""
+@dataclass(frozen=True)
+class QueueTable:
+    """Every job of a queue as columns, one row a job, in the source's order (what
+    :class:`tui.analysis.jobs.Queue` orders), with a :class:`Job` made only for the rows asked
+    (:mod:`tui.sources.squeue_columns` reads squeue so)."""
 
     job_id: list[str]
     partition: list[str]
+    """As printed: ``burn,gpu`` for a job pending in several."""
     user: list[str]
     state: list[str]
+    """Slurm's long state names (``PENDING``), as :class:`Job` has them."""
     priority: np.ndarray
-    """float64; NaN: none given."""
+    """float64 (priorities are uint32: exact); NaN where the source gives none."""
     submit: np.ndarray
-    """Epoch seconds, float64; inf: none given."""
+    """Epoch seconds as float64 (what ``Job.submit_time.timestamp()`` gives); inf where none."""
     reason: list[str | None]
-    id_key: np.ndarray | None
-    """(job or array id, task id or -1) of each row as Slurm orders them, n x 2; None: not read."""
+    """As ``Job.reason``: the cell stripped, None when empty."""
+    id_key: np.ndarray | None = None
+    """(array or job id, task id or -1) of each row, n x 2, as Slurm orders them; None: not read."""
 
-    def __len__(self) -> int: ...
+    def __len__(self) -> int:
+        return len(self.job_id)
 
     def jobs(self, rows: Iterable[int]) -> list[Job]:
-        """The jobs of ``rows``."""
-        ...
+        """The :class:`Job` of each of ``rows`` (the source's reader says how it makes them)."""
+        raise NotImplementedError
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ columns it does not read (TRES, limits, dependencies...) are checked only for th
 jobs: a bad cell in another user's TRES is not an error here, as it is for ``parse_squeue``.
 
 Snapshot design: :class:`~tui.model.Snapshot` keeps ``jobs`` (a tuple of ``Job``) and gains an
-optional ``queue`` (these columns, typed by the model's :class:`~tui.model.QueueTable` protocol).
+optional ``queue`` (these columns: :class:`QueueColumns` is the model's :class:`~tui.model.QueueTable`).
 With ``queue`` set, ``jobs`` holds the jobs the source made (a user's own) and what needs the whole
 queue reads ``queue``: :meth:`Queue.of_snapshot <tui.analysis.jobs.Queue.of_snapshot>` (explain,
 every user's lines) and :func:`~tui.analysis.jobs.hidden_jobs`. Without it nothing changes. A lazy
@@ -41,7 +41,7 @@ from datetime import datetime, timedelta
 
 import numpy as np
 
-from tui.model import Job
+from tui.model import Job, QueueTable
 from tui.sources import slurm_text
 from tui.sources.sshare_columns import _fields, _has_control, _texts, _whole_numbers
 
@@ -52,23 +52,10 @@ _NO_TIME = frozenset((*slurm_text._NULL, "Unknown", "NONE"))
 
 
 @dataclass(frozen=True)
-class QueueColumns:
-    """What ordering the queue needs of every squeue line, in the text's order."""
+class QueueColumns(QueueTable):
+    """What ordering the queue needs of every squeue line, in the text's order, and where each
+    line's cells are (to make its ``Job``)."""
 
-    job_id: list[str]
-    partition: list[str]
-    """As printed: ``burn,gpu`` for a job pending in several."""
-    user: list[str]
-    state: list[str]
-    """Slurm's long state names (``PENDING``), as :class:`~tui.model.Job` has them."""
-    priority: np.ndarray
-    """float64 (priorities are uint32: exact); NaN where squeue gives none."""
-    submit: np.ndarray
-    """Epoch seconds as float64 (what ``Job.submit_time.timestamp()`` gives); inf where none."""
-    reason: list[str | None]
-    """As ``Job.reason``: the cell stripped, None when empty."""
-    id_key: np.ndarray | None = None
-    """(array or job id, task id or -1) of each row, n x 2, as Slurm orders them; None: not read."""
     source: str = "squeue"
     names: list[str] = field(repr=False, default_factory=list)
     """The header's column names."""
@@ -79,9 +66,6 @@ class QueueColumns:
     """... and ends (exclusive)."""
     line_no: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0, dtype=np.int64))
     """Each row's line number in the text (1-based), for errors."""
-
-    def __len__(self) -> int:
-        return len(self.job_id)
 
     def jobs(self, rows: Iterable[int]) -> list[Job]:
         """The :class:`~tui.model.Job` of each of ``rows``, as :func:`parse_squeue` makes it.
