@@ -9,8 +9,10 @@ that order *and* waits its turn for resources (Priority, Resources, no reason ye
 on a dependency, a begin time or a limit) are counted apart. A job pending in several partitions
 (``burn,gpu``) is in line in each; its own place is given for the first.
 
-The columns are gathered once per snapshot (one pass over the jobs), sorted once with
-``np.lexsort``; a place is then a few array lookups. No Textual here.
+The columns are gathered once per snapshot (one pass over the jobs), or taken as squeue's columns
+(:meth:`Queue.of_columns`, :mod:`tui.sources.squeue_columns`: no ``Job`` per line, one made only
+for a job found just ahead), sorted once with ``np.lexsort``; a place is then a few array lookups.
+Both ways give the same places (tests/sources/test_squeue_columns.py). No Textual here.
 """
 
 from __future__ import annotations
