@@ -18,6 +18,14 @@ Timed, each the fastest of ``-n`` runs:
 * ``summary``: :func:`~tui.analysis.summary.user_summary`, the whole summary line (ranking too);
 * ``after squeue``: parse + explain, from squeue's bytes to the explanations. Target under 0.5 s.
 
+The same again the column-wise way (:mod:`tui.sources.squeue_columns`), the ``columns:`` lines:
+
+* ``read``: :func:`~tui.sources.squeue_columns.squeue_columns`, then ``Job`` of the user's rows only;
+* ``explain``: :meth:`Queue.of_columns <tui.analysis.jobs.Queue.of_columns>` (``Job`` made for
+  the jobs just ahead only) and :func:`~tui.analysis.jobs.explain_pending` on a snapshot whose
+  ``jobs`` are the user's and ``queue`` the columns;
+* ``after squeue``: read + explain. Both ways must explain the same (checked each run).
+
     .venv/bin/python bench/pending.py [-n 5] [--jobs 100000]
 """
 
@@ -81,6 +89,7 @@ def main() -> None:
     from tui.analysis.summary import user_summary
     from tui.sources.saved import load_folder
     from tui.sources.slurm_text import parse_squeue
+    from tui.sources.squeue_columns import squeue_columns
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-n", type=int, default=5)
@@ -99,13 +108,25 @@ def main() -> None:
         t3 = time.perf_counter()
         line = user_summary(standing)
         t4 = time.perf_counter()
+        cols = squeue_columns(text)
+        assert cols is not None
+        own = tuple(cols.jobs(cols.rows_of(ME)))
+        t5 = time.perf_counter()
+        standing_c = build_standing(replace(snap, jobs=own, queue=cols), ME)
+        t6 = time.perf_counter()
+        explained_c = explain_pending(standing_c, queue=Queue.of_columns(cols))
+        t7 = time.perf_counter()
+        assert explained_c == explained, "the columns explain otherwise"
         for key, took in (("parse", t1 - t0), ("explain", t3 - t2), ("summary", t4 - t3),
-                          ("after squeue", (t1 - t0) + (t3 - t2))):
+                          ("after squeue", (t1 - t0) + (t3 - t2)),
+                          ("columns: read", t5 - t4), ("columns: explain", t7 - t6),
+                          ("columns: after squeue", (t5 - t4) + (t7 - t6))):
             best[key] = min(best.get(key, took), took)
     pending = sum(j.state == "PENDING" for j in jobs)
     print(f"{len(jobs):,} jobs ({pending:,} pending), {len(explained)} of {ME}'s explained; fastest of {args.n}:")
     for key, took in best.items():
-        print(f"  {key:<13} {took:7.3f} s")
+        print(f"  {key:<22} {took:7.3f} s")
+    print(f"  after squeue, objects / columns: {best['after squeue'] / best['columns: after squeue']:.1f}x")
     assert line is not None
     print(f"  line: {line.text}")
     print(f"  first: {explained[0].lines[:2]}")

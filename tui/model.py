@@ -11,7 +11,7 @@ level fairshare, fairshare factor.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Literal, overload
@@ -341,6 +341,35 @@ class Job:
 
 
 @dataclass(frozen=True)
+class QueueTable:
+    """Every job of a queue as columns, one row a job, in the source's order (what
+    :class:`tui.analysis.jobs.Queue` orders), with a :class:`Job` made only for the rows asked
+    (:mod:`tui.sources.squeue_columns` reads squeue so)."""
+
+    job_id: list[str]
+    partition: list[str]
+    """As printed: ``burn,gpu`` for a job pending in several."""
+    user: list[str]
+    state: list[str]
+    """Slurm's long state names (``PENDING``), as :class:`Job` has them."""
+    priority: np.ndarray
+    """float64 (priorities are uint32: exact); NaN where the source gives none."""
+    submit: np.ndarray
+    """Epoch seconds as float64 (what ``Job.submit_time.timestamp()`` gives); inf where none."""
+    reason: list[str | None]
+    """As ``Job.reason``: the cell stripped, None when empty."""
+    id_key: np.ndarray | None = None
+    """(array or job id, task id or -1) of each row, n x 2, as Slurm orders them; None: not read."""
+
+    def __len__(self) -> int:
+        return len(self.job_id)
+
+    def jobs(self, rows: Iterable[int]) -> list[Job]:
+        """The :class:`Job` of each of ``rows`` (the source's reader says how it makes them)."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
 class Allocation:
     """A service-unit allocation of a project (HADM model)."""
 
@@ -461,6 +490,8 @@ class Snapshot:
     settings: PrioritySettings = field(default_factory=PrioritySettings)
     partitions: tuple[Partition, ...] = ()
     jobs: tuple[Job, ...] = ()
+    """The jobs panes iterate: every job, or, when :attr:`queue` is set, those the source made
+    ``Job`` of (a user's own; the rest are rows of the queue)."""
     allocations: tuple[Allocation, ...] = ()
     budgets: tuple[Budget, ...] = ()
     """GrpTRESMins limits with their usage, where the source has them."""
@@ -489,3 +520,6 @@ class Snapshot:
     """The scheduler's release as the source reported it (Slurm: ``scontrol show config``'s
     SLURM_VERSION, ``sshare -V`` or slurmrestd's meta, e.g. ``"26.05.3"``); None when the source does
     not say. What a release prints (blanks, the root row, REST versions) is decided from it."""
+    queue: QueueTable | None = None
+    """The whole queue as columns when the source read squeue that way (100,000 pending jobs without
+    a ``Job`` each); None: :attr:`jobs` is the whole queue."""

@@ -61,7 +61,7 @@ class EveryUser:
     def queue(self) -> Queue:
         """The snapshot's pending jobs in Slurm's order, ordered once for every user."""
         if self._queue is None:
-            self._queue = Queue(self.standing.snapshot.jobs)
+            self._queue = Queue.of_snapshot(self.standing.snapshot)
         return self._queue
 
     def summaries(self) -> dict[str, UserSummary]:

@@ -136,7 +136,8 @@ def hidden_jobs(snapshot: Snapshot, me: str) -> str:
     private = snapshot.private
     if private is not None and "jobs" in private.hides:
         return "PrivateData=jobs: your view holds only your own jobs, so the jobs of others ahead cannot be counted"
-    if "jobs" in snapshot.private_data and all(j.user == me for j in snapshot.jobs):
+    users = (j.user for j in snapshot.jobs) if snapshot.queue is None else iter(snapshot.queue.user)
+    if "jobs" in snapshot.private_data and all(u == me for u in users):
         return "PrivateData=jobs: squeue shows you only your own jobs, so the jobs of others ahead cannot be counted"
     return ""
 
@@ -434,7 +435,7 @@ def explain_pending(standing: Standing, jobs: Sequence[Job] | None = None, queue
     mine = [j for j in own if j.state == "PENDING"]
     if not mine:
         return []
-    queue = queue if queue is not None else Queue(standing.snapshot.jobs)
+    queue = queue if queue is not None else Queue.of_snapshot(standing.snapshot)
     ex = _Explainer(standing, queue, now or datetime.now(timezone.utc), own)
     out = [ex.explain(j) for j in mine]
     big = np.iinfo(np.int64).max
