@@ -1,0 +1,294 @@
+"""The Policy screen (``:policy``, ``P``): the admin's question, what another policy would do.
+
+A form mirrors ``fairtop replay``'s flags (half-life, calc period, reset period, algorithm,
+dampening, limits enforcement, QOS UsageFactors, billing weights); Enter replays the source's
+jobs under it. Below: the largest winners and losers, every user's and account's FairShare and
+rank now and replayed, sorted by the move, and the highlighted association's RawUsage and
+FairShare over the window under both policies. The computation is :mod:`tui.analysis.replay`
+and :mod:`tui.analysis.policy_view`, in thread workers: the jobs and the cluster's own-policy
+pass once per source (:func:`~tui.analysis.replay.prepare_replay`), then one
+:func:`~tui.analysis.replay.replay_policy` per form. A source without jobs (PBS, a capture
+without sacct, PrivateData for a normal user) is said so, with why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Grid, VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Input, Label, Static
+from textual.worker import Worker, WorkerState
+
+from tui.analysis.policy_view import (
+    FormError,
+    association_series,
+    default_window,
+    duration,
+    form_change,
+    policy_line,
+    winners_losers,
+)
+from tui.analysis.replay import PolicyChange, PolicyReplay, ReplayBase, job_columns, prepare_replay, \
+    replay_policy, replay_rows
+from tui.analysis.standing import Standing
+from tui.app.panes.base import error_text
+from tui.app.panes.history import jobs_origin
+from tui.app.widgets.series_plot import Figure, SeriesPlot
+from tui.model import Snapshot
+
+_BASES: dict[str, ReplayBase] = {}
+"""The last source's own-policy pass (one: a session looks at one cluster at a time)."""
+
+FIELDS = (("half_life", "Half-life"), ("calc_period", "Calc period"), ("reset_period", "Reset period"),
+          ("algorithm", "Algorithm"), ("damping", "Dampening"), ("enforce_limits", "Enforce limits"),
+          ("qos_usage_factor", "QOS UsageFactor"), ("billing", "Billing weights"))
+
+
+def lacks(snap: Snapshot) -> str | None:
+    """Why this source cannot be replayed, or None."""
+    if snap.tree is None:
+        return ("PBS has no sacct: a policy replay needs Slurm's associations and every job's accounting "
+                "record. Try it on a Slurm capture ('fairtop capture DIR') or 'fairtop --demo'.")
+    if snap.private is not None and snap.private.hides & {"jobs", "usage", "users", "accounts"}:
+        return (f"A policy replay needs every job and every association's usage, and PrivateData="
+                f"{','.join(sorted(snap.private.hides))} shows you your own only: ask an admin "
+                "(or run 'fairtop replay' as one).")
+    kind, why = jobs_origin(snap)
+    if kind == "none":
+        return (why or "This source has no accounting records.").replace("usage history", "policy replay")
+    return None
+
+
+@dataclass
+class Prepared(Message):
+    key: str
+    base: ReplayBase
+
+
+@dataclass
+class Replayed(Message):
+    key: str
+    change: PolicyChange
+    done: PolicyReplay
+    rows: list[dict[str, object]]
+
+
+@dataclass
+class SeriesReady(Message):
+    row: int
+    figures: tuple[Figure, Figure]
+
+
+class PolicyScreen(Screen[None]):
+    """The form, winners and losers, the table, and the highlighted association's plots."""
+
+    BINDINGS = [Binding("escape", "dismiss", "Back", id="policy-close")]
+
+    DEFAULT_CSS = """
+    PolicyScreen #po-scroll { padding: 0 1; }
+    PolicyScreen .pane-title { text-style: bold; color: $accent; }
+    PolicyScreen #po-form { grid-size: 4; grid-columns: auto 1fr auto 1fr; grid-rows: 3; height: auto; }
+    PolicyScreen #po-form Label { padding: 1 1 0 0; }
+    PolicyScreen #po-status { color: $text-muted; padding-bottom: 1; }
+    PolicyScreen #po-moves { height: auto; padding-bottom: 1; }
+    PolicyScreen DataTable { height: 16; }
+    PolicyScreen SeriesPlot { height: 12; }
+    """
+
+    def __init__(self, standing: Standing, row: int | None) -> None:
+        super().__init__()
+        self.standing = standing
+        self.row = row if row else None
+        self.rows: list[dict[str, object]] = []
+        """The last replay's rows (:func:`~tui.analysis.replay.replay_rows`), sorted by the move."""
+        self.done: PolicyReplay | None = None
+        self._change: PolicyChange | None = None
+        self._row_index: list[int] = []
+        self._key = f"{standing.snapshot.source}@{standing.snapshot.taken_at.isoformat()}"
+
+    def compose(self) -> ComposeResult:
+        snap = self.standing.snapshot
+        s = snap.settings
+        limits = "" if s.accounting_enforce is None else "yes" if "limits" in s.accounting_enforce else "no"
+        own = {"half_life": duration(s.decay_half_life_s), "calc_period": f"{s.calc_period_s // 60} (minutes)",
+               "reset_period": s.usage_reset_period, "algorithm": s.algorithm, "damping": f"{s.dampening:g}",
+               "enforce_limits": limits or "yes or no",
+               "qos_usage_factor": "QOS=F,…", "billing": "PART=CPU=1,Mem=0.25G;…"}
+        with VerticalScroll(id="po-scroll"):
+            yield Static("Policy replay · what another policy would have done · Esc: back", classes="pane-title",
+                         id="po-title", markup=False)
+            with Grid(id="po-form"):
+                for field, title in FIELDS:
+                    yield Label(title)
+                    yield Input(placeholder=own.get(field, ""), id=f"po-{field}")
+            yield Static("", id="po-status", markup=False)
+            yield Static("", id="po-moves", markup=False)
+            yield DataTable(id="po-table", cursor_type="row", zebra_stripes=True)
+            yield SeriesPlot(id="po-usage")
+            yield SeriesPlot(id="po-fs")
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_columns("Account", "User", "FairShare", "Replayed", "Move", "Rank", "Replayed", "RawUsage",
+                          "Replayed")
+        why = lacks(self.standing.snapshot)
+        if why is not None:
+            self._lacking(why)
+            return
+        self._status("Reading the jobs and replaying them under the cluster's own policy…")
+        base = _BASES.get(self._key)
+        if base is not None:
+            self.post_message(Prepared(self._key, base))
+        else:
+            self._prepare(self.standing.snapshot)
+        self.query_one("#po-half_life", Input).focus()
+
+    def _lacking(self, why: str) -> None:
+        self.query_one("#po-title", Static).update("Policy replay: not on this source")
+        self._status(why)
+        for widget in (self.query_one("#po-form"), self.query_one(DataTable), *self.query(SeriesPlot)):
+            widget.display = False
+
+    def _status(self, text: str) -> None:
+        self.query_one("#po-status", Static).update(text)
+
+    # --- workers -----------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="policy-prepare")
+    def _prepare(self, snap: Snapshot) -> None:
+        from tui.sources.demo import demo_history
+        from tui.sources.sacct import SacctColumns, live_columns, load_saved_columns, load_saved_last_cycle
+
+        assert snap.tree is not None
+        kind, folder = jobs_origin(snap)
+        last: datetime | None = None
+        if kind == "demo":
+            jobs, last = demo_history(snap)
+            cols = SacctColumns.of_jobs(jobs)
+        elif kind == "folder":
+            assert folder is not None
+            cols, last = load_saved_columns(folder), load_saved_last_cycle(Path(folder))
+        else:
+            from tui.sources.slurm_cli import last_decay_cycle
+
+            on_cluster = snap.cluster if snap.source.startswith("live Slurm -M ") else ""
+            since = default_window(snap.taken_at, snap.settings.decay_half_life_s, None)
+            cols, last = live_columns(since, cluster=on_cluster), last_decay_cycle(on_cluster)
+        first = float(cols.start.min()) if cols.size else None
+        since = default_window(snap.taken_at, snap.settings.decay_half_life_s, first)
+        base = prepare_replay(snap, job_columns(cols, snap.tree), since.astimezone(timezone.utc), last)
+        self.post_message(Prepared(self._key, base))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="policy-replay")
+    def _replay(self, key: str, base: ReplayBase, change: PolicyChange) -> None:
+        done = replay_policy(base, change)
+        self.post_message(Replayed(key, change, done, replay_rows(done)))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="policy-series")
+    def _series(self, base: ReplayBase, change: PolicyChange, row: int, label: str) -> None:
+        s = association_series(base, change, row)
+        dates = [t.astimezone().strftime("%d/%m/%Y %H:%M") for t in s.times]
+        usage = Figure(f"RawUsage of {label} (SU = billing-hours)", dates,
+                       [("cluster's policy", [u / 3600.0 for u in s.usage_now]),
+                        ("new policy", [u / 3600.0 for u in s.usage_new])])
+        fs = Figure(f"FairShare of {label}", dates,
+                    [("cluster's policy", s.fairshare_now), ("new policy", s.fairshare_new)])
+        self.post_message(SeriesReady(row, (usage, fs)))
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state is WorkerState.ERROR and str(event.worker.group).startswith("policy-"):
+            event.stop()
+            what = "The plot of the association failed" if event.worker.group == "policy-series" else "The replay failed"
+            self._status(f"{what}: {error_text(event.worker.error)}")
+
+    # --- results -----------------------------------------------------------------------------
+
+    @on(Prepared)
+    def _prepared(self, message: Prepared) -> None:
+        _BASES.clear()
+        _BASES[message.key] = message.base
+        self._run()
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self._run()
+
+    def _run(self) -> None:
+        base = _BASES.get(self._key)
+        if base is None:
+            return  # still preparing: it runs the form once ready
+        form = {f: self.query_one(f"#po-{f}", Input).value for f, _ in FIELDS}
+        try:
+            change = form_change(form)
+        except FormError as exc:
+            self._status(f"Not replayed: {exc}")
+            return
+        self._status("Replaying…")
+        self._replay(self._key, base, change)
+
+    @on(Replayed)
+    def _replayed(self, message: Replayed) -> None:
+        if message.key != self._key:
+            return
+        done, rows = message.done, message.rows
+        self.done, self.rows, self._change = done, rows, message.change
+        what = policy_line(done)
+        self._status(f"{done.jobs:,} job run(s) from {done.since.astimezone():%Y-%m-%d %H:%M} to "
+                     f"{done.at.astimezone():%Y-%m-%d %H:%M} replayed: {what}; "
+                     f"{done.algorithm.replace('_', ' ')}"
+                     + (f", dampening {done.damping:g}" if done.algorithm == "classic" else "")
+                     + "".join(f"\n{n}" for n in done.notes)
+                     + "\nEnter in a field replays · table sorted by the move (FairShare replayed - now) · "
+                       "Rank: N = the highest of N users")
+        winners, losers = winners_losers(rows)
+        self.query_one("#po-moves", Static).update(
+            "Largest winners: " + (", ".join(f"{_name(r)} {r['move']:+.4f}" for r in winners) or "none") +
+            "\nLargest losers:  " + (", ".join(f"{_name(r)} {r['move']:+.4f}" for r in losers) or "none"))
+        table = self.query_one(DataTable)
+        table.clear()
+        index = {(str(done.tree.account[i]), str(done.tree.user[i])): i for i in range(done.tree.size)}
+        self._row_index = [index[(str(r["account"]), str(r["user"]))] for r in rows]
+        table.add_rows([(str(r["account"]), str(r["user"]), _num(r["fairshare"]), _num(r["fairshare_replayed"]),
+                         "" if r["move"] is None else f"{r['move']:+.6f}", _num(r["rank"]),
+                         _num(r["rank_replayed"]), _num(r["raw_usage"]), _num(r["raw_usage_replayed"]))
+                        for r in rows])
+        first = self._row_index.index(self.row) if self.row in self._row_index else 0
+        if rows:
+            table.move_cursor(row=first)
+            self._plot(self._row_index[first])
+
+    @on(DataTable.RowHighlighted)
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if 0 <= event.cursor_row < len(self._row_index) and self._row_index[event.cursor_row] != self.row:
+            self._plot(self._row_index[event.cursor_row])
+
+    def _plot(self, row: int) -> None:
+        self.row = row
+        base = _BASES.get(self._key)
+        if base is None or self._change is None:
+            return
+        tree = base.tree
+        self._series(base, self._change, row, tree.label(row))
+
+    @on(SeriesReady)
+    def _series_ready(self, message: SeriesReady) -> None:
+        if message.row != self.row:
+            return
+        self.query_one("#po-usage", SeriesPlot).show_figure(message.figures[0])
+        self.query_one("#po-fs", SeriesPlot).show_figure(message.figures[1])
+
+
+def _name(row: dict[str, object]) -> str:
+    return f"{row['account']}/{row['user']}" if row["user"] else str(row["account"])
+
+
+def _num(value: object) -> str:
+    return "" if value is None else f"{value:.6f}" if isinstance(value, float) else str(value)
