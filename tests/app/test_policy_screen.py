@@ -9,12 +9,13 @@ import time
 from datetime import datetime, timezone
 from functools import partial
 
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import Input, Static
 
 from tests.app.conftest import ready, small_demo, until
 from tui.analysis.policy_view import default_window
 from tui.analysis.replay import PolicyChange, job_columns, policy_replay, replay_rows
 from tui.app.screens.policy import PolicyScreen
+from tui.app.widgets.line_table import LineTable
 from tui.sources.demo import demo_history
 from tui.sources.sacct import SacctColumns
 
@@ -50,8 +51,8 @@ async def test_half_life_changes_the_top_mover(make_app) -> None:  # noqa: ANN00
         top = screen.rows[0]
         assert (top["account"], top["user"], top["move"]) == (expected["account"], expected["user"],
                                                               expected["move"])
-        table = screen.query_one(DataTable)
-        assert [str(c) for c in table.get_row_at(0)[:2]] == [expected["account"], expected["user"]]
+        table = screen.query_one(LineTable)
+        assert table.lines[0].split()[:2] == [expected["account"], expected["user"]]
         assert "-> 1-00:00:00" in str(screen.query_one("#po-status", Static).render())
         await pilot.press("escape")
         assert not isinstance(app.screen, PolicyScreen)
@@ -67,7 +68,7 @@ async def test_says_what_pbs_lacks(make_app) -> None:  # noqa: ANN001 - fixture
         await until(pilot, lambda: isinstance(app.screen, PolicyScreen))
         text = str(app.screen.query_one("#po-status", Static).render())
         assert "PBS has no sacct" in text
-        assert not app.screen.query_one(DataTable).display
+        assert not app.screen.query_one(LineTable).display
 
 
 async def test_says_what_a_capture_without_sacct_lacks(make_app, tmp_path) -> None:  # noqa: ANN001 - fixtures

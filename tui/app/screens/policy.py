@@ -23,7 +23,7 @@ from textual.binding import Binding
 from textual.containers import Grid, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Input, Label, Static
+from textual.widgets import Input, Label, Static
 from textual.worker import Worker, WorkerState
 
 from tui.analysis.policy_view import (
@@ -40,6 +40,7 @@ from tui.analysis.replay import PolicyChange, PolicyReplay, ReplayBase, job_colu
 from tui.analysis.standing import Standing
 from tui.app.panes.base import error_text
 from tui.app.panes.history import jobs_origin
+from tui.app.widgets.line_table import LineTable
 from tui.app.widgets.series_plot import Figure, SeriesPlot
 from tui.model import Snapshot
 
@@ -78,6 +79,10 @@ class Replayed(Message):
     change: PolicyChange
     done: PolicyReplay
     rows: list[dict[str, object]]
+    lines: list[str]
+    """The table's lines, formatted in the worker."""
+    row_index: list[int]
+    """The tree row of each line."""
 
 
 @dataclass
@@ -96,9 +101,8 @@ class PolicyScreen(Screen[None]):
     PolicyScreen .pane-title { text-style: bold; color: $accent; }
     PolicyScreen #po-form { grid-size: 4; grid-columns: auto 1fr auto 1fr; grid-rows: 3; height: auto; }
     PolicyScreen #po-form Label { padding: 1 1 0 0; }
-    PolicyScreen #po-status { color: $text-muted; padding-bottom: 1; }
-    PolicyScreen #po-moves { height: auto; padding-bottom: 1; }
-    PolicyScreen DataTable { height: 16; }
+    PolicyScreen #po-status { color: $text-muted; height: 4; }
+    PolicyScreen #po-moves { height: 3; }
     PolicyScreen SeriesPlot { height: 12; }
     """
 
@@ -130,14 +134,11 @@ class PolicyScreen(Screen[None]):
                     yield Input(placeholder=own.get(field, ""), id=f"po-{field}")
             yield Static("", id="po-status", markup=False)
             yield Static("", id="po-moves", markup=False)
-            yield DataTable(id="po-table", cursor_type="row", zebra_stripes=True)
+            yield LineTable(id="po-table")
             yield SeriesPlot(id="po-usage")
             yield SeriesPlot(id="po-fs")
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        table.add_columns("Account", "User", "FairShare", "Replayed", "Move", "Rank", "Replayed", "RawUsage",
-                          "Replayed")
         why = lacks(self.standing.snapshot)
         if why is not None:
             self._lacking(why)
@@ -153,11 +154,11 @@ class PolicyScreen(Screen[None]):
     def _lacking(self, why: str) -> None:
         self.query_one("#po-title", Static).update("Policy replay: not on this source")
         self._status(why)
-        for widget in (self.query_one("#po-form"), self.query_one(DataTable), *self.query(SeriesPlot)):
+        for widget in (self.query_one("#po-form"), self.query_one(LineTable), *self.query(SeriesPlot)):
             widget.display = False
 
     def _status(self, text: str) -> None:
-        self.query_one("#po-status", Static).update(text)
+        self.query_one("#po-status", Static).update(text, layout=False)  # a fixed height: no new layout
 
     # --- workers -----------------------------------------------------------------------------
 
@@ -189,7 +190,13 @@ class PolicyScreen(Screen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="policy-replay")
     def _replay(self, key: str, base: ReplayBase, change: PolicyChange) -> None:
         done = replay_policy(base, change)
-        self.post_message(Replayed(key, change, done, replay_rows(done)))
+        rows = replay_rows(done)
+        index = {(str(done.tree.account[i]), str(done.tree.user[i])): i for i in range(done.tree.size)}
+        lines = [_line(str(r["account"]), str(r["user"]), _num(r["fairshare"]), _num(r["fairshare_replayed"]),
+                       "" if r["move"] is None else f"{r['move']:+.6f}", _num(r["rank"]), _num(r["rank_replayed"]),
+                       _num(r["raw_usage"]), _num(r["raw_usage_replayed"])) for r in rows]
+        self.post_message(Replayed(key, change, done, rows, lines,
+                                   [index[(str(r["account"]), str(r["user"]))] for r in rows]))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="policy-series")
     def _series(self, base: ReplayBase, change: PolicyChange, row: int, label: str) -> None:
@@ -251,24 +258,17 @@ class PolicyScreen(Screen[None]):
         winners, losers = winners_losers(rows)
         self.query_one("#po-moves", Static).update(
             "Largest winners: " + (", ".join(f"{_name(r)} {r['move']:+.4f}" for r in winners) or "none") +
-            "\nLargest losers:  " + (", ".join(f"{_name(r)} {r['move']:+.4f}" for r in losers) or "none"))
-        table = self.query_one(DataTable)
-        table.clear()
-        index = {(str(done.tree.account[i]), str(done.tree.user[i])): i for i in range(done.tree.size)}
-        self._row_index = [index[(str(r["account"]), str(r["user"]))] for r in rows]
-        table.add_rows([(str(r["account"]), str(r["user"]), _num(r["fairshare"]), _num(r["fairshare_replayed"]),
-                         "" if r["move"] is None else f"{r['move']:+.6f}", _num(r["rank"]),
-                         _num(r["rank_replayed"]), _num(r["raw_usage"]), _num(r["raw_usage_replayed"]))
-                        for r in rows])
+            "\nLargest losers:  " + (", ".join(f"{_name(r)} {r['move']:+.4f}" for r in losers) or "none"), layout=False)
+        self._row_index = message.row_index
         first = self._row_index.index(self.row) if self.row in self._row_index else 0
+        self.query_one(LineTable).set_lines(_line(*COLUMNS), message.lines, first)
         if rows:
-            table.move_cursor(row=first)
             self._plot(self._row_index[first])
 
-    @on(DataTable.RowHighlighted)
-    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if 0 <= event.cursor_row < len(self._row_index) and self._row_index[event.cursor_row] != self.row:
-            self._plot(self._row_index[event.cursor_row])
+    @on(LineTable.Highlighted)
+    def _highlighted(self, event: LineTable.Highlighted) -> None:
+        if 0 <= event.index < len(self._row_index) and self._row_index[event.index] != self.row:
+            self._plot(self._row_index[event.index])
 
     def _plot(self, row: int) -> None:
         self.row = row
@@ -284,6 +284,15 @@ class PolicyScreen(Screen[None]):
             return
         self.query_one("#po-usage", SeriesPlot).show_figure(message.figures[0])
         self.query_one("#po-fs", SeriesPlot).show_figure(message.figures[1])
+
+
+COLUMNS = ("Account", "User", "FairShare", "Replayed", "Move", "Rank", "Replayed", "RawUsage", "Replayed")
+WIDTHS = (-14, -12, 10, 10, 10, 6, 8, 14, 14)
+"""Each column's width; negative: left-aligned (names)."""
+
+
+def _line(*cells: str) -> str:
+    return " ".join(c.ljust(-w) if w < 0 else c.rjust(w) for c, w in zip(cells, WIDTHS)).rstrip()
 
 
 def _name(row: dict[str, object]) -> str:
