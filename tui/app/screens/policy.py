@@ -212,7 +212,8 @@ class PolicyScreen(Screen[None]):
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state is WorkerState.ERROR and str(event.worker.group).startswith("policy-"):
             event.stop()
-            what = "The plot of the association failed" if event.worker.group == "policy-series" else "The replay failed"
+            series = event.worker.group == "policy-series"
+            what = "The plot of the association failed" if series else "The replay failed"
             self._status(f"{what}: {error_text(event.worker.error)}")
 
     # --- results -----------------------------------------------------------------------------
