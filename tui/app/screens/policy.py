@@ -79,6 +79,7 @@ class Replayed(Message):
     change: PolicyChange
     done: PolicyReplay
     rows: list[dict[str, object]]
+    header: str
     lines: list[str]
     """The table's lines, formatted in the worker."""
     row_index: list[int]
@@ -102,7 +103,7 @@ class PolicyScreen(Screen[None]):
     PolicyScreen #po-form { grid-size: 4; grid-columns: auto 1fr auto 1fr; grid-rows: 3; height: auto; }
     PolicyScreen #po-form Label { padding: 1 1 0 0; }
     PolicyScreen #po-status { color: $text-muted; height: 4; }
-    PolicyScreen #po-moves { height: 3; }
+    PolicyScreen #po-moves { height: 4; }
     PolicyScreen SeriesPlot { height: 12; }
     """
 
@@ -192,10 +193,13 @@ class PolicyScreen(Screen[None]):
         done = replay_policy(base, change)
         rows = replay_rows(done)
         index = {(str(done.tree.account[i]), str(done.tree.user[i])): i for i in range(done.tree.size)}
-        lines = [_line(str(r["account"]), str(r["user"]), _num(r["fairshare"]), _num(r["fairshare_replayed"]),
-                       "" if r["move"] is None else f"{r['move']:+.6f}", _num(r["rank"]), _num(r["rank_replayed"]),
-                       _num(r["raw_usage"]), _num(r["raw_usage_replayed"])) for r in rows]
-        self.post_message(Replayed(key, change, done, rows, lines,
+        cells = [(str(r["account"]), str(r["user"]), _num(r["fairshare"]), _num(r["fairshare_replayed"]),
+                  "" if r["move"] is None else f"{r['move']:+.6f}", _num(r["rank"]), _num(r["rank_replayed"]),
+                  _num(r["raw_usage"]), _num(r["raw_usage_replayed"])) for r in rows]
+        widths = [max(len(c), *(len(line[k]) for line in cells)) if cells else len(c) for k, c in enumerate(COLUMNS)]
+        lines = [_line(widths, *line) for line in cells]
+        header = _line(widths, *COLUMNS)
+        self.post_message(Replayed(key, change, done, rows, header, lines,
                                    [index[(str(r["account"]), str(r["user"]))] for r in rows]))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="policy-series")
@@ -256,13 +260,13 @@ class PolicyScreen(Screen[None]):
                      + "".join(f"\n{n}" for n in done.notes)
                      + "\nEnter in a field replays · table sorted by the move (FairShare replayed - now) · "
                        "Rank: N = the highest of N users")
-        winners, losers = winners_losers(rows)
+        winners, losers = winners_losers(rows, 4)
         self.query_one("#po-moves", Static).update(
             "Largest winners: " + (", ".join(f"{_name(r)} {r['move']:+.4f}" for r in winners) or "none") +
             "\nLargest losers:  " + (", ".join(f"{_name(r)} {r['move']:+.4f}" for r in losers) or "none"), layout=False)
         self._row_index = message.row_index
         first = self._row_index.index(self.row) if self.row in self._row_index else 0
-        self.query_one(LineTable).set_lines(_line(*COLUMNS), message.lines, first)
+        self.query_one(LineTable).set_lines(message.header, message.lines, first)
         if rows:
             self._plot(self._row_index[first])
 
@@ -288,12 +292,11 @@ class PolicyScreen(Screen[None]):
 
 
 COLUMNS = ("Account", "User", "FairShare", "Replayed", "Move", "Rank", "Replayed", "RawUsage", "Replayed")
-WIDTHS = (-14, -12, 10, 10, 10, 6, 8, 14, 14)
-"""Each column's width; negative: left-aligned (names)."""
 
 
-def _line(*cells: str) -> str:
-    return " ".join(c.ljust(-w) if w < 0 else c.rjust(w) for c, w in zip(cells, WIDTHS)).rstrip()
+def _line(widths: list[int], *cells: str) -> str:
+    """One line of the table: names left-aligned, numbers right-aligned, as ``fairtop replay``."""
+    return " ".join(c.ljust(w) if k < 2 else c.rjust(w) for k, (c, w) in enumerate(zip(cells, widths))).rstrip()
 
 
 def _name(row: dict[str, object]) -> str:

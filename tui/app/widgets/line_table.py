@@ -45,7 +45,7 @@ class LineTable(ScrollView, can_focus=True):
         self.header, self.lines = header, lines
         self.cursor = max(0, min(cursor, len(lines) - 1))
         self.virtual_size = Size(max((len(header), *(len(x) for x in lines[:200])), default=0), len(lines) + 1)
-        self._follow()
+        self.call_after_refresh(self._follow)  # the new virtual size laid out first
         self.refresh()
 
     def _follow(self) -> None:
