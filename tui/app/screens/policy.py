@@ -13,7 +13,7 @@ without sacct, PrivateData for a normal user) is said so, with why.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -45,7 +45,8 @@ from tui.app.widgets.series_plot import Figure, SeriesPlot
 from tui.model import Snapshot
 
 _BASES: dict[str, ReplayBase] = {}
-"""The last source's own-policy pass (one: a session looks at one cluster at a time)."""
+"""The last snapshot's own-policy pass (one: a session looks at one cluster at a time), by the
+snapshot's id (checked against ``base.snap``: an id can be reused once a snapshot is gone)."""
 
 FIELDS = (("half_life", "Half-life"), ("calc_period", "Calc period"), ("reset_period", "Reset period"),
           ("algorithm", "Algorithm"), ("damping", "Dampening"), ("enforce_limits", "Enforce limits"),
@@ -70,19 +71,19 @@ def lacks(snap: Snapshot) -> str | None:
 @dataclass
 class Prepared(Message):
     key: str
-    base: ReplayBase
+    base: ReplayBase = field(repr=False)  # a message's repr is logged: no arrays in it
 
 
 @dataclass
 class Replayed(Message):
     key: str
     change: PolicyChange
-    done: PolicyReplay
-    rows: list[dict[str, object]]
-    header: str
-    lines: list[str]
+    done: PolicyReplay = field(repr=False)
+    rows: list[dict[str, object]] = field(repr=False)
+    header: str = field(repr=False)
+    lines: list[str] = field(repr=False)
     """The table's lines, formatted in the worker."""
-    row_index: list[int]
+    row_index: list[int] = field(repr=False)
     """The tree row of each line."""
 
 
@@ -116,7 +117,8 @@ class PolicyScreen(Screen[None]):
         self.done: PolicyReplay | None = None
         self._change: PolicyChange | None = None
         self._row_index: list[int] = []
-        self._key = f"{standing.snapshot.source}@{standing.snapshot.taken_at.isoformat()}"
+        self._key = f"{id(standing.snapshot)}"
+        """The snapshot's identity: a reload is a new snapshot (and the demo's jobs are made for its moment)."""
 
     def compose(self) -> ComposeResult:
         snap = self.standing.snapshot
@@ -130,9 +132,9 @@ class PolicyScreen(Screen[None]):
             yield Static("Policy replay · what another policy would have done · Esc: back", classes="pane-title",
                          id="po-title", markup=False)
             with Grid(id="po-form"):
-                for field, title in FIELDS:
+                for name, title in FIELDS:
                     yield Label(title)
-                    yield Input(placeholder=own.get(field, ""), id=f"po-{field}")
+                    yield Input(placeholder=own.get(name, ""), id=f"po-{name}")
             yield Static("", id="po-status", markup=False)
             yield Static("", id="po-moves", markup=False)
             yield LineTable(id="po-table")
@@ -146,7 +148,7 @@ class PolicyScreen(Screen[None]):
             return
         self._status("Reading the jobs and replaying them under the cluster's own policy…")
         base = _BASES.get(self._key)
-        if base is not None:
+        if base is not None and base.snap is self.standing.snapshot:
             self.post_message(Prepared(self._key, base))
         else:
             self._prepare(self.standing.snapshot)
