@@ -25,10 +25,17 @@ class FormError(ValueError):
 
     def __init__(self, field: str, text: str) -> None:
         super().__init__(f"{field}: {text}")
-        self.field = field
+        self.field, self.text = field, text
 
 
-def _seconds(field: str, text: str, zero_ok: bool) -> float | None:
+def slurm_seconds(field: str, text: str | None, zero_ok: bool) -> float | None:
+    """A Slurm time (``7-0``, ``90`` minutes, ``1:00:00``) in seconds; None when empty.
+
+    Raises
+    ------
+    FormError
+        Not a Slurm time, infinite, or 0 where ``zero_ok`` is false.
+    """
     if not text:
         return None
     try:
@@ -36,7 +43,7 @@ def _seconds(field: str, text: str, zero_ok: bool) -> float | None:
     except ValueError as exc:
         raise FormError(field, str(exc)) from None
     if secs is None or (secs == 0 and not zero_ok):
-        raise FormError(field, f"a finite Slurm time{'' if zero_ok else ' > 0'} (7-0 = 7 days, 90 = 90 minutes), "
+        raise FormError(field, f"must be a finite time{'' if zero_ok else ' > 0'} (7-0 = 7 days, 90 = 90 minutes), "
                                f"not {text!r}")
     return float(secs)
 
@@ -96,8 +103,8 @@ def form_change(form: Mapping[str, str]) -> PolicyChange:
             billing[part] = parse_tres_billing_weights(text)
         except ValueError as exc:
             raise FormError("billing weights", f"{part}: {exc}") from None
-    return PolicyChange(half_life_s=_seconds("half-life", get["half_life"], zero_ok=True),
-                        calc_period_s=_seconds("calc period", get["calc_period"], zero_ok=False),
+    return PolicyChange(half_life_s=slurm_seconds("half-life", get["half_life"], zero_ok=True),
+                        calc_period_s=slurm_seconds("calc period", get["calc_period"], zero_ok=False),
                         reset_period=reset, algorithm=algorithm, damping=damping,
                         enforce_limits=None if limits is None else limits == "yes",
                         qos_usage_factor=factors, billing=billing)

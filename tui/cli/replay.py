@@ -83,17 +83,12 @@ def _time(flag: str, text: str | None) -> datetime | None:
 
 
 def _seconds(flag: str, text: str | None, zero_ok: bool) -> float | None:
-    from tui.sources.slurm_units import parse_slurm_time
+    from tui.analysis.policy_view import FormError, slurm_seconds
 
-    if text is None:
-        return None
     try:
-        secs = parse_slurm_time(text)
-    except ValueError as exc:
-        raise InputError(flag, str(exc)) from None
-    if secs is None or (secs == 0 and not zero_ok):
-        raise InputError(flag, f"must be a finite time{'' if zero_ok else ' > 0'}, not {text!r}")
-    return float(secs)
+        return slurm_seconds(flag, text, zero_ok)
+    except FormError as exc:
+        raise InputError(flag, exc.text) from None
 
 
 def _pairs(flag: str, items: list[str]) -> dict[str, str]:
