@@ -101,8 +101,10 @@ class PolicyScreen(Screen[None]):
     DEFAULT_CSS = """
     PolicyScreen #po-scroll { padding: 0 1; }
     PolicyScreen .pane-title { text-style: bold; color: $accent; }
-    PolicyScreen #po-form { grid-size: 4; grid-columns: auto 1fr auto 1fr; grid-rows: 3; height: auto; }
-    PolicyScreen #po-form Label { padding: 1 1 0 0; }
+    PolicyScreen #po-form { grid-size: 4; grid-columns: auto 1fr auto 1fr; grid-rows: 1; grid-gutter: 0 1;
+                            height: auto; margin-bottom: 1; }
+    PolicyScreen #po-form Input { border: none; height: 1; padding: 0 1; }
+    PolicyScreen #po-form Input:focus { background: $boost; text-style: bold; }
     PolicyScreen #po-status { color: $text-muted; height: 4; }
     PolicyScreen #po-moves { height: 4; }
     PolicyScreen SeriesPlot { height: 12; }
@@ -155,7 +157,7 @@ class PolicyScreen(Screen[None]):
         self.query_one("#po-half_life", Input).focus()
 
     def _lacking(self, why: str) -> None:
-        self.query_one("#po-title", Static).update("Policy replay: not on this source")
+        self.query_one("#po-title", Static).update("Policy replay: not on this source · Esc: back")
         self._status(why)
         for widget in (self.query_one("#po-form"), self.query_one(LineTable), *self.query(SeriesPlot)):
             widget.display = False
@@ -263,9 +265,9 @@ class PolicyScreen(Screen[None]):
                      + "\nEnter in a field replays · table sorted by the move (FairShare replayed - now) · "
                        "Rank: N = the highest of N users")
         winners, losers = winners_losers(rows, 4)
-        self.query_one("#po-moves", Static).update(
-            "Largest winners: " + (", ".join(f"{_name(r)} {r['move']:+.4f}" for r in winners) or "none") +
-            "\nLargest losers:  " + (", ".join(f"{_name(r)} {r['move']:+.4f}" for r in losers) or "none"), layout=False)
+        listed = [" · ".join(f"{_name(r)} {r['move']:+.4f}" for r in side) or "none" for side in (winners, losers)]
+        self.query_one("#po-moves", Static).update(f"Largest winners: {listed[0]}\nLargest losers:  {listed[1]}",
+                                                   layout=False)
         self._row_index = message.row_index
         first = self._row_index.index(self.row) if self.row in self._row_index else 0
         self.query_one(LineTable).set_lines(message.header, message.lines, first)
