@@ -112,3 +112,13 @@ async def test_no_ui_stall_while_replaying(make_app) -> None:  # noqa: ANN001 - 
         finally:
             beat.cancel()
         assert gaps and max(gaps) < 0.05, f"longest UI stall {1000 * max(gaps):.0f} ms"
+
+
+def test_says_what_private_data_hides() -> None:
+    from tui.app.screens.policy import lacks
+    from tui.model import PrivateView
+
+    snap = dataclasses.replace(small_demo()(), private=PrivateView(frozenset({"jobs", "usage"}), "alice"))
+    why = lacks(snap)
+    assert why is not None and "PrivateData=jobs,usage" in why and "ask an admin" in why
+    assert lacks(small_demo()()) is None  # the demo has its made-up jobs
