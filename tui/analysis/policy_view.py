@@ -12,6 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+import numpy as np
+from numpy.typing import NDArray
+
 from tui.analysis.replay import RESET_PERIODS, PolicyChange, PolicyReplay, ReplayBase, prepare_replay, replay_policy
 from tui.sources.slurm_units import parse_slurm_time, parse_tres_billing_weights
 
@@ -120,41 +123,37 @@ def winners_losers(rows: list[dict[str, object]], n: int = 5) -> tuple[list[dict
     return winners, losers
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Series:
-    """One association over the window: at each time, RawUsage and FairShare under the cluster's
-    own policy (``now``) and under the new one (``new``)."""
+    """Every association over the window: at each time, RawUsage and FairShare under the cluster's
+    own policy (``now``) and under the new one (``new``), arrays of ``[time, tree row]``."""
 
     times: list[datetime]
-    usage_now: list[float]
-    usage_new: list[float]
-    fairshare_now: list[float]
-    fairshare_new: list[float]
+    usage_now: NDArray[np.float64]
+    usage_new: NDArray[np.float64]
+    fairshare_now: NDArray[np.float64]
+    fairshare_new: NDArray[np.float64]
 
 
-def association_series(base: ReplayBase, change: PolicyChange, row: int, points: int = 12) -> Series:
-    """``row``'s usage and FairShare at ``points`` times from the window's start to the snapshot,
-    each a replay read at that time (the last one is ``base``'s own)."""
+def policy_series(base: ReplayBase, change: PolicyChange, points: int = 12) -> Series:
+    """Every association's usage and FairShare at ``points`` times from the window's start to the
+    snapshot, each a replay read at that time (the last one is ``base``'s own). Once per policy:
+    a selection then reads its row (infinite FairShare as 0)."""
     start, end = base.since, datetime.fromtimestamp(base.when, base.snap.taken_at.tzinfo)
     step = (end - start) / points
-    out = Series([], [], [], [], [])
-    jobs = base.jobs
     last = datetime.fromtimestamp(base.last, end.tzinfo)  # the capture's last cycle: base is read at it
+    times, parts = [], []
     for k in range(1, points + 1):
         at = end if k == points else start + step * k
-        at_base = base if k == points else prepare_replay(base.snap, jobs, base.since, last, at)
+        at_base = base if k == points else prepare_replay(base.snap, base.jobs, base.since, last, at)
         done = replay_policy(at_base, change)
-        out.times.append(at if at.tzinfo else at.astimezone())
-        out.usage_now.append(float(done.now_tree.usage_raw[row]))
-        out.usage_new.append(float(done.tree.usage_raw[row]))
-        out.fairshare_now.append(_finite(done.now.fairshare[row]))
-        out.fairshare_new.append(_finite(done.result.fairshare[row]))
-    return out
-
-
-def _finite(value: object) -> float:
-    x = float(value)  # type: ignore[arg-type]
-    return x if math.isfinite(x) else 0.0
+        times.append(at)
+        parts.append([np.asarray(done.now_tree.usage_raw, dtype=np.float64),
+                      np.asarray(done.tree.usage_raw, dtype=np.float64),
+                      np.asarray(done.now.fairshare, dtype=np.float64),
+                      np.asarray(done.result.fairshare, dtype=np.float64)])
+    cols = [np.nan_to_num(np.stack([p[i] for p in parts]), nan=0.0, posinf=0.0, neginf=0.0) for i in range(4)]
+    return Series(times, *cols)
 
 
 def default_window(taken_at: datetime, half_life_s: float, first_job: float | None) -> datetime:

@@ -27,12 +27,13 @@ from textual.widgets import Input, Label, Static
 from textual.worker import Worker, WorkerState
 
 from tui.analysis.policy_view import (
+    Series,
     FormError,
-    association_series,
     default_window,
     duration,
     form_change,
     policy_line,
+    policy_series,
     winners_losers,
 )
 from tui.analysis.replay import PolicyChange, PolicyReplay, ReplayBase, job_columns, prepare_replay, \
@@ -89,8 +90,9 @@ class Replayed(Message):
 
 @dataclass
 class SeriesReady(Message):
-    row: int
-    figures: tuple[Figure, Figure]
+    key: str
+    change: PolicyChange
+    series: Series = field(repr=False)
 
 
 class PolicyScreen(Screen[None]):
@@ -118,6 +120,8 @@ class PolicyScreen(Screen[None]):
         """The last replay's rows (:func:`~tui.analysis.replay.replay_rows`), sorted by the move."""
         self.done: PolicyReplay | None = None
         self._change: PolicyChange | None = None
+        self._series_of: tuple[PolicyChange, Series] | None = None
+        """The shown policy's series of every association (:func:`~tui.analysis.policy_view.policy_series`)."""
         self._row_index: list[int] = []
         self._key = f"{id(standing.snapshot)}"
         """The snapshot's identity: a reload is a new snapshot (and the demo's jobs are made for its moment)."""
@@ -207,15 +211,8 @@ class PolicyScreen(Screen[None]):
                                    [index[(str(r["account"]), str(r["user"]))] for r in rows]))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="policy-series")
-    def _series(self, base: ReplayBase, change: PolicyChange, row: int, label: str) -> None:
-        s = association_series(base, change, row)
-        dates = [t.astimezone().strftime("%d/%m/%Y %H:%M") for t in s.times]
-        usage = Figure(f"RawUsage of {label} (SU = billing-hours)", dates,
-                       [("cluster's policy", [u / 3600.0 for u in s.usage_now]),
-                        ("new policy", [u / 3600.0 for u in s.usage_new])])
-        fs = Figure(f"FairShare of {label}", dates,
-                    [("cluster's policy", s.fairshare_now), ("new policy", s.fairshare_new)])
-        self.post_message(SeriesReady(row, (usage, fs)))
+    def _series(self, key: str, base: ReplayBase, change: PolicyChange) -> None:
+        self.post_message(SeriesReady(key, change, policy_series(base, change)))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state is WorkerState.ERROR and str(event.worker.group).startswith("policy-"):
@@ -271,6 +268,9 @@ class PolicyScreen(Screen[None]):
         self._row_index = message.row_index
         first = self._row_index.index(self.row) if self.row in self._row_index else 0
         self.query_one(LineTable).set_lines(message.header, message.lines, first)
+        base = _BASES.get(self._key)
+        if base is not None:
+            self._series(self._key, base, message.change)  # every association over time, once per policy
         if rows:
             self._plot(self._row_index[first])
 
@@ -280,19 +280,27 @@ class PolicyScreen(Screen[None]):
             self._plot(self._row_index[event.index])
 
     def _plot(self, row: int) -> None:
+        """Plot ``row`` from the series of the shown policy (computed once per policy, in a worker)."""
         self.row = row
-        base = _BASES.get(self._key)
-        if base is None or self._change is None:
-            return
-        tree = base.tree
-        self._series(base, self._change, row, tree.label(row))
+        series = self._series_of
+        if series is None or series[0] is not self._change:
+            return  # its series is on the way: plotted when it arrives
+        s, label = series[1], _BASES[self._key].tree.label(row) if self._key in _BASES else ""
+        dates = [t.astimezone().strftime("%d/%m/%Y %H:%M") for t in s.times]
+        self.query_one("#po-usage", SeriesPlot).show_figure(Figure(
+            f"RawUsage of {label} (SU = billing-hours)", dates,
+            [("cluster's policy", list(s.usage_now[:, row] / 3600.0)),
+             ("new policy", list(s.usage_new[:, row] / 3600.0))]))
+        self.query_one("#po-fs", SeriesPlot).show_figure(Figure(
+            f"FairShare of {label}", dates,
+            [("cluster's policy", list(s.fairshare_now[:, row])), ("new policy", list(s.fairshare_new[:, row]))]))
 
     @on(SeriesReady)
     def _series_ready(self, message: SeriesReady) -> None:
-        if message.row != self.row:
-            return
-        self.query_one("#po-usage", SeriesPlot).show_figure(message.figures[0])
-        self.query_one("#po-fs", SeriesPlot).show_figure(message.figures[1])
+        if message.key == self._key and message.change is self._change:
+            self._series_of = (message.change, message.series)
+            if self.row is not None:
+                self._plot(self.row)
 
 
 COLUMNS = ("Account", "User", "FairShare", "Replayed", "Move", "Rank", "Replayed", "RawUsage", "Replayed")
