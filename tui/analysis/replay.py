@@ -239,7 +239,7 @@ def prepare_replay(snap: Snapshot, jobs: JobColumns, since: datetime, last_cycle
                             resets=reset_boundaries(old.reset_period, c0, L, tz)).usage
         residual = (printed - at_capture) * math.exp(-_log_decay(old) * (L - La))
     noise = (1.0 - old.decay ** P) * np.maximum(np.abs(printed), np.abs(rebuilt)) + 1.0
-    now_tree = tree if La == L else replace(tree, usage_raw=(rebuilt + residual).astype(np.longdouble))
+    now_tree = tree if La == L else replace(tree, usage_raw=np.maximum(rebuilt + residual, 0.0).astype(np.longdouble))
     return ReplayBase(snap, tree, jobs, since, old, La, until, when, grid, table, tz, rebuilt, residual, noise,
                       now_tree, compute(now_tree, snap.settings.algorithm, snap.settings.dampening), La == L)
 

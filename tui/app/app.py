@@ -452,6 +452,14 @@ class FairtopApp(ClusterActions, LoadActions, TreeActions, App[int]):
 
         self.push_screen(HelpScreen())
 
+    def action_policy(self) -> None:
+        if self.standing is None:
+            self.notify("Nothing loaded yet.", timeout=3)
+            return
+        from tui.app.screens.policy import PolicyScreen  # the replay and its plots: on the first :policy
+
+        self.push_screen(PolicyScreen(self.standing, self._assoc.selected_row))
+
     def action_show_tab(self, tab_id: str) -> None:
         self._tabs.active = tab_id
         # A pane's scroll area takes the arrow keys. Not while the prompt is open: in a burst

@@ -58,7 +58,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("help", "Help", "app.help", "question_mark", command="help", show=True,
             help="List every key and command."),
     Command("command", "Command", "app.command_mode", "colon", show=True, short="Cmd",
-            help="Type a command: :tree :user NAME :account NAME :alloc :whatif :theme NAME :sort COLUMN :q"),
+            help="Type a command: :tree :user NAME :account NAME :alloc :whatif :policy :theme NAME :sort COLUMN :q"),
     Command("filter", "Filter", "app.filter_mode", "slash", command="filter", arg="REGEX", show=True,
             arg_action="app.set_filter({arg})",
             help="Filter associations by name with a regular expression; Esc clears it."),
@@ -81,6 +81,9 @@ COMMANDS: tuple[Command, ...] = (
             help="What a job would cost, and what it would do to the selected user's fairshare."),
     Command("tab-history", "History", "app.show_tab('history')", "5", command="history",
             help="Daily usage and decayed usage of the selected association, with dates."),
+    Command("policy", "Policy replay", "app.policy", "P", command="policy", aliases=("replay",),
+            help="Admins: replay the past weeks' jobs under another policy (half-life, algorithm, ...): "
+                 "who wins, who loses, and the selected association over time."),
     Command("sort-cycle", "Sort", "app.cycle_sort", "s", command="sort", arg="COLUMN",
             arg_action="app.sort({arg})", show=True,
             help=f"Next sort column; shift+letter sorts by one ({_SORT_KEYS}), again reverses."),

@@ -83,17 +83,12 @@ def _time(flag: str, text: str | None) -> datetime | None:
 
 
 def _seconds(flag: str, text: str | None, zero_ok: bool) -> float | None:
-    from tui.sources.slurm_units import parse_slurm_time
+    from tui.analysis.policy_view import FormError, slurm_seconds
 
-    if text is None:
-        return None
     try:
-        secs = parse_slurm_time(text)
-    except ValueError as exc:
-        raise InputError(flag, str(exc)) from None
-    if secs is None or (secs == 0 and not zero_ok):
-        raise InputError(flag, f"must be a finite time{'' if zero_ok else ' > 0'}, not {text!r}")
-    return float(secs)
+        return slurm_seconds(flag, text, zero_ok)
+    except FormError as exc:
+        raise InputError(flag, exc.text) from None
 
 
 def _pairs(flag: str, items: list[str]) -> dict[str, str]:
@@ -271,36 +266,11 @@ def _fs(value: object) -> str:
     return "" if value is None else f"{value:.6f}" if isinstance(value, float) else str(value)
 
 
-def _duration(seconds: float) -> str:
-    """Slurm's ``D-HH:MM:SS``."""
-    s = int(seconds)
-    return f"{s // 86400}-{s % 86400 // 3600:02d}:{s % 3600 // 60:02d}:{s % 60:02d}"
-
-
-def _policy_line(done: PolicyReplay) -> str:
-    """What changed, one line."""
-    a, b = done.old, done.new
-    changes = []
-    if a.half_life_s != b.half_life_s:
-        changes.append(f"half-life {_duration(a.half_life_s)} -> {_duration(b.half_life_s)}")
-    if a.calc_period_s != b.calc_period_s:
-        changes.append(f"calc period {a.calc_period_s:g} s -> {b.calc_period_s:g} s")
-    if a.reset_period != b.reset_period:
-        changes.append(f"reset {a.reset_period} -> {b.reset_period}")
-    if a.enforce_limits != b.enforce_limits:
-        changes.append(f"limits {'yes' if a.enforce_limits else 'no'} -> {'yes' if b.enforce_limits else 'no'}")
-    if a.billing_mode != b.billing_mode:
-        changes.append(f"billing {a.billing_mode} -> {b.billing_mode}")
-    changes += [f"TRESBillingWeights of {p}" for p in sorted(b.tres_weights) if a.tres_weights.get(p) !=
-                b.tres_weights[p]]
-    changes += [f"UsageFactor of {q} {a.usage_factor(q):g} -> {b.usage_factor(q):g}" for q in
-                sorted(b.qos_usage_factor) if a.usage_factor(q) != b.usage_factor(q)]
-    return "; ".join(changes) or "the cluster's own usage law"
-
-
 def _table(done: PolicyReplay, rows: list[dict[str, object]]) -> str:
+    from tui.analysis.policy_view import policy_line
+
     head = [f"# replay of {done.jobs} job run(s) from {done.since.isoformat(timespec='minutes')} to "
-            f"{done.at.isoformat(timespec='minutes')}: {_policy_line(done)}; "
+            f"{done.at.isoformat(timespec='minutes')}: {policy_line(done)}; "
             f"{done.algorithm.replace('_', ' ')}" + (f", dampening {done.damping:g}" if done.algorithm == "classic"
                                                       else ""),
             "# Rank: N = the highest FairShare of N users (as 'fairtop report'); Move: FairShare replayed - now"]

@@ -46,7 +46,7 @@ class HistoryLoaded(Message):
     last_cycle: datetime | None
 
 
-def _origin(snap: Snapshot) -> tuple[str, str | None]:
+def jobs_origin(snap: Snapshot) -> tuple[str, str | None]:
     """("folder", DIR), ("live", None) or ("none", why)."""
     if snap.tree is None:
         return "none", "PBS has no sacct: usage history is for Slurm clusters."
@@ -84,7 +84,7 @@ class HistoryPane(ShownPane):
 
     def _key(self, snap: Snapshot) -> str:
         # the demo's records are made for its moment: a reloaded demo is a new cluster
-        return f"{snap.source}@{snap.taken_at.isoformat()}" if _origin(snap)[0] == "demo" else snap.source
+        return f"{snap.source}@{snap.taken_at.isoformat()}" if jobs_origin(snap)[0] == "demo" else snap.source
 
     def draw_shown(self) -> None:
         """Plot the usage of the selection (an account: with the accounts below it; a user: that
@@ -92,7 +92,7 @@ class HistoryPane(ShownPane):
         assert self._pending is not None
         standing, row = self._pending
         snap = standing.snapshot
-        kind, value = _origin(snap)
+        kind, value = jobs_origin(snap)
         if kind == "none":
             self._message(value or "No usage history.")
             return
@@ -180,7 +180,7 @@ class HistoryPane(ShownPane):
         if target is not None:
             rel = "-" if target.rel_diff is None else f"{target.rel_diff:+.4%}"
             verdict = "agrees" if target.agrees else "differs: " + target.note
-            printed = "the demo's" if _origin(snap)[0] == "demo" else "sshare"
+            printed = "the demo's" if jobs_origin(snap)[0] == "demo" else "sshare"
             line = (f"RawUsage {target.printed:,.0f} ({printed}) vs {target.rebuilt:,.0f} rebuilt from the jobs "
                     f"with Slurm's decay law: {rel}, {verdict}; all associations: largest difference "
                     f"{check.max_rel_diff:.4%}.")
