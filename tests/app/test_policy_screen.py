@@ -1,11 +1,9 @@
 """The Policy screen (``:policy``): a replay of the demo's jobs under another half-life, what a
-source without jobs lacks, and no UI stall while the replay runs."""
+source without jobs lacks, and the replays run in worker threads."""
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-import time
 from datetime import datetime, timezone
 from functools import partial
 
@@ -83,35 +81,39 @@ async def test_says_what_a_capture_without_sacct_lacks(make_app, tmp_path) -> No
         assert "no sacct_a_P.psv" in text and "policy replay" in text
 
 
-async def test_no_ui_stall_while_replaying(make_app) -> None:  # noqa: ANN001 - fixture
-    app = make_app(loader=small_demo(users=4000))
-    gaps: list[float] = []
+async def test_the_replays_run_off_the_event_loops_thread(make_app, monkeypatch) -> None:  # noqa: ANN001 - fixtures
+    """The heavy calls (the jobs and the cluster's own pass, each form's replay, the plots' series) run in
+    worker threads, so the UI stays live however long they take (the stall itself is measured by
+    bench/app.py's heartbeat, not timed here: a loaded machine makes any timed assertion flaky)."""
+    import threading
 
-    async def heartbeat() -> None:
-        """The event loop's stalls, as bench/app.py measures them (a 1 ms beat)."""
-        while True:
-            t0 = time.perf_counter()
-            await asyncio.sleep(0.001)
-            gaps.append(time.perf_counter() - t0 - 0.001)
+    from tui.app.screens import policy as screen_module
 
+    seen: dict[str, set[str]] = {}
+
+    def recorded(name: str):  # noqa: ANN202 - a wrapper
+        real = getattr(screen_module, name)
+
+        def call(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+            seen.setdefault(name, set()).add(threading.current_thread().name)
+            return real(*args, **kwargs)
+        return call
+
+    for name in ("prepare_replay", "replay_policy", "policy_series"):
+        monkeypatch.setattr(screen_module, name, recorded(name))
+    app = make_app(loader=small_demo(users=400))
     async with app.run_test(size=(160, 50)) as pilot:
         screen = await _open(pilot)
-        await workers_done(pilot)  # the first replay's plots built: the beat measures one form's replay
-        await pilot.pause(0.2)
+        await workers_done(pilot)
         field = screen.query_one("#po-half_life", Input)
         field.value = "2-0"
         field.focus()
-        beat = asyncio.create_task(heartbeat())
-        try:
-            await field.action_submit()
-            deadline = time.perf_counter() + 20
-            while not (screen.done is not None and screen.done.new.half_life_s == 2 * 86400.0):
-                assert time.perf_counter() < deadline
-                await asyncio.sleep(0.005)
-            await asyncio.sleep(0.5)  # the table drawn, the plots computed and built
-        finally:
-            beat.cancel()
-        assert gaps and max(gaps) < 0.05, f"longest UI stall {1000 * max(gaps):.0f} ms"
+        await field.action_submit()
+        await until(pilot, lambda: screen.done is not None and screen.done.new.half_life_s == 2 * 86400.0)
+        await workers_done(pilot)
+    assert set(seen) == {"prepare_replay", "replay_policy", "policy_series"}
+    main = threading.main_thread().name
+    assert all(main not in threads for threads in seen.values()), seen
 
 
 def test_says_what_private_data_hides() -> None:
