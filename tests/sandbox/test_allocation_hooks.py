@@ -133,8 +133,9 @@ def install_hooks(env: dict[str, str], tmp: Path) -> Iterator[dict]:
         conf.write_text(original)
         server.stop()
         _run(["scancel", "-u", USER], env, check=False)
-        # up.sh renders the generated slurm.conf again; ours had hooks, so it restarts slurmctld
-        _run([str(scripts / "up.sh")], env, timeout=300)
+        # The file is up.sh's own again, so up.sh sees no change and would leave slurmctld running with
+        # the hooks (a later test's jobs were then requeued by the missing prolog): restart it here.
+        _restart_slurmctld(env)
 
 
 @pytest.fixture(scope="module", params=[pytest.param(r, marks=on_release(r)) for r in ("22.05", "24.11", "26.05")])
