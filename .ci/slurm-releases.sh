@@ -40,10 +40,11 @@ release_up() {  # release_up VERSION: build, start, export; 0 when up
   echo "slurm $version sandbox up in $((SECONDS - t0)) s ($var=$envfile)"
 }
 
-releases_down() {
+releases_down() {  # every release CI may have started (the background part of .ci/run starts them)
   local version vars
-  for version in "${releases_up[@]}"; do
-    vars=$(release_ports "$version")
+  for version in ${FAIRTOP_CI_SLURM:-26.05.3}; do
+    vars=$(release_ports "$version") || continue
+    [ -d "$(echo "$vars" | sed 's/^SANDBOX_DIR=\([^ ]*\).*/\1/')" ] || continue
     # shellcheck disable=SC2086
     env $vars SANDBOX_SLURM="/opt/slurm-$version" "$SANDBOX/down.sh" --purge >/dev/null 2>&1 || true
   done

@@ -38,7 +38,7 @@ from tui.analysis.standing import build_standing
 from tui.model import Snapshot
 from tui.sources.saved import load_folder
 
-pytestmark = [pytest.mark.sandbox, SKIP]
+pytestmark = [pytest.mark.sandbox, pytest.mark.own_sandbox, SKIP]
 
 SPEC = FIXTURES / "pending_jobs" / "spec.txt"
 FOLDER = os.environ.get("FAIRTOP_PENDING_DIR", "/tmp/fairtop-pending-2205")

@@ -25,7 +25,7 @@ from tests.conftest import FIXTURES
 from tests.sandbox._sandbox import fairtop_for, on_release, release_env, scripts, sh
 from tui.sources.private_data import visible_names
 
-pytestmark = [pytest.mark.sandbox]
+pytestmark = [pytest.mark.sandbox, pytest.mark.own_sandbox]
 
 PRIVATE = "usage,jobs,users,accounts"
 #: release -> its own folder and ports (beside CI's sandboxes of the same release)

@@ -22,7 +22,7 @@ import pytest
 from tests.conftest import ROOT
 from tests.sandbox._sandbox import RELEASES, on_release, release_env, scripts
 
-pytestmark = [pytest.mark.sandbox, *on_release("26.05")]
+pytestmark = [pytest.mark.sandbox, pytest.mark.own_sandbox, *on_release("26.05")]
 
 PORT = 7991  # slurmrestd on 127.0.0.1
 USER, ACCOUNT = "ftjwt", "ftjwtacct"

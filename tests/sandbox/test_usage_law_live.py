@@ -43,7 +43,7 @@ from tui.sources.ctld_log import parse_ctld_log
 from tui.sources.sacct import AccountedJob, load_saved_history, read_last_decay_ran
 from tui.sources.saved import load_folder
 
-pytestmark = [pytest.mark.sandbox, SKIP]
+pytestmark = [pytest.mark.sandbox, pytest.mark.own_sandbox, SKIP]
 
 #: This module's sandbox: folder, first of three Slurm ports, MariaDB port (beside CI's 6817-6819/13306
 #: and the other tests' and engineers' sandboxes).
