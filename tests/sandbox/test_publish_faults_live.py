@@ -78,9 +78,13 @@ def test_publishing_resumes_after_slurmctld_was_down(tmp_path: Path, monkeypatch
     assert published == 2 and seen == [paths[0], paths[0]], err.getvalue()  # up, down, down, up
     assert (pub / CURRENT).resolve() == paths[1]
     lines = err.getvalue().splitlines()
-    assert len(lines) == 2, lines
-    assert lines[0].startswith("fairtop: capture failed: sshare -a -l -P: the Slurm controller does not answer: ")
-    assert f"(current stays on {paths[0]};" in lines[0]
-    assert lines[1].startswith("fairtop: capture recovered after 2 failed rounds in ")
+    # One line per reason, not per round: the two failed rounds give one line, or two when sshare's
+    # own message changed between them (seen once in CI under load), never the same reason twice.
+    *failures, recovered = lines
+    assert 1 <= len(failures) <= 2 and len(set(failures)) == len(failures), lines
+    assert all(line.startswith("fairtop: capture failed: sshare -a -l -P: the Slurm controller does not answer: ")
+               for line in failures), lines
+    assert all(f"(current stays on {paths[0]};" in line for line in failures), lines
+    assert recovered.startswith("fairtop: capture recovered after 2 failed rounds in "), lines
     assert sorted(p.name for p in pub.iterdir()) == sorted([paths[0].name, paths[1].name, CURRENT])
     assert 10 < down[1] - down[0] < 60  # the outage the publisher rode through
