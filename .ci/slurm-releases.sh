@@ -63,7 +63,10 @@ releases_build_start() {  # build each release in the background, niced: the tes
 
 releases_start() {  # wait for the builds, then start each release's sandbox (release_up: build cached)
   local pid version
-  for pid in "${releases_build_pids[@]}"; do wait "$pid"; done
+  # (polled, not waited: .ci/run calls this in a subshell, which cannot wait for its parent's children)
+  for pid in "${releases_build_pids[@]}"; do
+    while kill -0 "$pid" 2>/dev/null; do sleep 2; done
+  done
   if [ "$(id -u)" != 0 ]; then
     loud "NOT ROOT: the Slurm ${FAIRTOP_CI_SLURM:-26.05.3} sandbox tests will be SKIPPED"
   elif [ ! -x "$SANDBOX/build.sh" ]; then
