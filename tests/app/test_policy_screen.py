@@ -4,11 +4,14 @@ source without jobs lacks, and the replays run in worker threads."""
 from __future__ import annotations
 
 import dataclasses
+import shutil
 from datetime import datetime, timezone
 from functools import partial
 
+import pytest
 from textual.widgets import Input, Static
 
+from tests.conftest import FIXTURES
 from tests.app.conftest import ready, small_demo, until, workers_done
 from tui.analysis.policy_view import default_window
 from tui.analysis.replay import PolicyChange, job_columns, policy_replay, replay_rows
@@ -16,6 +19,9 @@ from tui.app.screens.policy import PolicyScreen
 from tui.app.widgets.line_table import LineTable
 from tui.sources.demo import demo_history
 from tui.sources.sacct import SacctColumns
+from tui.sources.saved import load_folder
+
+HL1H = FIXTURES / "slurm" / "replay" / "hl1h"
 
 
 def _expected_top(snap, half_life_s: float) -> dict[str, object]:  # noqa: ANN001 - a Snapshot
@@ -124,3 +130,30 @@ def test_says_what_private_data_hides() -> None:
     why = lacks(snap)
     assert why is not None and "PrivateData=jobs,usage" in why and "ask an admin" in why
     assert lacks(small_demo()()) is None  # the demo has its made-up jobs
+
+
+@pytest.mark.parametrize(("enforce", "hint"), [("associations", "no"), ("associations,limits", "yes"),
+                                               ("associations,safe", "yes")])
+async def test_enforce_limits_shows_the_clusters_own(make_app, tmp_path, enforce: str, hint: str) -> None:  # noqa: ANN001 - fixtures
+    """The "Enforce limits" field's hint is the capture's AccountingStorageEnforce (limits or safe: yes),
+    as the other fields show the cluster's own values, not "yes or no"."""
+    folder = tmp_path / "capture"
+    shutil.copytree(HL1H, folder)
+    config = folder / "scontrol_show_config.txt"
+    text = config.read_text()
+    assert "AccountingStorageEnforce = associations,limits\n" in text
+    config.write_text(text.replace("AccountingStorageEnforce = associations,limits\n",
+                                   f"AccountingStorageEnforce = {enforce}\n"))
+    app = make_app(loader=partial(load_folder, folder), me="alice")
+    async with app.run_test(size=(160, 50)) as pilot:
+        screen = await _open(pilot)
+        assert screen.query_one("#po-enforce_limits", Input).placeholder == hint
+        assert screen.query_one("#po-half_life", Input).placeholder == "0-01:00:00"
+        assert screen.done is not None and screen.done.old.enforce_limits is (hint == "yes")
+
+
+def test_enforce_hint_unknown_counts_as_limits() -> None:
+    from tui.analysis.policy_view import enforce_hint
+
+    assert enforce_hint(None) == "yes (AccountingStorageEnforce unknown)"
+    assert enforce_hint(frozenset({"associations", "qos"})) == "no"

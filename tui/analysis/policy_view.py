@@ -16,6 +16,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from tui.analysis.replay import RESET_PERIODS, PolicyChange, PolicyReplay, ReplayBase, prepare_replay, replay_policy
+from tui.engine.usage_law import UsagePolicy
+from tui.model import PrioritySettings
 from tui.sources.slurm_units import parse_slurm_time, parse_tres_billing_weights
 
 FORM_FIELDS = ("half_life", "calc_period", "reset_period", "algorithm", "damping", "enforce_limits",
@@ -162,6 +164,16 @@ def default_window(taken_at: datetime, half_life_s: float, first_job: float | No
         return datetime.fromtimestamp(first_job - 1, taken_at.tzinfo)
     back = timedelta(days=366) if half_life_s <= 0 else max(timedelta(seconds=10 * half_life_s), timedelta(days=30))
     return taken_at - back
+
+
+def enforce_hint(enforce: frozenset[str] | None) -> str:
+    """The "Enforce limits" field's hint: the cluster's own, as the other fields show theirs. Yes when
+    AccountingStorageEnforce has ``limits`` or ``safe`` (or ``all``: a job's last slice is charged at its
+    end), no when it does not (``associations`` alone); unknown (a source without it) counts as yes, as
+    the replay counts it (:meth:`~tui.engine.usage_law.UsagePolicy.of`), and says so."""
+    if enforce is None:
+        return "yes (AccountingStorageEnforce unknown)"
+    return "yes" if UsagePolicy.of(PrioritySettings(accounting_enforce=enforce)).enforce_limits else "no"
 
 
 def duration(seconds: float) -> str:

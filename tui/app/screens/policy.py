@@ -31,6 +31,7 @@ from tui.analysis.policy_view import (
     FormError,
     default_window,
     duration,
+    enforce_hint,
     form_change,
     policy_line,
     policy_series,
@@ -129,10 +130,10 @@ class PolicyScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         snap = self.standing.snapshot
         s = snap.settings
-        limits = "" if s.accounting_enforce is None else "yes" if "limits" in s.accounting_enforce else "no"
+        limits = enforce_hint(s.accounting_enforce)
         own = {"half_life": duration(s.decay_half_life_s), "calc_period": f"{s.calc_period_s // 60} (minutes)",
                "reset_period": s.usage_reset_period, "algorithm": s.algorithm, "damping": f"{s.dampening:g}",
-               "enforce_limits": limits or "yes or no",
+               "enforce_limits": limits,
                "qos_usage_factor": "QOS=F,…", "billing": "PART=CPU=1,Mem=0.25G;…"}
         with VerticalScroll(id="po-scroll"):
             yield Static("Policy replay · what another policy would have done · Esc: back", classes="pane-title",
