@@ -16,6 +16,11 @@ as sshare would print it. Timed, fastest of ``--repeat``:
   law, the residual and the fairshare now: once per session;
 * ``replay``: :func:`tui.analysis.replay.replay_policy` under a changed policy, each: the jobs
   under the new law (billed again), the residual carried, the engine;
+* ``screen``: what the Policy screen computes (:mod:`tui.analysis.policy_view`): once per session
+  the own policy's usage and FairShare of every association at the plot's 12 times
+  (:func:`~tui.analysis.policy_view.own_series`); when the policy changes, the replay and the new
+  policy's series (:func:`~tui.analysis.policy_view.policy_series`); when the highlighted row
+  changes, its two figures' lines (:func:`~tui.analysis.policy_view.series_row`);
 * ``rss``: the peak resident memory of the process (``--stream``: the file parsed chunk by chunk,
   only the columns kept).
 
@@ -40,6 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from engine import random_tree, timed  # noqa: E402
 
+from tui.analysis.policy_view import own_series, policy_series, series_row  # noqa: E402
 from tui.analysis.replay import PolicyChange, job_columns, prepare_replay, replay_policy  # noqa: E402
 from tui.engine.usage_law import UsagePolicy, cycle_grid, replay  # noqa: E402
 from tui.model import Partition, PrioritySettings, Snapshot  # noqa: E402
@@ -130,12 +136,28 @@ def main() -> None:
         switch = NOW - timedelta(days=30) if name.startswith("switch") else None
         t, done = timed(lambda c=change, s=switch: replay_policy(base, c, switch_at=s), args.repeat)
         rows.append((name, t, done))
+    t_own, own = timed(lambda: own_series(base), args.repeat)
+
+    def screen_change(c: PolicyChange) -> object:  # the Policy screen's worker on a new form
+        done = replay_policy(base, c)
+        return policy_series(base, c, own=own, done=done)  # type: ignore[arg-type]
+
+    shown = {name: timed(lambda c=changes[name]: screen_change(c), args.repeat)
+             for name in ("half-life 2 days", "classic", "gpu weight 8 -> 16")}
+    shown["calc period 5 -> 2 minutes"] = timed(lambda: screen_change(PolicyChange(calc_period_s=120)), args.repeat)
+    series = shown["half-life 2 days"][1]
+    rows_seen = np.random.default_rng(5).integers(1, tree.size, 100)
+    t_rows, _ = timed(lambda: [series_row(series, int(r)) for r in rows_seen], args.repeat)  # type: ignore[arg-type]
     print(f"{args.assocs:,} associations, {args.jobs:,} jobs over {args.days:g} days ({len(grid):,} cycles); "
           f"sacct text {len(text) / 1e6:.0f} MB (made in {made:.1f} s)\n")
     print(f"| step | s |\n|---|---:|\n| parse (text -> columns on the tree) | {t_parse:.2f} |")
     print(f"| the own policy (once per session: residual, fairshare now) | {t_base:.2f} |")
     for name, t, _ in rows:
         print(f"| replay: {name} | {t:.2f} |")
+    print(f"| screen: the own policy's plot series (once per session) | {t_own:.2f} |")
+    for name, (t, _) in shown.items():
+        print(f"| screen: policy change, {name} (replay + the plots' series of every association) | {t:.2f} |")
+    print(f"| screen: highlight moves (one row's plot lines, mean of 100 rows) | {t_rows / 100:.5f} |")
     print(f"\npeak RSS {peak_rss_mb():.0f} MB")
 
 

@@ -1,10 +1,17 @@
-"""The Policy screen's form read into a PolicyChange, and its winners and losers."""
+"""The Policy screen's form read into a PolicyChange, its winners and losers, and its plot series."""
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
+import numpy as np
 import pytest
 
-from tui.analysis.policy_view import FormError, form_change, winners_losers
+from tests.conftest import FIXTURES
+from tui.analysis.policy_view import FormError, default_window, form_change, policy_series, series_row, winners_losers
+from tui.analysis.replay import PolicyChange, job_columns, prepare_replay, replay_policy
+from tui.sources.sacct import load_saved_columns, load_saved_last_cycle
+from tui.sources.saved import load_folder
 
 
 def test_form_mirrors_replay_flags() -> None:
@@ -38,3 +45,47 @@ def test_winners_and_losers() -> None:
     rows = [{"move": m, "account": "a", "user": str(i)} for i, m in enumerate([0.3, 0.1, 0.0, None, -0.05, -0.2])]
     winners, losers = winners_losers(rows, 1)  # type: ignore[arg-type]
     assert winners[0]["move"] == 0.3 and losers[0]["move"] == -0.2
+
+
+HL1H = FIXTURES / "slurm" / "replay" / "hl1h"
+
+
+def _hl1h_base():  # noqa: ANN202 - a ReplayBase
+    snap = load_folder(HL1H)
+    cols, last = load_saved_columns(HL1H), load_saved_last_cycle(HL1H)
+    since = default_window(snap.taken_at, snap.settings.decay_half_life_s, float(cols.start.min()))
+    return prepare_replay(snap, job_columns(cols, snap.tree), since.astimezone(timezone.utc), last)
+
+
+@pytest.mark.parametrize("change", [PolicyChange(), PolicyChange(half_life_s=1800.0),
+                                    PolicyChange(calc_period_s=120.0), PolicyChange(enforce_limits=False),
+                                    PolicyChange(algorithm="classic")], ids=["own", "hl30m", "calc2m", "nolimits",
+                                                                             "classic"])
+def test_series_is_a_replay_read_at_each_time(change: PolicyChange) -> None:
+    """The plot's series (one pass of the law for all 12 times and every association) equals what a
+    replay read at each time gives (prepare_replay at it, then replay_policy), on the real 22.05
+    capture hl1h; its last time is the replay's own, and the cluster's side ends on sshare's RawUsage."""
+    base = _hl1h_base()
+    series = policy_series(base, change)
+    end = datetime.fromtimestamp(base.when, base.snap.taken_at.tzinfo)
+    step = (end - base.since) / 12
+    last = datetime.fromtimestamp(base.last, end.tzinfo)
+    assert series.times == [end if k == 12 else base.since + step * k for k in range(1, 13)]
+    for k, at in enumerate(series.times):
+        at_base = base if k == 11 else prepare_replay(base.snap, base.jobs, base.since, last, at)
+        done = replay_policy(at_base, change)
+        np.testing.assert_allclose(series.usage_now[k], np.asarray(done.now_tree.usage_raw, dtype=np.float64),
+                                   rtol=1e-12)
+        np.testing.assert_allclose(series.usage_new[k], np.asarray(done.tree.usage_raw, dtype=np.float64),
+                                   rtol=1e-12)
+        np.testing.assert_allclose(series.fairshare_now[k], np.nan_to_num(done.now.fairshare, posinf=0.0),
+                                   rtol=1e-12)
+        np.testing.assert_allclose(series.fairshare_new[k], np.nan_to_num(done.result.fairshare, posinf=0.0),
+                                   rtol=1e-12)
+    tree = base.tree
+    alice = next(i for i in range(tree.size) if tree.user[i] == "alice")
+    assert series.usage_now[-1, alice] == float(tree.usage_raw[alice]) > 0  # sshare's RawUsage at the capture
+    assert series.usage_now[0, alice] < series.usage_now[-1, alice] or series.usage_now[0, alice] == 0
+    dates, usage, fairshare = series_row(series, alice)
+    assert len(dates) == 12 and usage[0][1][-1] == float(tree.usage_raw[alice]) / 3600.0
+    assert [name for name, _ in fairshare] == ["cluster's policy", "new policy"]

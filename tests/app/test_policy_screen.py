@@ -105,7 +105,7 @@ async def test_the_replays_run_off_the_event_loops_thread(make_app, monkeypatch)
             return real(*args, **kwargs)
         return call
 
-    for name in ("prepare_replay", "replay_policy", "policy_series"):
+    for name in ("prepare_replay", "own_series", "replay_policy", "policy_series"):
         monkeypatch.setattr(screen_module, name, recorded(name))
     app = make_app(loader=small_demo(users=400))
     async with app.run_test(size=(160, 50)) as pilot:
@@ -117,7 +117,7 @@ async def test_the_replays_run_off_the_event_loops_thread(make_app, monkeypatch)
         await field.action_submit()
         await until(pilot, lambda: screen.done is not None and screen.done.new.half_life_s == 2 * 86400.0)
         await workers_done(pilot)
-    assert set(seen) == {"prepare_replay", "replay_policy", "policy_series"}
+    assert set(seen) == {"prepare_replay", "own_series", "replay_policy", "policy_series"}
     main = threading.main_thread().name
     assert all(main not in threads for threads in seen.values()), seen
 

@@ -220,3 +220,53 @@ def test_the_planners_series_is_the_same_law_as_the_replay() -> None:
             assert series[:, k] == pytest.approx(got.per_job, rel=1e-9, abs=1e-9)
     short = charge_series([60.0], [10.0], [30.0], [1000.0], HL, P, enforce_limits=False)
     assert short[0, 0] == 0.0  # a job between two cycles, without limits: never charged
+
+
+@pytest.mark.parametrize("limits", [True, False])
+@pytest.mark.parametrize("resets", [(), (30000.5, 61000.0)])
+def test_replay_at_reads_each_sample_as_replay_does(limits: bool, resets: tuple[float, ...]) -> None:
+    """One pass read at several cycles (the Policy screen's plot) equals a replay truncated at each:
+    jobs short and long, running, ending on a cycle and between, a re-anchored (irregular) grid, a
+    sample read after its cycle, two readings of one cycle, usage resets, QOS factors."""
+    from tui.engine.usage_law import replay_at
+
+    rng = np.random.default_rng(1)
+    n = 50
+    parent = np.r_[-1, np.zeros(9, dtype=np.int64), rng.integers(1, 10, 40)]
+    J = 3000
+    start = np.floor(rng.uniform(0, 100000, J))
+    end = start + np.floor(rng.pareto(1.2, J) * 600 + 30)
+    end[rng.random(J) < 0.05] = np.inf
+    end[:20] = 300.0 * np.ceil(start[:20] / 300.0 + 2)  # on a cycle
+    jobs = JobTable.of(rng.integers(0, n, J), start, end, rng.uniform(1, 10, J), list(rng.choice(["a", "b"], J)))
+    grid = cycle_grid(100000, 300, 0)
+    cycles = np.r_[grid[:200], grid[200:] + 7]  # a restart re-anchored the grid
+    policy = UsagePolicy(half_life_s=5 * 3600, enforce_limits=limits, qos_usage_factor={"b": 0.5})
+    samples = np.array([10, 50, 51, 120, 120, 200, cycles.size - 1])
+    untils = cycles[samples].copy()
+    untils[4] += 100.0
+    untils[-1] += 200.0
+    got = replay_at(jobs, parent, cycles, policy, samples, untils, resets)
+    assert got.shape == (samples.size, n)
+    for m, k in enumerate(samples):
+        want = replay(jobs, parent, cycles[:k + 1], policy, until=untils[m], resets=resets).usage
+        np.testing.assert_allclose(got[m], want, rtol=1e-10, atol=1e-6)
+    assert got[-1, 0] > 1e6  # real usage
+    assert bool(got[4, 0] > got[3, 0]) is limits  # a job ending after the cycle, read then: its last slice (limits)
+
+
+@pytest.mark.parametrize("grid", ["logged", "uneven"])
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_bucket_search_is_searchsorted(grid: str, side: str) -> None:
+    """The replay's cycle lookup (buckets, then a few steps) finds what a binary search finds: on a
+    logged grid (whole seconds, a period apart but for the wake-up's jitter) and an uneven one (its
+    fallback), for times between, on and around cycles, outside the grid and running jobs' inf."""
+    from tui.engine.usage_law import _search
+
+    rng = np.random.default_rng(7)
+    if grid == "logged":
+        c = np.floor(1.8e9 + 300.0 * np.arange(25921) + rng.random(25921))
+    else:
+        c = 1.8e9 + np.cumsum(rng.integers(1, 600, 20000)).astype(np.float64)
+    x = np.r_[rng.uniform(c[0] - 1000, c[-1] + 1000, 100000), c, c + 0.5, c - 0.5, [np.inf, -np.inf]]
+    np.testing.assert_array_equal(_search(c, x, side), np.searchsorted(c, x, side=side))

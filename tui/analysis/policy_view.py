@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 import numpy as np
 from numpy.typing import NDArray
 
-from tui.analysis.replay import RESET_PERIODS, PolicyChange, PolicyReplay, ReplayBase, prepare_replay, replay_policy
-from tui.engine.usage_law import UsagePolicy
-from tui.model import PrioritySettings
+from tui.analysis.replay import RESET_PERIODS, PolicyChange, PolicyReplay, ReplayBase, replay_policy
+from tui.engine import compute
+from tui.engine.usage_law import UsagePolicy, cycle_grid, replay_at, reset_boundaries
+from tui.model import AssocTree, PrioritySettings
 from tui.sources.slurm_units import parse_slurm_time, parse_tres_billing_weights
 
 FORM_FIELDS = ("half_life", "calc_period", "reset_period", "algorithm", "damping", "enforce_limits",
@@ -137,25 +138,140 @@ class Series:
     fairshare_new: NDArray[np.float64]
 
 
-def policy_series(base: ReplayBase, change: PolicyChange, points: int = 12) -> Series:
-    """Every association's usage and FairShare at ``points`` times from the window's start to the
-    snapshot, each a replay read at that time (the last one is ``base``'s own). Once per policy:
-    a selection then reads its row (infinite FairShare as 0)."""
+@dataclass(frozen=True, eq=False)
+class OwnSeries:
+    """The cluster's own policy at the plot's times (:func:`own_series`): once per session, as
+    :class:`~tui.analysis.replay.ReplayBase` is. Arrays ``[time, tree row]`` but ``last`` and ``until``."""
+
+    times: list[datetime]
+    cycle: NDArray[np.int64]
+    """Each time's last cycle of the cluster's grid (an index into ``base.grid``)."""
+    last: NDArray[np.float64]
+    """That cycle (epoch s)."""
+    until: NDArray[np.float64]
+    """When the usage is read (the last time: the snapshot's; else its cycle)."""
+    rebuilt: NDArray[np.float64]
+    residual: NDArray[np.float64]
+    noise: NDArray[np.float64]
+    usage: NDArray[np.float64]
+    fairshare: NDArray[np.float64]
+
+
+def _times(base: ReplayBase, points: int) -> list[datetime]:
     start, end = base.since, datetime.fromtimestamp(base.when, base.snap.taken_at.tzinfo)
     step = (end - start) / points
-    last = datetime.fromtimestamp(base.last, end.tzinfo)  # the capture's last cycle: base is read at it
-    times, parts = [], []
-    for k in range(1, points + 1):
-        at = end if k == points else start + step * k
-        at_base = base if k == points else prepare_replay(base.snap, base.jobs, base.since, last, at)
-        done = replay_policy(at_base, change)
-        times.append(at)
-        parts.append([np.asarray(done.now_tree.usage_raw, dtype=np.float64),
-                      np.asarray(done.tree.usage_raw, dtype=np.float64),
-                      np.asarray(done.now.fairshare, dtype=np.float64),
-                      np.asarray(done.result.fairshare, dtype=np.float64)])
-    cols = [np.nan_to_num(np.stack([p[i] for p in parts]), nan=0.0, posinf=0.0, neginf=0.0) for i in range(4)]
-    return Series(times, *cols)
+    return [end if k == points else start + step * k for k in range(1, points + 1)]
+
+
+def _fairshare(tree: AssocTree, usage: NDArray[np.float64], algorithm: str, damping: float,
+               shares: NDArray[np.int64] | None = None) -> NDArray[np.float64]:
+    kw = {} if shares is None else {"shares_raw": shares}
+    done = compute(replace(tree, usage_raw=np.asarray(usage, dtype=np.longdouble), **kw), algorithm, damping)
+    return np.asarray(done.fairshare, dtype=np.float64)
+
+
+def own_series(base: ReplayBase, points: int = 12) -> OwnSeries:
+    """Every association's usage and FairShare under the cluster's own policy at ``points`` times from
+    the window's start to the snapshot, as :func:`~tui.analysis.replay.prepare_replay` reads them at
+    each (``at``): one pass of the law (:func:`~tui.engine.usage_law.replay_at`), the residual carried
+    back, the engine at each time. The last time is ``base``'s own."""
+    times = _times(base, points)
+    old, grid, tree = base.old, base.grid, base.tree
+    when = np.asarray([t.timestamp() for t in times], dtype=np.float64)
+    when[-1] = base.when
+    cycle = np.clip(np.searchsorted(grid, when, side="right") - 1, 0, grid.size - 1)
+    cycle[-1] = grid.size - 1
+    last = grid[cycle]
+    until = np.where(when >= base.last, when, last)
+    until[-1] = base.until
+    c0 = float(grid[0])
+    resets = reset_boundaries(old.reset_period, c0, base.last, base.tz)
+    rebuilt = replay_at(base.table, tree.parent, grid, old, cycle, until, resets)
+    rebuilt[-1] = base.rebuilt
+    lo = math.log(old.decay) if old.decay < 1.0 else 0.0
+    residual = base.residual[None, :] * np.exp(-lo * (base.last - last))[:, None]
+    printed = np.abs(np.asarray(tree.usage_raw, dtype=np.float64))
+    noise = (1.0 - old.decay ** old.calc_period_s) * np.maximum(printed[None, :], np.abs(rebuilt)) + 1.0
+    usage = np.maximum(rebuilt + residual, 0.0)
+    usage[-1] = np.asarray(base.now_tree.usage_raw, dtype=np.float64)
+    s = base.snap.settings
+    fairshare = np.stack([_fairshare(tree, u, s.algorithm, s.dampening) for u in usage[:-1]]
+                         + [np.asarray(base.now.fairshare, dtype=np.float64)])
+    return OwnSeries(times, cycle, last, until, rebuilt, residual, noise, usage, fairshare)
+
+
+def policy_series(base: ReplayBase, change: PolicyChange, points: int = 12, own: OwnSeries | None = None,
+                  done: PolicyReplay | None = None) -> Series:
+    """Every association's usage and FairShare at ``points`` times from the window's start to the
+    snapshot under both policies, as :func:`~tui.analysis.replay.replay_policy` of a base read at
+    each time gives them (the last time is ``done``, ``replay_policy(base, change)``, when given).
+    One pass of the law per policy (:func:`~tui.engine.usage_law.replay_at`) and the engine at each
+    time; ``own`` (:func:`own_series`) is the cluster's side, computed once. A selection then reads
+    its row (infinite FairShare as 0).
+
+    The new policy's cycles run every new ``PriorityCalcPeriod`` back from each time's last cycle, as
+    ``replay_policy`` at that time: one pass per phase of the new period (one, unless the calc period
+    changes).
+    """
+    own = own or own_series(base, points)
+    done = done or replay_policy(base, change)
+    tree, old, new = base.tree, base.old, done.new
+    settings = base.snap.settings
+    algorithm, damping = done.algorithm, done.damping
+    shares = None
+    if change.shares:
+        shares = np.asarray(done.tree.shares_raw).copy()
+    same_usage = new == old
+    same_fs = same_usage and shares is None and algorithm == settings.algorithm and damping == settings.dampening
+    if same_usage:
+        usage = own.usage.copy()
+    else:
+        c0 = float(base.grid[0])
+        table = base.table if new.tres_weights == old.tres_weights and new.billing_mode == old.billing_mode \
+            else base.jobs.table(new, c0)
+        # Each time's new grid runs back from its own last cycle, as replay_policy's at that time:
+        # the times whose cycles are a whole number of new periods apart share one grid (one pass).
+        P, last = new.calc_period_s, own.last.size - 1
+        phase = np.round(np.mod(base.last - own.last, P), 6)
+        rebuilt_new = np.zeros_like(own.usage)  # the last time: done's
+        last_new = np.empty(own.last.size)
+        wiped = np.zeros(own.last.size, dtype=bool)
+        for p in np.unique(phase):
+            on = np.flatnonzero(phase == p)
+            grid = cycle_grid(float(own.last[on[-1]]), P, c0)
+            cycle = np.clip(np.searchsorted(grid, own.last[on], side="right") - 1, 0, grid.size - 1)
+            resets = reset_boundaries(new.reset_period, c0, float(grid[-1]), base.tz)
+            read = on[:-1] if on[-1] == last else on  # the last time is done's own
+            rebuilt_new[read] = replay_at(table, tree.parent, grid, new, cycle[:read.size], own.until[read], resets)
+            last_new[on] = grid[cycle]
+            wiped[on] = [bool(np.any(resets <= t)) for t in grid[cycle]]
+        lo = math.log(old.decay) if old.decay < 1.0 else 0.0
+        ln = math.log(new.decay) if new.decay < 1.0 else 0.0
+        scale = np.where(wiped, 0.0, np.exp(ln * (last_new - c0) - lo * (own.last - c0)))[:, None]
+        real = np.abs(own.residual) > own.noise
+        usage = np.floor(np.maximum(np.where(real, rebuilt_new + own.residual * scale,
+                                             rebuilt_new + own.residual), 0.0))
+        usage[-1] = np.asarray(done.tree.usage_raw, dtype=np.float64)
+    if same_fs:
+        fairshare = own.fairshare.copy()
+    else:
+        fairshare = np.stack([_fairshare(tree, u, algorithm, damping, shares) for u in usage[:-1]]
+                             + [np.asarray(done.result.fairshare, dtype=np.float64)])
+    cols = [np.nan_to_num(a, nan=0.0, posinf=0.0, neginf=0.0) for a in (own.usage, usage, own.fairshare, fairshare)]
+    return Series(list(own.times), *cols)
+
+
+def series_row(series: Series, row: int) -> tuple[list[str], list[tuple[str, list[float]]],
+                                                   list[tuple[str, list[float]]]]:
+    """One association's plot lines from ``series`` (what the Policy screen draws when the highlight
+    moves): the times as ``dd/mm/YYYY HH:MM`` (local), RawUsage in SU (billing-hours) and FairShare, each
+    under the cluster's policy and the new one."""
+    dates = [t.astimezone().strftime("%d/%m/%Y %H:%M") for t in series.times]
+    usage = [("cluster's policy", (series.usage_now[:, row] / 3600.0).tolist()),
+             ("new policy", (series.usage_new[:, row] / 3600.0).tolist())]
+    fairshare = [("cluster's policy", series.fairshare_now[:, row].tolist()),
+                 ("new policy", series.fairshare_new[:, row].tolist())]
+    return dates, usage, fairshare
 
 
 def default_window(taken_at: datetime, half_life_s: float, first_job: float | None) -> datetime:

@@ -57,6 +57,7 @@ __all__ = [
     "JobTable",
     "Replay",
     "replay",
+    "replay_at",
     "cycle_grid",
     "anchored_cycles",
     "reset_boundaries",
@@ -370,6 +371,37 @@ def subtree_sum(own: ArrayLike, parent: ArrayLike) -> NDArray[np.float64]:
     return total
 
 
+def _search(c: NDArray[np.float64], x: NDArray[np.float64], side: Literal["left", "right"]) -> NDArray[np.int64]:
+    """``np.searchsorted(c, x, side)`` for many unsorted ``x`` against a non-decreasing, roughly even
+    ``c`` (a cycle grid): each ``x`` finds its bucket of an even split of ``c``'s span by arithmetic, then
+    steps over the few cycles in it. About four times faster than a binary search per job at a
+    million jobs; an uneven ``c`` (more than 8 cycles in a bucket) falls back to the binary search."""
+    n = c.size
+    span = float(c[-1] - c[0]) if n else 0.0
+    if x.size < 4096 or n < 2 or not span > 0:
+        return np.searchsorted(c, x, side=side).astype(np.int64)
+    h = span / n
+    edges = c[0] + h * np.arange(n + 1, dtype=np.float64)
+    edges[-1] = np.inf
+    first = np.searchsorted(c, edges, side=side)  # sorted: fast
+    most = int(np.diff(first).max())
+    if most > 8:
+        return np.searchsorted(c, x, side=side).astype(np.int64)
+    with np.errstate(invalid="ignore"):
+        b = np.clip(np.floor((x - c[0]) / h), 0, n - 1)
+    b = np.nan_to_num(b, nan=n - 1).astype(np.int64)
+    b -= (b > 0) & (edges[b] > x)  # rounding: at most one bucket off
+    b += (b < n - 1) & (edges[np.minimum(b + 1, n)] <= x)
+    ans: NDArray[np.int64] = first[b].astype(np.int64)
+    below = x < c[0] if side == "right" else x <= c[0]
+    ans[below] = 0
+    upper = first[b + 1]
+    for _ in range(most):
+        at = c[np.minimum(ans, n - 1)]
+        ans += (ans < upper) & ((at <= x) if side == "right" else (at < x))
+    return ans
+
+
 def replay(jobs: JobTable, parent: ArrayLike, cycles: ArrayLike, policy: UsagePolicy,
            until: float | None = None, resets: ArrayLike = ()) -> Replay:
     """Replay Slurm's usage law over ``jobs`` and ``cycles``: raw usage after the last cycle.
@@ -425,10 +457,10 @@ def replay(jobs: JobTable, parent: ArrayLike, cycles: ArrayLike, policy: UsagePo
     H = np.cumsum(gap * keep, dtype=np.longdouble)
 
     s, e = jobs.start, jobs.end
-    k1 = np.maximum(np.searchsorted(c, s, side="right"), 1)    # first cycle after the start
+    k1 = np.maximum(_search(c, s, "right"), 1)    # first cycle after the start
     # first cycle after the end: a job ending in the second of a cycle ran through it (the cycle's
     # time is its wake-up second, the end is processed after; sacct's times are whole seconds)
-    ke = np.searchsorted(c, e, side="right")
+    ke = _search(c, e, "right")
     kl = np.minimum(ke, N + 1) - 1                             # last cycle it runs through
     runs = kl >= k1
     k1c = np.minimum(k1, N)
@@ -461,6 +493,117 @@ def replay(jobs: JobTable, parent: ArrayLike, cycles: ArrayLike, policy: UsagePo
         if names.size else np.zeros(0)
     qos = {str(q): float(v) for q, v in zip(names, by_qos) if q}
     return Replay(subtree_sum(own, par), own, per_job, qos, last)
+
+
+def replay_at(jobs: JobTable, parent: ArrayLike, cycles: ArrayLike, policy: UsagePolicy, samples: ArrayLike,
+              untils: ArrayLike | None = None, resets: ArrayLike = ()) -> NDArray[np.float64]:
+    """:func:`replay` read at several cycles in one pass: every association's raw usage after each
+    of ``samples``, as ``replay(jobs, parent, cycles[:K + 1], policy, until, resets).usage`` for
+    each sample cycle ``K`` (to rounding).
+
+    A job charges its association from its first cycle to its end; after that its share only
+    decays. So each job is evaluated at the samples it is still charging at (one, for a job that
+    starts and ends between two samples) and, once done, at the first sample after its end; what
+    the done jobs hold is carried from sample to sample by the decay between them (and dropped at
+    a usage reset). The cost is about one :func:`replay`, however many samples.
+
+    Parameters
+    ----------
+    jobs, parent, cycles, policy, resets
+        As :func:`replay` (``cycles`` the whole grid).
+    samples : array_like of int (M,)
+        Non-decreasing indices into ``cycles``: the cycles after which the usage is read.
+    untils : array_like of float (M,), optional
+        When each sample is read (``>= cycles[K]``, non-decreasing, and before the next sample's
+        cycle when that is another one): jobs that
+        ended after the sample's cycle and by then have their last slice charged undecayed (with
+        limits). Default: each sample's cycle.
+
+    Returns
+    -------
+    float64 array (M, n)
+        Raw usage, descendants included, at each sample.
+    """
+    c = np.asarray(cycles, dtype=np.float64).reshape(-1)
+    if c.size == 0:
+        raise ValueError("no decay cycle")
+    if np.any(np.diff(c) <= 0):
+        raise ValueError("cycle times must be strictly increasing")
+    Ks = np.asarray(samples, dtype=np.int64).reshape(-1)
+    M = Ks.size
+    par = np.asarray(parent, dtype=np.int64)
+    n = par.size
+    if M == 0:
+        return np.zeros((0, n))
+    if np.any(np.diff(Ks) < 0) or Ks[0] < 0 or Ks[-1] >= c.size:
+        raise ValueError("samples must be non-decreasing indices into cycles")
+    cK = c[Ks]
+    stop = cK.copy() if untils is None else np.maximum(np.asarray(untils, dtype=np.float64).reshape(-1), cK)
+    d = policy.decay
+    dlog = math.log(d) if d < 1.0 else 0.0
+    # Each sample's last reset cycle (charges before it are wiped), and its prefix sums as in replay().
+    b = np.asarray(resets, dtype=np.float64).reshape(-1)
+    r = np.zeros(M, dtype=np.int64)
+    for m in range(M):
+        hit = np.searchsorted(c, b[b <= cK[m]], side="left")
+        r[m] = int(hit.max()) if hit.size else 0
+    gap = np.diff(c, prepend=c[0])
+    idx = np.arange(c.size)
+    w = np.zeros((M, c.size))
+    for m in range(M):
+        on = (idx >= r[m]) & (idx <= Ks[m])
+        w[m, on] = np.exp((cK[m] - c[on]) * dlog)
+    G = np.cumsum(gap * np.exp(gap * dlog) * w, axis=1, dtype=np.longdouble)
+
+    # (job, sample) pairs: from the first sample at or after its start to the first after its end.
+    s_all, e_all = jobs.start, jobs.end
+    first_m = _search(stop, s_all, "left")
+    done_m = _search(cK, e_all, "left")  # first sample whose cycle is at or after the end
+    k1_all, ke_all = _search(c, s_all, "right"), _search(c, e_all, "right")
+    last_m = np.minimum(done_m, M - 1)
+    count = np.where(first_m <= last_m, last_m - first_m + 1, 0)
+    job = np.repeat(np.arange(s_all.size), count)
+    offsets = np.cumsum(count) - count
+    m = (first_m[job] + np.arange(job.size) - offsets[job]).astype(np.int64)
+    final = m == done_m[job]  # done: carried to the later samples by the decay alone
+
+    s, e, K = s_all[job], e_all[job], Ks[m]
+    k1 = np.maximum(np.minimum(k1_all[job], K + 1), 1)
+    ke = np.minimum(ke_all[job], K + 1)
+    kl = ke - 1
+    runs = kl >= k1
+    k1c = np.minimum(k1, K)
+    klc = np.clip(kl, 0, K)
+    width = c.size
+    flat_1, flat_l = m * width + k1c, m * width + klc
+    wf = w.reshape(-1)
+    delta1 = np.where(runs, c[k1c] - np.maximum(c[k1c - 1], s), 0.0)
+    decayed = np.where(runs, delta1 * np.exp(delta1 * dlog) * wf[flat_1]
+                       + (G.reshape(-1)[flat_l] - G.reshape(-1)[flat_1]).astype(np.float64), 0.0)
+    ended = np.isfinite(e) & (e <= stop[m]) & (ke >= 1) & (e > s) & bool(policy.enforce_limits)
+    kp = np.clip(ke - 1, 0, K)
+    tail = np.maximum(np.where(ended, e - np.maximum(c[kp], s), 0.0), 0.0)
+    tail_w = np.where(ke > K, 1.0, np.exp((cK[m] - c[kp]) * dlog))
+    decayed = decayed + np.where(ended & (ke > r[m]), tail * np.exp(tail * dlog) * tail_w, 0.0)
+
+    names, code = jobs.qos_codes()
+    factor = np.asarray([policy.usage_factor(str(q)) for q in names], dtype=np.float64)[code] if names.size \
+        else np.ones(0)
+    per_pair = decayed * (jobs.billing * factor)[job]
+    row = jobs.row[job]
+    valid = (row >= 0) & (row < n)
+    key = m * n + row
+    held = np.bincount(key[valid & ~final], weights=per_pair[valid & ~final], minlength=M * n).reshape(M, n)
+    done = np.bincount(key[valid & final], weights=per_pair[valid & final], minlength=M * n).reshape(M, n)
+    out = np.empty((M, n))
+    carried = np.zeros(n)
+    for k in range(M):
+        if k:
+            wiped = bool(np.any((b > cK[k - 1]) & (b <= cK[k])))
+            carried = np.zeros(n) if wiped else carried * math.exp((cK[k] - cK[k - 1]) * dlog)
+        carried = carried + done[k]
+        out[k] = subtree_sum(carried + held[k], par)
+    return out
 
 
 # --------------------------------------------------------------------------------------------

@@ -29,12 +29,15 @@ from textual.worker import Worker, WorkerState
 from tui.analysis.policy_view import (
     Series,
     FormError,
+    OwnSeries,
     default_window,
     duration,
     enforce_hint,
     form_change,
+    own_series,
     policy_line,
     policy_series,
+    series_row,
     winners_losers,
 )
 from tui.analysis.replay import PolicyChange, PolicyReplay, ReplayBase, job_columns, prepare_replay, \
@@ -46,9 +49,9 @@ from tui.app.widgets.line_table import LineTable
 from tui.app.widgets.series_plot import Figure, SeriesPlot
 from tui.model import Snapshot
 
-_BASES: dict[str, ReplayBase] = {}
-"""The last snapshot's own-policy pass (one: a session looks at one cluster at a time), by the
-snapshot's id (checked against ``base.snap``: an id can be reused once a snapshot is gone)."""
+_BASES: dict[str, tuple[ReplayBase, OwnSeries]] = {}
+"""The last snapshot's own-policy pass and its plot series (one: a session looks at one cluster at a
+time), by the snapshot's id (checked against ``base.snap``: an id can be reused once a snapshot is gone)."""
 
 FIELDS = (("half_life", "Half-life"), ("calc_period", "Calc period"), ("reset_period", "Reset period"),
           ("algorithm", "Algorithm"), ("damping", "Dampening"), ("enforce_limits", "Enforce limits"),
@@ -74,6 +77,7 @@ def lacks(snap: Snapshot) -> str | None:
 class Prepared(Message):
     key: str
     base: ReplayBase = field(repr=False)  # a message's repr is logged: no arrays in it
+    own: OwnSeries = field(repr=False)
 
 
 @dataclass
@@ -154,9 +158,9 @@ class PolicyScreen(Screen[None]):
             self._lacking(why)
             return
         self._status("Reading the jobs and replaying them under the cluster's own policy…")
-        base = _BASES.get(self._key)
-        if base is not None and base.snap is self.standing.snapshot:
-            self.post_message(Prepared(self._key, base))
+        kept = _BASES.get(self._key)
+        if kept is not None and kept[0].snap is self.standing.snapshot:
+            self.post_message(Prepared(self._key, *kept))
         else:
             self._prepare(self.standing.snapshot)
         self.query_one("#po-half_life", Input).focus()
@@ -195,10 +199,10 @@ class PolicyScreen(Screen[None]):
         first = float(cols.start.min()) if cols.size else None
         since = default_window(snap.taken_at, snap.settings.decay_half_life_s, first)
         base = prepare_replay(snap, job_columns(cols, snap.tree), since.astimezone(timezone.utc), last)
-        self.post_message(Prepared(self._key, base))
+        self.post_message(Prepared(self._key, base, own_series(base)))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="policy-replay")
-    def _replay(self, key: str, base: ReplayBase, change: PolicyChange) -> None:
+    def _replay(self, key: str, base: ReplayBase, own: OwnSeries, change: PolicyChange) -> None:
         done = replay_policy(base, change)
         rows = replay_rows(done)
         index = {(str(done.tree.account[i]), str(done.tree.user[i])): i for i in range(done.tree.size)}
@@ -210,24 +214,20 @@ class PolicyScreen(Screen[None]):
         header = _line(widths, *COLUMNS)
         self.post_message(Replayed(key, change, done, rows, header, lines,
                                    [index[(str(r["account"]), str(r["user"]))] for r in rows]))
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="policy-series")
-    def _series(self, key: str, base: ReplayBase, change: PolicyChange) -> None:
-        self.post_message(SeriesReady(key, change, policy_series(base, change)))
+        # every association over time under both policies, once per policy: a highlight reads its row
+        self.post_message(SeriesReady(key, change, policy_series(base, change, own=own, done=done)))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state is WorkerState.ERROR and str(event.worker.group).startswith("policy-"):
             event.stop()
-            series = event.worker.group == "policy-series"
-            what = "The plot of the association failed" if series else "The replay failed"
-            self._status(f"{what}: {error_text(event.worker.error)}")
+            self._status(f"The replay failed: {error_text(event.worker.error)}")
 
     # --- results -----------------------------------------------------------------------------
 
     @on(Prepared)
     def _prepared(self, message: Prepared) -> None:
         _BASES.clear()
-        _BASES[message.key] = message.base
+        _BASES[message.key] = (message.base, message.own)
         self._run()
 
     @on(Input.Submitted)
@@ -236,8 +236,8 @@ class PolicyScreen(Screen[None]):
         self._run()
 
     def _run(self) -> None:
-        base = _BASES.get(self._key)
-        if base is None:
+        kept = _BASES.get(self._key)
+        if kept is None:
             return  # still preparing: it runs the form once ready
         form = {f: self.query_one(f"#po-{f}", Input).value for f, _ in FIELDS}
         try:
@@ -246,7 +246,7 @@ class PolicyScreen(Screen[None]):
             self._status(f"Not replayed: {exc}")
             return
         self._status("Replaying…")
-        self._replay(self._key, base, change)
+        self._replay(self._key, *kept, change)
 
     @on(Replayed)
     def _replayed(self, message: Replayed) -> None:
@@ -269,9 +269,6 @@ class PolicyScreen(Screen[None]):
         self._row_index = message.row_index
         first = self._row_index.index(self.row) if self.row in self._row_index else 0
         self.query_one(LineTable).set_lines(message.header, message.lines, first)
-        base = _BASES.get(self._key)
-        if base is not None:
-            self._series(self._key, base, message.change)  # every association over time, once per policy
         if rows:
             self._plot(self._row_index[first])
 
@@ -286,15 +283,11 @@ class PolicyScreen(Screen[None]):
         series = self._series_of
         if series is None or series[0] is not self._change:
             return  # its series is on the way: plotted when it arrives
-        s, label = series[1], _BASES[self._key].tree.label(row) if self._key in _BASES else ""
-        dates = [t.astimezone().strftime("%d/%m/%Y %H:%M") for t in s.times]
-        self.query_one("#po-usage", SeriesPlot).show_figure(Figure(
-            f"RawUsage of {label} (SU = billing-hours)", dates,
-            [("cluster's policy", list(s.usage_now[:, row] / 3600.0)),
-             ("new policy", list(s.usage_new[:, row] / 3600.0))]))
-        self.query_one("#po-fs", SeriesPlot).show_figure(Figure(
-            f"FairShare of {label}", dates,
-            [("cluster's policy", list(s.fairshare_now[:, row])), ("new policy", list(s.fairshare_new[:, row]))]))
+        label = _BASES[self._key][0].tree.label(row) if self._key in _BASES else ""
+        dates, usage, fairshare = series_row(series[1], row)
+        self.query_one("#po-usage", SeriesPlot).show_figure(Figure(f"RawUsage of {label} (SU = billing-hours)",
+                                                                   dates, usage))
+        self.query_one("#po-fs", SeriesPlot).show_figure(Figure(f"FairShare of {label}", dates, fairshare))
 
     @on(SeriesReady)
     def _series_ready(self, message: SeriesReady) -> None:
