@@ -42,3 +42,20 @@ def test_qos_usage_factors_and_no_decay() -> None:
     assert factors == {"normal": 1.0, "keep": 2.0, "half": 0.5} and no_decay == {"keep"}
     with pytest.raises(InputError, match="UsageFactor"):
         parse_qos_usage("Name|Flags\nnormal|\n")
+
+
+def test_a_capture_keeps_the_cycle_lines_with_their_zone() -> None:
+    """What a capture saves: the cycle, start, stop and reconfigure lines only, each time with its
+    zone, read back to the same times wherever the capture is read."""
+    from datetime import timedelta
+
+    from tui.sources.ctld_log import priority_lines
+
+    plus2 = timezone(timedelta(hours=2))
+    kept = priority_lines(LOG + "[2026-11-28T02:42:00.000] Reconfigure signal (SIGHUP) received\n", plus2).decode()
+    assert "_ft_debug:       acct" not in kept and "not a log line" not in kept and "_read_last_decay_ran" not in kept
+    assert kept.splitlines()[0] == ("[2026-11-28T02:38:53.525+02:00] slurmctld version 22.05.8 started on cluster "
+                                    "sandbox")
+    again, direct = parse_ctld_log(kept, timezone.utc), parse_ctld_log(LOG, plus2)  # the saved zone wins
+    assert (again.cycles, again.starts, again.stops) == (direct.cycles, direct.starts, direct.stops)
+    assert again.cycles[0] == ts("2026-11-28T00:38:54") and again.reconfigures == [ts("2026-11-28T00:42:00")]

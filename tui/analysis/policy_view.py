@@ -209,9 +209,9 @@ def policy_series(base: ReplayBase, change: PolicyChange, points: int = 12, own:
     time; ``own`` (:func:`own_series`) is the cluster's side, computed once. A selection then reads
     its row (infinite FairShare as 0).
 
-    The new policy's cycles run every new ``PriorityCalcPeriod`` back from each time's last cycle, as
-    ``replay_policy`` at that time: one pass per phase of the new period (one, unless the calc period
-    changes).
+    The new policy runs on the cluster's own cycles (logged ones too) while the calc period is the
+    same; another one's cycles run every new ``PriorityCalcPeriod`` back from each time's last cycle,
+    as ``replay_policy`` at that time: one pass per phase of the new period.
     """
     own = own or own_series(base, points)
     done = done or replay_policy(base, change)
@@ -236,9 +236,10 @@ def policy_series(base: ReplayBase, change: PolicyChange, points: int = 12, own:
         rebuilt_new = np.zeros_like(own.usage)  # the last time: done's
         last_new = np.empty(own.last.size)
         wiped = np.zeros(own.last.size, dtype=bool)
-        for p in np.unique(phase):
-            on = np.flatnonzero(phase == p)
-            grid = cycle_grid(float(own.last[on[-1]]), P, c0)
+        same_grid = P == old.calc_period_s  # the cluster's own cycles (logged ones too), as replay_policy
+        for p in np.unique(phase) if not same_grid else [0.0]:
+            on = np.flatnonzero(phase == p) if not same_grid else np.arange(own.last.size)
+            grid = cycle_grid(float(own.last[on[-1]]), P, c0) if not same_grid else base.grid
             cycle = np.clip(np.searchsorted(grid, own.last[on], side="right") - 1, 0, grid.size - 1)
             resets = reset_boundaries(new.reset_period, c0, float(grid[-1]), base.tz)
             read = on[:-1] if on[-1] == last else on  # the last time is done's own

@@ -21,7 +21,7 @@ Pure: arrays in, arrays out; no I/O, no clock, no Textual.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone, tzinfo
 
@@ -146,8 +146,10 @@ class PolicyReplay:
     residual: NDArray[np.float64]
     """Printed RawUsage minus the window's jobs under the snapshot's own policy (at ``at``)."""
     tolerance: NDArray[np.float64]
-    """Where ``|residual|`` is within it, it is the replay's noise (one period's decay + 1)."""
+    """Where ``|residual|`` is within it, it is the replay's noise (:attr:`ReplayBase.grid_text`)."""
     notes: tuple[str, ...] = ()
+    grid_text: str = ""
+    """Which cycles the own-policy replay ran on, and the tolerance that implies (:attr:`ReplayBase.grid_text`)."""
 
 
 def _grid(policy: UsagePolicy, last: float, since: float, anchor: float | None) -> NDArray[np.float64]:
@@ -185,10 +187,34 @@ class ReplayBase:
     now: FairshareResult
     at_capture: bool
     """``at`` is the snapshot's own time: "now" is sshare's printed usage."""
+    logged: bool = False
+    """The grid is slurmctld's own logged decay cycles over the whole window."""
+    grid_text: str = ""
+    """Which grid, in words, with the tolerance it implies: logged cycles (RawUsage within 1e-6
+    relative + 1 of sshare) or an assumed grid (within ``1 - d**P`` relative + 1)."""
+
+
+def _logged_grid(cycles: Sequence[float], last: float | None, taken: float, T0: float, first_job: float,
+                 P: float) -> tuple[NDArray[np.float64] | None, str]:
+    """The logged cycles as the own-policy grid (to the last cycle at or before the capture, from the
+    last one at or before the window), or None and why not."""
+    c = np.unique(np.asarray(cycles, dtype=np.float64))
+    c = c[c <= taken]
+    if c.size == 0:
+        return None, "the log has no decay cycle before the capture"
+    if last is not None and c[-1] != math.floor(last):
+        return None, (f"the log's last cycle ({datetime.fromtimestamp(c[-1], timezone.utc):%Y-%m-%d %H:%M:%S} UTC) "
+                      f"is not the saved last cycle ({datetime.fromtimestamp(last, timezone.utc):%H:%M:%S} UTC)")
+    begin = min(T0, first_job)
+    if c[0] > begin:
+        return None, (f"the log starts at {datetime.fromtimestamp(c[0], timezone.utc):%Y-%m-%d %H:%M} UTC, "
+                      "after the window's first job")
+    k = int(np.searchsorted(c, T0, side="right")) - 1
+    return c[max(k, 0):], ""
 
 
 def prepare_replay(snap: Snapshot, jobs: JobColumns, since: datetime, last_cycle: datetime | None = None,
-                   at: datetime | None = None) -> ReplayBase:
+                   at: datetime | None = None, cycles: Sequence[float] | None = None) -> ReplayBase:
     """The jobs from ``since`` to ``at`` under the snapshot's own policy (see the module docstring).
 
     Parameters
@@ -203,6 +229,12 @@ def prepare_replay(snap: Snapshot, jobs: JobColumns, since: datetime, last_cycle
         The last decay cycle before the capture (default ``snap.taken_at``); the grid ends there.
     at : datetime, optional
         When to read the usage, ``<= snap.taken_at`` (default the snapshot's time).
+    cycles : sequence of float, optional
+        slurmctld's own decay cycles (epoch s, from its log with ``DebugFlags=Priority``:
+        :mod:`tui.sources.ctld_log`). When they cover the window and end on ``last_cycle``, the
+        own policy runs on them (restarts and all) and the residual's noise is ``1e-6`` relative
+        + 1; else on a regular grid back from ``last_cycle`` (``1 - d**P`` relative + 1), and
+        ``grid_text`` says why.
 
     Raises
     ------
@@ -213,7 +245,7 @@ def prepare_replay(snap: Snapshot, jobs: JobColumns, since: datetime, last_cycle
     if tree is None:
         raise ValueError("not a Slurm snapshot: a replay needs the association tree")
     taken = snap.taken_at.timestamp()
-    L = math.floor((last_cycle or snap.taken_at).timestamp())
+    L = float(math.floor((last_cycle or snap.taken_at).timestamp()))
     when = taken if at is None else at.timestamp()
     if when > taken + 1e-6:
         raise ValueError(f"--at {at} is after the snapshot ({snap.taken_at}): its jobs are not known")
@@ -222,9 +254,17 @@ def prepare_replay(snap: Snapshot, jobs: JobColumns, since: datetime, last_cycle
         raise ValueError("the window is empty: --at is not after its start")
     old = UsagePolicy.of(snap.settings, snap.partitions)
     P = old.calc_period_s
-    La = L if when >= L else L - math.ceil((L - when) / P) * P  # the last old cycle at or before --at
+    full, why = (None, "no slurmctld log saved") if not cycles else _logged_grid(
+        cycles, None if last_cycle is None else last_cycle.timestamp(), taken, T0,
+        float(jobs.jobs.start.min()) if jobs.size else T0, P)
+    logged = full is not None
+    if full is None:
+        full = cycle_grid(L, P, T0)
+    L = float(full[-1])
+    k = max(int(np.searchsorted(full, when, side="right")) - 1, 0)
+    La = float(full[k])  # the last old cycle at or before --at
     until = when if when >= L else La
-    grid = cycle_grid(La, P, T0)
+    grid = full[:k + 1]
     c0 = float(grid[0])
     table = jobs.table(old, c0)
     tz = snap.taken_at.astimezone().tzinfo
@@ -235,20 +275,29 @@ def prepare_replay(snap: Snapshot, jobs: JobColumns, since: datetime, last_cycle
     if La == L:
         residual = printed - rebuilt
     else:
-        at_capture = replay(table, tree.parent, cycle_grid(L, P, T0), old, until=taken,
+        at_capture = replay(table, tree.parent, full, old, until=taken,
                             resets=reset_boundaries(old.reset_period, c0, L, tz)).usage
         residual = (printed - at_capture) * math.exp(-_log_decay(old) * (L - La))
-    noise = (1.0 - old.decay ** P) * np.maximum(np.abs(printed), np.abs(rebuilt)) + 1.0
+    slack = 1e-6 if logged else 1.0 - old.decay ** P
+    noise = slack * np.maximum(np.abs(printed), np.abs(rebuilt)) + 1.0
+    if logged:
+        text = (f"slurmctld's logged decay cycles ({full.size:,} in the window): the own policy's RawUsage "
+                "within 1e-6 relative + 1 of sshare's")
+    else:
+        text = (f"an assumed grid (every {P:g} s back from the "
+                f"{'saved last cycle' if last_cycle is not None else 'snapshot time'}; {why}): the own policy's "
+                f"RawUsage within 1 - d^P = {slack:.2g} relative + 1 of sshare's")
     now_tree = tree if La == L else replace(tree, usage_raw=np.maximum(rebuilt + residual, 0.0).astype(np.longdouble))
     return ReplayBase(snap, tree, jobs, since, old, La, until, when, grid, table, tz, rebuilt, residual, noise,
-                      now_tree, compute(now_tree, snap.settings.algorithm, snap.settings.dampening), La == L)
+                      now_tree, compute(now_tree, snap.settings.algorithm, snap.settings.dampening), La == L, logged,
+                      text)
 
 
 def policy_replay(snap: Snapshot, jobs: JobColumns, change: PolicyChange, since: datetime,
                   last_cycle: datetime | None = None, at: datetime | None = None,
-                  switch_at: datetime | None = None) -> PolicyReplay:
+                  switch_at: datetime | None = None, cycles: Sequence[float] | None = None) -> PolicyReplay:
     """:func:`prepare_replay`, then :func:`replay_policy` of ``change``."""
-    return replay_policy(prepare_replay(snap, jobs, since, last_cycle, at), change, switch_at)
+    return replay_policy(prepare_replay(snap, jobs, since, last_cycle, at, cycles), change, switch_at)
 
 
 def replay_policy(base: ReplayBase, change: PolicyChange, switch_at: datetime | None = None) -> PolicyReplay:
@@ -266,7 +315,8 @@ def replay_policy(base: ReplayBase, change: PolicyChange, switch_at: datetime | 
     notes: list[str] = []
     if switch_at is None:
         start, carried = c0, np.zeros(tree.size)
-        g_new = _grid(new, La, c0, None)
+        # the same calc period: the cluster's own cycles (logged ones keep their restarts)
+        g_new = base.grid if new.calc_period_s == old.calc_period_s else _grid(new, La, c0, None)
     else:
         s = switch_at.timestamp()
         if not c0 < s <= La:
@@ -326,7 +376,7 @@ def replay_policy(base: ReplayBase, change: PolicyChange, switch_at: datetime | 
     result = base.now if unchanged else compute(new_tree, algorithm, damping)
     return PolicyReplay(base.now_tree, base.now, new_tree, result, algorithm, damping, old, new,
                         datetime.fromtimestamp(base.when, timezone.utc), base.since, int(base.table.size), unchanged,
-                        residual, base.noise, tuple(notes))
+                        residual, base.noise, tuple(notes), base.grid_text)
 
 
 # --------------------------------------------------------------------------------------------

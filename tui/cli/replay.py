@@ -210,6 +210,22 @@ def _window(args: argparse.Namespace, snap: Snapshot, live: bool) -> datetime | 
     return None
 
 
+def _cycles(where: str | None, cluster: str) -> list[float] | None:
+    """slurmctld's logged decay cycles: a capture's ``slurmctld_cycles.log``, or live the controller's
+    own log (on its host, readable, with DebugFlags=Priority); None: a regular grid is assumed."""
+    from tui.sources.ctld_log import load_saved_log, parse_ctld_log
+
+    if where == "\0demo":
+        return None
+    if where is None:
+        from tui.sources.slurm_cli import controller_log
+
+        data = controller_log(cluster)
+        return parse_ctld_log(data).cycles if data else None
+    log = load_saved_log(where)
+    return log.cycles if log is not None else None
+
+
 def _replay(args: argparse.Namespace) -> str:
     from tui.analysis.replay import job_columns, policy_replay
 
@@ -229,10 +245,12 @@ def _replay(args: argparse.Namespace) -> str:
     change = policy_change(args, snap)
     try:
         done = policy_replay(snap, job_columns(jobs, snap.tree), change, since.astimezone(timezone.utc), last,
-                             _time("--at", args.at), _time("--switch-at", args.switch_at))
+                             _time("--at", args.at), _time("--switch-at", args.switch_at), _cycles(where, cluster))
     except ValueError as exc:
         raise InputError("fairtop replay", str(exc)) from None
     warn(done.notes)
+    if args.format != "table":  # the table says it in its head; stdout stays JSON or CSV alone
+        print(f"fairtop: cycles: {done.grid_text}", file=sys.stderr)
     if args.format == "json":
         return _json(snap, done)
     from tui.analysis.replay import replay_rows
@@ -273,6 +291,7 @@ def _table(done: PolicyReplay, rows: list[dict[str, object]]) -> str:
             f"{done.at.isoformat(timespec='minutes')}: {policy_line(done)}; "
             f"{done.algorithm.replace('_', ' ')}" + (f", dampening {done.damping:g}" if done.algorithm == "classic"
                                                       else ""),
+            f"# cycles: {done.grid_text}",
             "# Rank: N = the highest FairShare of N users (as 'fairtop report'); Move: FairShare replayed - now"]
     cols = ("Account", "User", "RawUsage", "Replayed", "FairShare", "Replayed", "Move", "Rank", "Replayed")
     body = [[str(r["account"]), str(r["user"]), str(r["raw_usage"]), str(r["raw_usage_replayed"]),

@@ -24,6 +24,7 @@ from tui.security.file_modes import PRIVATE, PRIVATE_DIR, PUBLIC, PUBLIC_DIR, ma
 from tui.model import Snapshot
 from tui.slurm_releases import release
 from tui.sources import sacct, saved, slurm_text
+from tui.sources.ctld_log import CYCLES_FILE
 from tui.sources.cluster_split import split_clusters, strip_cluster_header
 from tui.sources.commands import DEFAULT_TIMEOUT, Output, _cmdline, _failure, kill_running, run
 from tui.sources.errors import InputError, SourceUnavailable
@@ -414,6 +415,37 @@ def last_decay_cycle(on: str = "", timeout: float = DEFAULT_TIMEOUT) -> datetime
         return None
 
 
+def controller_log(on: str = "", timeout: float = DEFAULT_TIMEOUT, config: bytes | None = None) -> bytes | None:
+    """The decay cycles, starts and stops slurmctld logged (:func:`tui.sources.ctld_log.priority_lines`)
+    from its ``SlurmctldLogFile`` (``scontrol show config``), read line by line. Readable on the
+    controller's host by an admin, with ``DebugFlags=Priority`` for the cycles; None elsewhere (or
+    for another cluster, ``on``), and a replay then assumes a regular grid."""
+    from tui.sources.ctld_log import priority_lines
+
+    if on:
+        return None
+    if config is None:
+        out = _soft(commands(on=on)[saved.FILES["config"]], timeout)
+        if out.returncode != 0:
+            return None
+        config = out.stdout
+    try:
+        where = slurm_text.parse_config(config, "scontrol show config").values.get("SlurmctldLogFile", "")
+    except InputError:
+        return None
+    if not where or where in ("(null)", "None"):
+        return None
+    marks = (b"_ft_debug:", b"Decay factor", b"slurmctld version", b"Terminate signal", b"Saving all slurm state",
+             b"Reconfigure", b"reconfigure")
+    try:
+        with open(where, "rb") as f:
+            kept = b"".join(line for line in f if any(m in line for m in marks))
+    except OSError:
+        return None
+    lines = priority_lines(kept, source=where)
+    return lines or None
+
+
 def snapshot_at_cycle(on: str = "", timeout: float = DEFAULT_TIMEOUT) -> tuple[Snapshot, datetime | None]:
     """A live snapshot and the decay cycle its usage comes from (:func:`last_decay_cycle`, read
     before and after the commands; when a cycle ran in between, asked again, up to three times).
@@ -506,6 +538,10 @@ def capture(path: str | Path, timeout: float = DEFAULT_TIMEOUT, on: str = "") ->
     if last is not None:
         outputs[sacct.LAST_CYCLE_FILE] = Output(("priority_last_decay_ran",), 0,
                                                 (last.strftime("%Y-%m-%d %H:%M:%S +0000") + "\n").encode(), "")
+    config = outputs[saved.FILES["config"]]
+    log = controller_log(on, timeout, config.stdout) if config.returncode == 0 else None
+    if log is not None:  # slurmctld's own cycles (DebugFlags=Priority): a replay runs on them
+        outputs[CYCLES_FILE] = Output(("SlurmctldLogFile",), 0, log, "")
     failed = 0
     try:
         lines = []

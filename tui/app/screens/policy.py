@@ -178,27 +178,33 @@ class PolicyScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="policy-prepare")
     def _prepare(self, snap: Snapshot) -> None:
+        from tui.sources.ctld_log import load_saved_log, parse_ctld_log
         from tui.sources.demo import demo_history
         from tui.sources.sacct import SacctColumns, live_columns, load_saved_columns, load_saved_last_cycle
 
         assert snap.tree is not None
         kind, folder = jobs_origin(snap)
         last: datetime | None = None
+        cycles: list[float] | None = None  # slurmctld's logged decay cycles, when saved or readable
         if kind == "demo":
             jobs, last = demo_history(snap)
             cols = SacctColumns.of_jobs(jobs)
         elif kind == "folder":
             assert folder is not None
             cols, last = load_saved_columns(folder), load_saved_last_cycle(Path(folder))
+            log = load_saved_log(folder)
+            cycles = log.cycles if log is not None else None
         else:
-            from tui.sources.slurm_cli import last_decay_cycle
+            from tui.sources.slurm_cli import controller_log, last_decay_cycle
 
             on_cluster = snap.cluster if snap.source.startswith("live Slurm -M ") else ""
             since = default_window(snap.taken_at, snap.settings.decay_half_life_s, None)
             cols, last = live_columns(since, cluster=on_cluster), last_decay_cycle(on_cluster)
+            data = controller_log(on_cluster)
+            cycles = parse_ctld_log(data).cycles if data else None
         first = float(cols.start.min()) if cols.size else None
         since = default_window(snap.taken_at, snap.settings.decay_half_life_s, first)
-        base = prepare_replay(snap, job_columns(cols, snap.tree), since.astimezone(timezone.utc), last)
+        base = prepare_replay(snap, job_columns(cols, snap.tree), since.astimezone(timezone.utc), last, cycles=cycles)
         self.post_message(Prepared(self._key, base, own_series(base)))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="policy-replay")
@@ -259,6 +265,7 @@ class PolicyScreen(Screen[None]):
                      f"{done.at.astimezone():%Y-%m-%d %H:%M} replayed: {what}; "
                      f"{done.algorithm.replace('_', ' ')}"
                      + (f", dampening {done.damping:g}" if done.algorithm == "classic" else "")
+                     + f"\nCycles: {done.grid_text}"
                      + "".join(f"\n{n}" for n in done.notes)
                      + "\nEnter in a field replays · table sorted by the move (FairShare replayed - now) · "
                        "Rank: N = the highest of N users")
