@@ -89,3 +89,27 @@ def test_series_is_a_replay_read_at_each_time(change: PolicyChange) -> None:
     dates, usage, fairshare = series_row(series, alice)
     assert len(dates) == 12 and usage[0][1][-1] == float(tree.usage_raw[alice]) / 3600.0
     assert [name for name, _ in fairshare] == ["cluster's policy", "new policy"]
+
+
+def test_series_on_logged_cycles_is_a_replay_read_at_each_time() -> None:
+    """The same on slurmctld's logged cycles through a 26.05 reconfigure (its re-exec re-anchored the
+    grid): each time reads the logged grid, under the cluster's policy and a 30-minute half-life."""
+    from tui.sources.ctld_log import load_saved_log
+
+    folder = FIXTURES / "slurm" / "ctld_log" / "reconfigure_2605"
+    snap, log = load_folder(folder), load_saved_log(folder)
+    cols, last = load_saved_columns(folder), load_saved_last_cycle(folder)
+    assert log is not None
+    since = default_window(snap.taken_at, snap.settings.decay_half_life_s, float(cols.start.min()))
+    base = prepare_replay(snap, job_columns(cols, snap.tree), since.astimezone(timezone.utc), last, cycles=log.cycles)
+    change = PolicyChange(half_life_s=1800.0)
+    series = policy_series(base, change)
+    assert base.logged
+    for k, at in enumerate(series.times):
+        at_base = base if k == 11 else prepare_replay(snap, base.jobs, base.since, last, at, cycles=log.cycles)
+        done = replay_policy(at_base, change)
+        np.testing.assert_allclose(series.usage_now[k], np.asarray(done.now_tree.usage_raw, dtype=np.float64),
+                                   rtol=1e-12)
+        np.testing.assert_allclose(series.usage_new[k], np.asarray(done.tree.usage_raw, dtype=np.float64),
+                                   rtol=1e-12)
+    assert series.usage_new[-1].max() < series.usage_now[-1].max()  # a shorter half-life: less usage

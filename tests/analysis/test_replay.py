@@ -225,3 +225,44 @@ def test_at_an_earlier_time_reads_the_usage_then():
     at_then = sum(P * _d(HL)**P * B * _d(HL) ** (L - 300 - t) for t in range(L - 540, L - 299, P))
     assert float(done.now_tree.usage_raw[2]) == pytest.approx(at_then, rel=1e-9)
     assert _usage(done) == pytest.approx(at_then, abs=1) and not done.unchanged
+
+
+RECONFIGURE = FIXTURES / "slurm" / "ctld_log" / "reconfigure_2605"
+
+
+def _reconfigure_base(logged: bool):  # noqa: ANN202 - a ReplayBase
+    from tui.analysis.policy_view import default_window
+    from tui.analysis.replay import prepare_replay
+    from tui.sources.ctld_log import load_saved_log
+    from tui.sources.sacct import load_saved_columns, load_saved_last_cycle
+
+    snap = load_folder(RECONFIGURE)
+    cols, log = load_saved_columns(RECONFIGURE), load_saved_log(RECONFIGURE)
+    assert log is not None
+    since = default_window(snap.taken_at, snap.settings.decay_half_life_s, float(cols.start.min()))
+    return snap, prepare_replay(snap, job_columns(cols, snap.tree), since.astimezone(timezone.utc),
+                                load_saved_last_cycle(RECONFIGURE), cycles=log.cycles if logged else None)
+
+
+def test_own_policy_on_logged_cycles_through_a_reconfigure() -> None:
+    """A real 26.05.3 capture (hl 1 h, calc period 1 minute) whose slurmctld re-exec'd at a
+    ``scontrol reconfigure`` while alice's and carol's jobs ran: on the logged cycles (saved by the
+    capture) the own policy gives slurmctld's usage within 1e-6 relative + 1 (here within 1e-9); on a
+    regular grid back from the last cycle, 2 s off before the reconfigure, alice is 56,950 off (4.9e-5
+    relative: more than the logged bound, within the assumed 1 - d^P = 0.011)."""
+    snap, logged = _reconfigure_base(True)
+    _, assumed = _reconfigure_base(False)
+    tree = snap.tree
+    printed = np.asarray(tree.usage_raw, dtype=np.float64)
+    alice = next(i for i in range(tree.size) if tree.user[i] == "alice")
+    assert logged.logged and not assumed.logged
+    assert logged.grid_text == ("slurmctld's logged decay cycles (8 in the window): the own policy's RawUsage within "
+                                "1e-6 relative + 1 of sshare's")
+    assert "an assumed grid" in assumed.grid_text and "1 - d^P = 0.011" in assumed.grid_text
+    assert list(logged.grid[-5:]) == [float(datetime(2026, 11, 28, 6, m, 54, tzinfo=timezone.utc).timestamp())
+                                      for m in (52, 53, 54, 55, 56)]  # re-anchored at the re-exec
+    assert np.all(np.abs(printed - logged.rebuilt) <= 1e-6 * printed + 1)
+    assert int(printed[alice]) == 1154452898  # sshare's RawUsage (assoc_mgr's 1154452898.81...)
+    assert abs(printed - logged.rebuilt).max() < 1e-9 * printed.max()
+    off = printed[alice] - float(assumed.rebuilt[alice])
+    assert round(off) == 56950 and 1e-6 * printed[alice] + 1 < off < 0.011 * printed[alice]

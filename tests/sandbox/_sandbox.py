@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -116,6 +117,15 @@ def sh(env: dict[str, str], *args: str, timeout: float = 180) -> str:
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
     assert done.returncode == 0, f"{' '.join(cmd)}: {done.stderr[-1500:]}"
     return done.stdout
+
+
+def purge_keeping_log(env: dict[str, str], keep: Path) -> None:
+    """``down.sh --purge`` a sandbox of a test's own, its slurmctld.log first copied into ``keep``
+    (a failure's post-mortem: the sandbox itself is gone)."""
+    log = Path(env["SANDBOX_DIR"], "log", "slurmctld.log")
+    if log.is_file():
+        shutil.copy(log, keep / "slurmctld.log")
+    subprocess.run([str(scripts() / "down.sh"), "--purge"], env=env, capture_output=True, timeout=120, check=False)
 
 
 def charged(env: dict[str, str], cluster: str, account: str) -> dict[str, float]:

@@ -16,8 +16,6 @@ that drops jobs of associations it cannot find would give) is far off.
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sandbox._sandbox import SKIP, after_a_cycle, first_env, scripts, sh
+from tests.sandbox._sandbox import SKIP, after_a_cycle, first_env, purge_keeping_log, sh
 from tui.analysis.history import HistoryCheck, check_raw_usage
 from tui.model import Snapshot
 from tui.sources.ctld_log import parse_ctld_log
@@ -133,11 +131,7 @@ def cap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Capture]:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
-        log_file = Path(env["SANDBOX_DIR"], "log", "slurmctld.log")
-        if log_file.is_file():  # kept for a failure's post-mortem: the sandbox itself is purged
-            shutil.copy(log_file, tmp / "slurmctld.log")
-        subprocess.run([str(scripts() / "down.sh"), "--purge"], env=env, capture_output=True, timeout=120,
-                       check=False)
+        purge_keeping_log(env, tmp)
 
 
 def test_the_deleted_users_usage_stays_in_its_account(cap: Capture) -> None:

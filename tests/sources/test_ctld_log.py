@@ -6,6 +6,7 @@ from datetime import datetime, timezone
 
 import pytest
 
+from tests.conftest import FIXTURES
 from tui.sources.ctld_log import parse_ctld_log
 from tui.sources.errors import InputError
 from tui.sources.slurm_text import parse_qos_usage
@@ -59,3 +60,30 @@ def test_a_capture_keeps_the_cycle_lines_with_their_zone() -> None:
     again, direct = parse_ctld_log(kept, timezone.utc), parse_ctld_log(LOG, plus2)  # the saved zone wins
     assert (again.cycles, again.starts, again.stops) == (direct.cycles, direct.starts, direct.stops)
     assert again.cycles[0] == ts("2026-11-28T00:38:54") and again.reconfigures == [ts("2026-11-28T00:42:00")]
+
+
+RECONFIGURE = FIXTURES / "slurm" / "ctld_log" / "reconfigure_2605"
+
+
+def test_a_2605_reconfigure_re_execs_and_re_anchors_the_grid() -> None:
+    """A real 26.05.3 (DebugFlags=Priority, calc period 1 minute): ``scontrol reconfigure`` at
+    06:52:53.890, 62 s after the start, re-execs slurmctld ("started" at 06:52:54.063), whose first
+    cycle runs at once (06:52:54) and the next a period later (06:53:54, not the old grid's
+    06:53:52): every logged cycle is where anchored_cycles puts it from the two starts, and not
+    from the first start alone. The capture's saved lines read the same."""
+    from tui.engine.usage_law import anchored_cycles
+    from tui.sources.ctld_log import load_saved_log
+
+    log = parse_ctld_log((RECONFIGURE / "slurmctld.log").read_bytes(), timezone.utc)
+    assert log.starts == [ts("2026-11-28T06:50:52.268"), ts("2026-11-28T06:52:54.063")]
+    assert log.reconfigures == [ts("2026-11-28T06:52:53.890")] and log.reexecs() == [log.starts[1]]
+    assert log.stops == [ts("2026-11-28T06:52:53.917")]  # "Saving all slurm state" before the re-exec
+    assert log.cycles == [ts(f"2026-11-28T06:{m}") for m in ("50:52", "51:52", "52:52", "52:54", "53:54", "54:54",
+                                                             "55:54", "56:54")]
+    until = ts("2026-11-28T06:56:54")
+    assert list(anchored_cycles(log.starts, 60, until, log.stops)) == log.cycles
+    assert list(anchored_cycles(log.starts[:1], 60, until))[3:] != log.cycles[4:]  # not the old grid
+    saved = load_saved_log(RECONFIGURE)
+    assert saved is not None
+    assert (saved.cycles, saved.starts, saved.stops, saved.reconfigures) == \
+        (log.cycles, log.starts, log.stops, log.reconfigures)
