@@ -284,9 +284,8 @@ def prepare_replay(snap: Snapshot, jobs: JobColumns, since: datetime, last_cycle
         text = (f"slurmctld's logged decay cycles ({full.size:,} in the window): the own policy's RawUsage "
                 "within 1e-6 relative + 1 of sshare's")
     else:
-        text = (f"an assumed grid (every {P:g} s back from the "
-                f"{'saved last cycle' if last_cycle is not None else 'snapshot time'}; {why}): the own policy's "
-                f"RawUsage within 1 - d^P = {slack:.2g} relative + 1 of sshare's")
+        text = (f"assumed, every {P:g} s back from the {'last cycle' if last_cycle is not None else 'snapshot'} "
+                f"({why}): the own policy's RawUsage within 1 - d^P = {slack:.2g} relative + 1 of sshare's")
     now_tree = tree if La == L else replace(tree, usage_raw=np.maximum(rebuilt + residual, 0.0).astype(np.longdouble))
     return ReplayBase(snap, tree, jobs, since, old, La, until, when, grid, table, tz, rebuilt, residual, noise,
                       now_tree, compute(now_tree, snap.settings.algorithm, snap.settings.dampening), La == L, logged,

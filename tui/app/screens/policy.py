@@ -112,7 +112,7 @@ class PolicyScreen(Screen[None]):
                             height: auto; margin-bottom: 1; }
     PolicyScreen #po-form Input { border: none; height: 1; padding: 0 1; }
     PolicyScreen #po-form Input:focus { background: $boost; text-style: bold; }
-    PolicyScreen #po-status { color: $text-muted; height: 4; }
+    PolicyScreen #po-status { color: $text-muted; height: 5; }
     PolicyScreen #po-moves { height: 4; }
     PolicyScreen SeriesPlot { height: 12; }
     """
@@ -292,9 +292,13 @@ class PolicyScreen(Screen[None]):
             return  # its series is on the way: plotted when it arrives
         label = _BASES[self._key][0].tree.label(row) if self._key in _BASES else ""
         dates, usage, fairshare = series_row(series[1], row)
+        times = series[1].times
+        short = len(times) > 1 and (times[-1] - times[0]).total_seconds() < 2 * 86400  # hours, not days
+        form = "H:M" if short else "d/m"
         self.query_one("#po-usage", SeriesPlot).show_figure(Figure(f"RawUsage of {label} (SU = billing-hours)",
-                                                                   dates, usage))
-        self.query_one("#po-fs", SeriesPlot).show_figure(Figure(f"FairShare of {label}", dates, fairshare))
+                                                                   dates, usage, output_form=form))
+        self.query_one("#po-fs", SeriesPlot).show_figure(Figure(f"FairShare of {label}", dates, fairshare,
+                                                                output_form=form))
 
     @on(SeriesReady)
     def _series_ready(self, message: SeriesReady) -> None:
