@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from pathlib import Path
 
 import pytest
 
@@ -87,3 +88,29 @@ def test_a_2605_reconfigure_re_execs_and_re_anchors_the_grid() -> None:
     assert saved is not None
     assert (saved.cycles, saved.starts, saved.stops, saved.reconfigures) == \
         (log.cycles, log.starts, log.stops, log.reconfigures)
+
+
+def test_capture_saves_the_logs_cycle_lines(tmp_path, monkeypatch) -> None:  # noqa: ANN001 - fixtures
+    """``fairtop capture`` on the controller's host keeps, of the SlurmctldLogFile its config names,
+    what the replay reads: the 26.05 run's whole log gives the fixture's saved lines, byte for byte
+    (times in the log's zone, here UTC); another cluster's (-M) log is not this host's."""
+    import time
+
+    from tui.sources.slurm_cli import controller_log
+
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    try:
+        real = (RECONFIGURE / "scontrol_show_config.txt").read_text()
+        assert "SlurmctldLogFile        = /tmp/fairtop-rcf-2605/log/slurmctld.log\n" in real
+
+        def config(path: Path) -> bytes:
+            return real.replace("/tmp/fairtop-rcf-2605/log/slurmctld.log", str(path)).encode()
+
+        saved = controller_log(config=config(RECONFIGURE / "slurmctld.log"))
+        assert saved == (RECONFIGURE / "slurmctld_cycles.log").read_bytes()
+        assert controller_log("other", config=config(RECONFIGURE / "slurmctld.log")) is None
+        assert controller_log(config=config(tmp_path / "none.log")) is None
+    finally:
+        monkeypatch.undo()
+        time.tzset()
