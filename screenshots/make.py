@@ -34,7 +34,10 @@ SHOTS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("pbs-tree-dark", "dark", ("m",)),
     ("pbs-breakdown-dark", "dark", ("m", "2")),
     ("history-dark", "dark", ("m", "5")),
+    ("policy-dark", "dark", ("m", "P", *"2-0", "enter")),
 )
+SIZES = {"policy-dark": (120, 56)}
+"""Taller shots: the Policy screen's form, table and both plots."""
 
 
 async def shoot(out: Path, stem: str, theme: str, keys: tuple[str, ...]) -> Path:
@@ -45,7 +48,7 @@ async def shoot(out: Path, stem: str, theme: str, keys: tuple[str, ...]) -> Path
     else:
         loader = partial(demo_snapshot, seed=0, me=ME, now=now)
     app = FairtopApp(Settings(theme=theme), loader, ME, State())
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SIZES.get(stem, SIZE)) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()
         await pilot.press(*keys)
