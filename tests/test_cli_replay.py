@@ -140,3 +140,23 @@ def test_ten_minute_half_life_on_the_sandbox_capture(capsys):
             for r in csv.DictReader(io.StringIO(out)) if r["user"] and int(r["raw_usage"])}
     assert 0.20 < drop["alice"] < 0.25 and 0.20 < drop["carol"] < 0.26
     assert 0.09 < drop["bob"] < 0.13 and 0.13 < drop["dave"] < 0.17
+
+
+RECONFIGURE = FIXTURES / "slurm" / "ctld_log" / "reconfigure_2605"
+
+
+def test_replay_and_history_say_they_ran_on_the_logged_cycles(capsys):
+    """A 26.05 capture with slurmctld's saved cycles (a reconfigure re-exec'd it mid-job): replay's
+    head and history's check say so, and history's tolerance is 1e-6 relative + 1 (alice 1,155, not
+    one period's decay, 13,258,493) while every association still agrees."""
+    code, out, _ = run(capsys, "replay", "--from", str(RECONFIGURE), "--half-life", "30")
+    assert code == 0
+    assert out.splitlines()[1] == ("# cycles: slurmctld's logged decay cycles (8 in the window): the own policy's "
+                                   "RawUsage within 1e-6 relative + 1 of sshare's")
+    code, out, err = run(capsys, "replay", "--from", str(RECONFIGURE), "--format", "csv")
+    assert code == 0 and "fairtop: cycles: slurmctld's logged decay cycles (8 in the window)" in err
+    code, out, _ = run(capsys, "history", "--from", str(RECONFIGURE))
+    assert code == 0 and "on slurmctld's logged cycles to 2026-11-28T06:56:54+00:00" in out
+    alice = next(line for line in out.splitlines() if line.startswith("physics/alice "))
+    assert alice.split()[1:3] == ["1,154,452,899", "1,154,452,899"] and alice.split()[-2:] == ["1,155", "agrees"]
+    assert "every association agrees" in out

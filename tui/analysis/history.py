@@ -265,6 +265,8 @@ class HistoryCheck:
     unmatched: dict[str, float] = field(default_factory=dict)
     """``account/user`` of jobs without an association in the tree -> their charged usage."""
     notes: tuple[str, ...] = ()
+    logged: bool = False
+    """The cycles were slurmctld's own (its log): the tolerance is 1e-6 relative + 1, not one period's decay."""
 
     @property
     def max_rel_diff(self) -> float:
@@ -408,4 +410,4 @@ def check_raw_usage(jobs: Sequence[AccountedJob], tree: AssocTree, settings: Pri
         tol = float(slack * max(printed, rebuilt[i]) + 1.0)  # + sshare's truncation to a whole number
         note = "" if abs(rebuilt[i] - printed) <= tol else _explain(printed, float(rebuilt[i]))
         out.append(UsageCheck(i, tree.label(i), printed, float(rebuilt[i]), tol, note))
-    return HistoryCheck(tuple(out), cycle, assumed, P, HL, dict(unmatched), tuple(notes))
+    return HistoryCheck(tuple(out), cycle, assumed, P, HL, dict(unmatched), tuple(notes), known)

@@ -31,8 +31,12 @@ def format_history_table(daily: DailyUsage, check: HistoryCheck | None) -> str:
                      f"{total[i] / 3600:>12,.2f} {_num(decayed[i]):>16}")
     if check is None:
         return "\n".join(lines) + "\n"
-    lines += ["", f"# RawUsage rebuilt from the jobs (Slurm's decay law, cycles every {check.period_s} s to "
-              f"{check.last_cycle.isoformat(timespec='seconds')}) against sshare; tolerance = one period's decay"]
+    if check.logged:
+        lines += ["", f"# RawUsage rebuilt from the jobs (Slurm's decay law on slurmctld's logged cycles to "
+                  f"{check.last_cycle.isoformat(timespec='seconds')}) against sshare; tolerance = 1e-6 relative + 1"]
+    else:
+        lines += ["", f"# RawUsage rebuilt from the jobs (Slurm's decay law, cycles every {check.period_s} s to "
+                  f"{check.last_cycle.isoformat(timespec='seconds')}) against sshare; tolerance = one period's decay"]
     lines += [f"# note: {n}" for n in check.notes]
     head = f"{'association':<24} {'RawUsage':>16} {'rebuilt':>16} {'rel diff':>10} {'tolerance':>12}  verdict"
     lines += [head, "-" * len(head)]

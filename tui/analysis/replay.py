@@ -37,6 +37,7 @@ from tui.engine.usage_law import (
     UsagePolicy,
     anchored_cycles,
     cycle_grid,
+    logged_grid,
     replay,
     reset_boundaries,
 )
@@ -194,25 +195,6 @@ class ReplayBase:
     relative + 1 of sshare) or an assumed grid (within ``1 - d**P`` relative + 1)."""
 
 
-def _logged_grid(cycles: Sequence[float], last: float | None, taken: float, T0: float, first_job: float,
-                 P: float) -> tuple[NDArray[np.float64] | None, str]:
-    """The logged cycles as the own-policy grid (to the last cycle at or before the capture, from the
-    last one at or before the window), or None and why not."""
-    c = np.unique(np.asarray(cycles, dtype=np.float64))
-    c = c[c <= taken]
-    if c.size == 0:
-        return None, "the log has no decay cycle before the capture"
-    if last is not None and c[-1] != math.floor(last):
-        return None, (f"the log's last cycle ({datetime.fromtimestamp(c[-1], timezone.utc):%Y-%m-%d %H:%M:%S} UTC) "
-                      f"is not the saved last cycle ({datetime.fromtimestamp(last, timezone.utc):%H:%M:%S} UTC)")
-    begin = min(T0, first_job)
-    if c[0] > begin:
-        return None, (f"the log starts at {datetime.fromtimestamp(c[0], timezone.utc):%Y-%m-%d %H:%M} UTC, "
-                      "after the window's first job")
-    k = int(np.searchsorted(c, T0, side="right")) - 1
-    return c[max(k, 0):], ""
-
-
 def prepare_replay(snap: Snapshot, jobs: JobColumns, since: datetime, last_cycle: datetime | None = None,
                    at: datetime | None = None, cycles: Sequence[float] | None = None) -> ReplayBase:
     """The jobs from ``since`` to ``at`` under the snapshot's own policy (see the module docstring).
@@ -254,9 +236,9 @@ def prepare_replay(snap: Snapshot, jobs: JobColumns, since: datetime, last_cycle
         raise ValueError("the window is empty: --at is not after its start")
     old = UsagePolicy.of(snap.settings, snap.partitions)
     P = old.calc_period_s
-    full, why = (None, "no slurmctld log saved") if not cycles else _logged_grid(
+    full, why = (None, "no slurmctld log saved") if not cycles else logged_grid(
         cycles, None if last_cycle is None else last_cycle.timestamp(), taken, T0,
-        float(jobs.jobs.start.min()) if jobs.size else T0, P)
+        float(jobs.jobs.start.min()) if jobs.size else T0)
     logged = full is not None
     if full is None:
         full = cycle_grid(L, P, T0)

@@ -60,6 +60,7 @@ __all__ = [
     "replay_at",
     "cycle_grid",
     "anchored_cycles",
+    "logged_grid",
     "reset_boundaries",
     "last_reset_before",
     "subtree_sum",
@@ -277,6 +278,43 @@ def anchored_cycles(anchors: ArrayLike, period_s: float, until: float, stops: Ar
         return np.zeros(0)
     out = np.unique(np.concatenate(pieces))
     return out
+
+
+def logged_grid(cycles: ArrayLike, last: float | None, taken: float, since: float,
+                first_job: float) -> tuple[NDArray[np.float64] | None, str]:
+    """slurmctld's logged decay cycles as a replay's grid, when they can be.
+
+    Parameters
+    ----------
+    cycles : array_like
+        Logged cycle times (epoch s, :mod:`tui.sources.ctld_log`).
+    last : float or None
+        The saved last cycle (``priority_last_decay_ran``), if known.
+    taken : float
+        When the usage was read (the capture).
+    since, first_job : float
+        The window's start and its first job's start.
+
+    Returns
+    -------
+    (float64 array or None, str)
+        The cycles from the last one at or before ``since`` to the last one at or before
+        ``taken``; or None and why not: none before the capture, the log's last cycle is not the
+        saved one (a log not flushed, or another controller's), or the log starts after the
+        window's first job (rotated away: the jobs before it would not be charged).
+    """
+    c = np.unique(np.asarray(cycles, dtype=np.float64).reshape(-1))
+    c = c[c <= taken]
+    stamp = "%Y-%m-%d %H:%M:%S UTC"
+    if c.size == 0:
+        return None, "the log has no decay cycle before the capture"
+    if last is not None and c[-1] != math.floor(last):
+        return None, (f"the log's last cycle ({datetime.fromtimestamp(c[-1], timezone.utc):{stamp}}) is not the "
+                      f"saved last cycle ({datetime.fromtimestamp(last, timezone.utc):{stamp}})")
+    if c[0] > min(since, first_job):
+        return None, f"the log starts at {datetime.fromtimestamp(c[0], timezone.utc):{stamp}}, after the window's start"
+    k = int(np.searchsorted(c, since, side="right")) - 1
+    return c[max(k, 0):], ""
 
 
 def last_reset_before(period: str, when: datetime) -> datetime | None:
