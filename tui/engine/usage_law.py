@@ -594,7 +594,8 @@ def replay_at(jobs: JobTable, parent: ArrayLike, cycles: ArrayLike, policy: Usag
     G = np.cumsum(gap * np.exp(gap * dlog) * w, axis=1, dtype=np.longdouble)
 
     # (job, sample) pairs: from the first sample at or after its start to the first after its end.
-    s_all, e_all = jobs.start, jobs.end
+    started = np.flatnonzero(jobs.start <= stop[-1])  # a job after the last reading adds nothing
+    s_all, e_all = jobs.start[started], jobs.end[started]
     first_m = _search(stop, s_all, "left")
     done_m = _search(cK, e_all, "left")  # first sample whose cycle is at or after the end
     k1_all, ke_all = _search(c, s_all, "right"), _search(c, e_all, "right")
@@ -627,8 +628,8 @@ def replay_at(jobs: JobTable, parent: ArrayLike, cycles: ArrayLike, policy: Usag
     names, code = jobs.qos_codes()
     factor = np.asarray([policy.usage_factor(str(q)) for q in names], dtype=np.float64)[code] if names.size \
         else np.ones(0)
-    per_pair = decayed * (jobs.billing * factor)[job]
-    row = jobs.row[job]
+    per_pair = decayed * (jobs.billing * factor)[started[job]]
+    row = jobs.row[started[job]]
     valid = (row >= 0) & (row < n)
     key = m * n + row
     held = np.bincount(key[valid & ~final], weights=per_pair[valid & ~final], minlength=M * n).reshape(M, n)
