@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     from tui.standing_line import chosen_source
 
     try:
-        me, _, source = chosen_source(args)
+        me, _, source, _ = chosen_source(args)
         source.check()
         snap = source.load()
     except (InputError, SourceUnavailable, OSError) as exc:
