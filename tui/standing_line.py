@@ -105,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
             else:
                 sys.stdout.write(got[1]["text"] + "\n" + (cold[0] + "\n" if cold is not None else ""))
             return 0
+        source.one_user = True  # the user's jobs as Job, the queue as columns (100,000 jobs: issue 35)
         source.check()
         snap = source.load()
     except (InputError, SourceUnavailable, OSError) as exc:
