@@ -130,3 +130,29 @@ async def test_pbs_says_what_it_lacks(isolated_paths) -> None:
         assert _title(pane) == ("Jobs: PBS: fairtop reads PBS's fairshare files, not qstat, so it has no jobs to "
                                 "explain (qstat -f's comment and estimated.start_time are not read yet).")
         assert not pane.query_one(LineTable).display
+
+
+async def test_a_new_snapshot_keeps_the_highlighted_job(isolated_paths) -> None:
+    """A live refresh (a new snapshot with the same jobs): the pane explains again, the lines are
+    not set again, and job 7 stays highlighted with its words below. The same snapshot again
+    (``r`` on a folder that has not changed) is not even explained again."""
+    from dataclasses import replace
+
+    app = _app("wqb")
+    async with app.run_test(size=(120, 40)) as pilot:
+        pane = await _press_6(pilot)
+        await pilot.press("down")
+        await pilot.pause()
+        before = pane.view
+        table = app.query_one(LineTable)
+        app.action_reload()
+        await workers_done(pilot)
+        assert pane.view is before  # the folder's very snapshot: nothing to do
+        standing = app.standing
+        assert standing is not None
+        lines = table.lines
+        pane.show(replace(standing, snapshot=replace(standing.snapshot)), app.query_one(FairshareTree).selected_row)
+        await workers_done(pilot)
+        assert pane.view is not None and pane.view is not before and pane.view.lines == before.lines
+        assert table.lines is lines and table.cursor == 1  # unchanged lines are not set again
+        assert _detail(pane).startswith("Job 7 (debug): Priority:")

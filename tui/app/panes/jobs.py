@@ -44,7 +44,7 @@ HINT = "↑↓ a job · the user selected in the tree (1), m: you"
 class JobsReady(Message, bubble=False):
     """One user's jobs explained, off the UI thread."""
 
-    key: tuple[int, str]
+    user: str
     view: JobsView = field(repr=False)
     snapshot: Snapshot = field(repr=False)
     queue: Queue | None = field(repr=False)
@@ -62,8 +62,8 @@ class JobsPane(ShownPane):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._key: tuple[int, str] | None = None
-        """(snapshot id, user) drawn or being computed."""
+        self._key: tuple[Snapshot, str] | None = None
+        """(snapshot, user) drawn or being computed (the snapshot held: an id could be reused)."""
         self._queue: tuple[Snapshot, Queue] | None = None
         self.view: JobsView | None = None
         """The view drawn (tests read it)."""
@@ -86,29 +86,28 @@ class JobsPane(ShownPane):
             self._set("#jb-detail", "")
             return
         user = jobs_user(standing, row)
-        key = (id(snap), user)
-        if key == self._key:
+        if self._key is not None and self._key[0] is snap and self._key[1] == user:
             return  # drawn, or on its way
-        self._key = key
+        self._key = (snap, user)
         queue = self._queue[1] if self._queue is not None and self._queue[0] is snap else None
         if self.view is None or self.view.user != user:
             self._set("#jb-title", f"Jobs of {user or 'no user'}: explaining…")
-        self._explain(key, standing, user, queue)
+        self._explain(standing, user, queue)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="jobs")
-    def _explain(self, key: tuple[int, str], standing: Standing, user: str, queue: Queue | None) -> None:
+    def _explain(self, standing: Standing, user: str, queue: Queue | None) -> None:
         snap = standing.snapshot
         if queue is None and any(j.state == "PENDING" and j.user == user for j in snap.jobs):
             queue = Queue.of_snapshot(snap)  # once per snapshot: the next user's jobs reuse it
         view = jobs_view(standing, user, queue, CLOCK())
-        self.post_message(JobsReady(key, view, snap, queue))
+        self.post_message(JobsReady(user, view, snap, queue))
 
     @on(JobsReady)
     def _ready(self, message: JobsReady) -> None:
         if message.queue is not None:
             self._queue = (message.snapshot, message.queue)
-        if message.key != self._key:
-            return  # the selection moved on meanwhile
+        if self._key is None or self._key[0] is not message.snapshot or self._key[1] != message.user:
+            return  # the selection (or the snapshot) moved on meanwhile
         old, view = self.view, message.view
         self.view = view
         table = self.query_one(LineTable)
