@@ -50,7 +50,8 @@ def jobs_lacks(snap: Snapshot) -> str | None:
                 "(qstat -f's comment and estimated.start_time are not read yet).")
     caps = snap.capabilities
     if caps is not None and "jobs" not in caps:
-        return f"{snap.source} gives no queue (no squeue): no jobs to explain."
+        return (f"{snap.source} gives no queue (no squeue output, or a live squeue has not answered yet): "
+                "no jobs to explain.")
     return None
 
 
