@@ -27,7 +27,8 @@ def run(args: argparse.Namespace) -> int:
     from tui.standing_line import chosen_source
 
     try:
-        me, _, source = chosen_source(args)
+        me, _, source, _ = chosen_source(args)
+        source.one_user = True  # the user's jobs as Job, the queue as columns (100,000 jobs: issue 35)
         source.check()
         snap = source.load()
     except (InputError, SourceUnavailable, OSError) as exc:
@@ -38,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
 
     warn(snap.warnings)
     explained = explain_pending(build_standing(snap, me))
-    if not any(j.user == me and j.state == "PENDING" for j in snap.jobs):
+    if not explained:
         sys.stdout.write(f"{me or 'no user'}: no pending jobs in {snap.source}\n")
         return 0
     blocks = [f"{me}: {pending_summary(explained)}"] + ["\n".join(p.lines) for p in explained]

@@ -81,6 +81,11 @@ class Source(ABC):
         self.cluster = cluster
         """The cluster's name from a ``[[cluster]]`` entry ("" for a single source); live Slurm asks
         that cluster (``-M NAME``)."""
+        self.one_user = False
+        """The caller serves :attr:`me` alone (``fairtop jobs``, ``fairtop standing``): a Slurm
+        source may then read squeue's queue as columns and make ``Job`` of that user's jobs only
+        (``Snapshot.queue``; :func:`tui.sources.saved.snapshot_from_files`). The app, which
+        shows every user's jobs, leaves it False."""
 
     @abstractmethod
     def read(self) -> Snapshot:
@@ -239,7 +244,7 @@ class FolderSource(Source):
         folder = self.folder()
         if is_pbs_folder(folder):
             return replace(load_pbs_folder(folder), capabilities=frozenset({"usage", "printed"}))
-        return load_folder(folder)
+        return load_folder(folder, self.me if self.one_user else "")
 
 
 @register
@@ -266,6 +271,7 @@ class SlurmSource(Source):
         return self._live
 
     def read(self) -> Snapshot:
+        self.live_slurm.one_user = self.me if self.one_user else ""
         return self.live_slurm.read()
 
     def load_stages(self) -> Iterator[Stage]:
