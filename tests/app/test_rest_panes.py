@@ -69,3 +69,13 @@ async def test_jobs_pane_explains_rest_jobs_with_the_api_reason() -> None:
                                                              ["4", "parked", "pending", "PartitionDown"]]
     assert ("Job 8 (parked): PartitionDown: its partition is DOWN: it accepts jobs but starts none "
             "(partition parked).") in text
+
+
+async def test_jobs_pane_says_slurmrestd_gives_no_priority_parts() -> None:
+    from tui.app.panes.jobs import JobsPane
+
+    snap, _ = _combined(LIVE)
+    rest = replace(snap, capabilities=frozenset({"usage", "printed", "jobs", "partitions"}), source="slurmrestd (x)")
+    text = await show_text(JobsPane(), build_standing(rest, "la"), _row(snap.tree, "qsub/la"))
+    assert "Priority 10,000; its parts: unknown (slurmrestd (x) gives no sprio parts)." in text  # job 8
+    assert "sprio lists no line" not in text

@@ -26,11 +26,12 @@ __all__ = ["CAPABILITIES", "Capability", "Source", "SOURCES", "Stage", "make", "
 Stage: TypeAlias = "tuple[Snapshot, tuple[str, ...]]"
 """A snapshot and the commands still loading for it (none: the snapshot is whole)."""
 
-Capability = Literal["usage", "printed", "jobs", "partitions", "budgets", "allocations"]
+Capability = Literal["usage", "printed", "jobs", "factors", "partitions", "budgets", "allocations"]
 CAPABILITIES: dict[str, str] = {
     "usage": "raw usage of every association (what fairshare is computed from)",
     "printed": "the scheduler's own printed fairshare columns (sshare or pbsfs)",
-    "jobs": "running and pending jobs with their priority (and its parts where sprio is read)",
+    "jobs": "running and pending jobs with their priority",
+    "factors": "the parts of each pending job's priority (sprio)",
     "partitions": "partitions and their TRESBillingWeights",
     "budgets": "Slurm GrpTRESMins budgets",
     "allocations": "service-unit allocations",
@@ -144,8 +145,8 @@ def make(name: str, value: str | None, me: str = "", refresh_s: float = 30.0, cl
 
 # --- the sources -----------------------------------------------------------------------------
 
-SLURM_ALL = frozenset({"usage", "printed", "jobs", "partitions"})
-_GIVES = {"sprio_l.txt": ("jobs",), "squeue.txt": ("jobs",), "scontrol_show_partition.txt": ("partitions",)}
+SLURM_ALL = frozenset({"usage", "printed", "jobs", "factors", "partitions"})
+_GIVES = {"sprio_l.txt": ("jobs", "factors"), "squeue.txt": ("jobs",), "scontrol_show_partition.txt": ("partitions",)}
 """Live Slurm: the capability each optional command's output gives (file names as saved.FILES)."""
 
 

@@ -193,7 +193,9 @@ class _Explainer:
         gap = _held_back_by(job, place.just_ahead if place is not None else None)
         if m is not None and m.code == "Priority" and place is not None:
             moves += self._priority_moves(job, place, gap)
-        return PendingJob(job, m, why, place, gap, _factors_note(job, place, gap), self._estimate(job, m), moves)
+        caps = self.snap.capabilities
+        note = _factors_note(job, place, gap, caps is None or "factors" in caps, self.snap.source)
+        return PendingJob(job, m, why, place, gap, note, self._estimate(job, m), moves)
 
     # -- the reason with this job's numbers --------------------------------------------------
 
@@ -406,7 +408,11 @@ def _held_back_by(job: Job, ahead: Job | None) -> FactorGap | None:
     return best
 
 
-def _factors_note(job: Job, place: QueuePlace | None, gap: FactorGap | None) -> str:
+def _factors_note(job: Job, place: QueuePlace | None, gap: FactorGap | None, read: bool = True,
+                  source: str = "") -> str:
+    if not read:  # slurmrestd's jobs carry the priority but not its parts
+        prio = f"Priority {job.priority:,}" if job.priority is not None else "Priority unknown"
+        return f"{prio}; its parts: unknown ({source or 'this source'} gives no sprio parts)."
     if not job.factors:
         return ("Priority parts: unknown (sprio lists no line for it: sprio shows only jobs that may start, "
                 "not held ones, nor those before their begin time or dependency).")
