@@ -1,4 +1,4 @@
-"""Integration (issue 35): why pending jobs wait, on a real Slurm 22.05.
+"""Integration (issue 35): why pending jobs wait, on a real Slurm 22.05 and 26.05.
 
 One fresh sandbox (8 CPUs, backfill every second) of its own folder and ports, one scenario that
 makes pending jobs held by every reason at once: Priority, Resources, a spent GrpTRESMins
@@ -11,9 +11,12 @@ live (the capture runs the live refresh's commands) and must show:
 * the scheduler's start estimate exactly as ``squeue --start`` prints it;
 * as first in line in the partition the job the scheduler then starts when resources free up.
 
-About a minute and a half: up.sh, the tree, one priority cycle (the jobs' priorities), a few
-seconds of scheduling. Skipped without FAIRTOP_SANDBOX (CI runs it as root). The folder and ports
-can be moved with FAIRTOP_PENDING_DIR / FAIRTOP_PENDING_PORT / FAIRTOP_PENDING_DB_PORT.
+About a minute and a half per release: up.sh, the tree, one priority cycle (the jobs' priorities),
+a few seconds of scheduling. Each release runs on a sandbox of its own (folder and ports in
+:data:`PLACES`; moved with FAIRTOP_PENDING_DIR / FAIRTOP_PENDING_PORT / FAIRTOP_PENDING_DB_PORT, and
+for 26.05 the same names with ``_2605``): 22.05 is skipped without FAIRTOP_SANDBOX, 26.05 without
+FAIRTOP_SANDBOX_2605 (CI sets both as root; 26.05's binaries are the ones that file names, else
+/opt/slurm-26.05.3).
 
 ``python -m tests.sandbox.test_pending_live OUT`` runs the scenario (on a sandbox started the same
 way) and saves its capture into OUT: tests/fixtures/pending_jobs was made so.
@@ -32,18 +35,22 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FIXTURES, ROOT
-from tests.sandbox._sandbox import SKIP, first_env, scripts, sh
+from tests.sandbox._sandbox import RELEASES, first_env, on_release, scripts, sh
 from tui.analysis.jobs import describe, explain_pending
 from tui.analysis.standing import build_standing
 from tui.model import Snapshot
 from tui.sources.saved import load_folder
 
-pytestmark = [pytest.mark.sandbox, pytest.mark.own_sandbox, SKIP]
+pytestmark = [pytest.mark.sandbox, pytest.mark.own_sandbox]
 
 SPEC = FIXTURES / "pending_jobs" / "spec.txt"
-FOLDER = os.environ.get("FAIRTOP_PENDING_DIR", "/tmp/fairtop-pending-2205")
-PORT = int(os.environ.get("FAIRTOP_PENDING_PORT", "7957"))
-DB_PORT = os.environ.get("FAIRTOP_PENDING_DB_PORT", "13546")
+#: release -> (folder, slurmctld port (slurmd, slurmdbd: the next two), MariaDB port) of its own sandbox.
+PLACES = {"22.05": (os.environ.get("FAIRTOP_PENDING_DIR", "/tmp/fairtop-pending-2205"),
+                    int(os.environ.get("FAIRTOP_PENDING_PORT", "7957")),
+                    os.environ.get("FAIRTOP_PENDING_DB_PORT", "13546")),
+          "26.05": (os.environ.get("FAIRTOP_PENDING_DIR_2605", "/tmp/fairtop-pending-2605"),
+                    int(os.environ.get("FAIRTOP_PENDING_PORT_2605", "8117")),
+                    os.environ.get("FAIRTOP_PENDING_DB_PORT_2605", "14606"))}
 #: squeue's Reason for each job the scenario makes (by its name).
 EXPECTED = {"resources": "Resources", "priority": "Priority", "priority2": "Priority",
             "spent": "AssocGrpBillingMinutes", "maxjobs": "AssocMaxJobsLimit", "qosjobs": "QOSMaxJobsPerUserLimit",
@@ -51,11 +58,25 @@ EXPECTED = {"resources": "Resources", "priority": "Priority", "priority2": "Prio
             "down": "PartitionDown"}
 
 
-def _env() -> dict[str, str]:
-    env = {k: v for k, v in first_env().items() if not k.startswith("SANDBOX_") or k == "SANDBOX_SLURM"}
-    env.update(SANDBOX_DIR=FOLDER, SANDBOX_CTLD_PORT=str(PORT), SANDBOX_SLURMD_PORT=str(PORT + 1),
-               SANDBOX_DBD_PORT=str(PORT + 2), SANDBOX_DB_PORT=DB_PORT, SANDBOX_RESTD="0", SANDBOX_CPUS="8",
-               SLURM_CONF=f"{FOLDER}/etc/slurm.conf")
+def _prefix(release: str) -> str:
+    """Where ``release``'s Slurm is installed: "" for Debian's 22.05, else the SANDBOX_SLURM of the
+    file CI's variable names (its build), else build.sh's default prefix."""
+    if release == "22.05":
+        return ""
+    given = os.environ.get(RELEASES[release], "")
+    lines = Path(given).read_text().splitlines() if given and Path(given).is_file() else []
+    found = [line.split("=", 1)[1].strip() for line in lines if line.startswith("SANDBOX_SLURM=")]
+    return found[0] if found else f"/opt/slurm-{release}.3"
+
+
+def _env(release: str = "22.05") -> dict[str, str]:
+    folder, port, db_port = PLACES[release]
+    env = {k: v for k, v in first_env().items() if not k.startswith("SANDBOX_")}
+    env.update(SANDBOX_DIR=folder, SANDBOX_CTLD_PORT=str(port), SANDBOX_SLURMD_PORT=str(port + 1),
+               SANDBOX_DBD_PORT=str(port + 2), SANDBOX_DB_PORT=db_port, SANDBOX_RESTD="0", SANDBOX_CPUS="8",
+               SLURM_CONF=f"{folder}/etc/slurm.conf")
+    if prefix := _prefix(release):
+        env.update(SANDBOX_SLURM=prefix, PATH=f"{prefix}/bin:{prefix}/sbin:{env.get('PATH', '')}")
     return env
 
 
@@ -132,10 +153,10 @@ def capture(env: dict[str, str], out: Path) -> Snapshot:
     return load_folder(out)
 
 
-@pytest.fixture(scope="module")
-def scenario(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict[str, str], dict[str, str], Snapshot,
-                                                                          dict[str, list[str]]]]:
-    env = _env()
+@pytest.fixture(scope="module", params=[pytest.param(r, marks=on_release(r), id=r) for r in PLACES])
+def scenario(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+             ) -> Iterator[tuple[dict[str, str], dict[str, str], Snapshot, dict[str, list[str]]]]:
+    env = _env(request.param)
     try:
         ids = make_scenario(env)
         fields = ("JobID", "Reason", "StartTime", "SchedNodes")
