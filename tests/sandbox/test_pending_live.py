@@ -9,7 +9,10 @@ live (the capture runs the live refresh's commands) and must show:
 
 * each job's reason exactly as squeue prints it, and a known meaning for it;
 * the scheduler's start estimate exactly as ``squeue --start`` prints it;
-* as first in line in the partition the job the scheduler then starts when resources free up.
+* as first in line in the partition the job the scheduler then starts when resources free up;
+* the same reasons and estimates read through slurmrestd (the sandbox runs it), in every
+  ``slurm/vX/jobs`` version the server offers and fairtop supports (22.05: v0.0.36-v0.0.38; 26.05:
+  v0.0.42-v0.0.45), and in ``fairtop jobs --slurmrestd``.
 
 About a minute and a half per release: up.sh, the tree, one priority cycle (the jobs' priorities),
 a few seconds of scheduling. Each release runs on a sandbox of its own (folder and ports in
@@ -29,6 +32,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -36,10 +40,11 @@ import pytest
 
 from tests.conftest import FIXTURES, ROOT
 from tests.sandbox._sandbox import RELEASES, first_env, on_release, scripts, sh
-from tui.analysis.jobs import describe, explain_pending
+from tui.analysis.jobs import describe, explain_pending, pending_summary
 from tui.analysis.standing import build_standing
-from tui.model import Snapshot
+from tui.model import Job, Snapshot
 from tui.sources.saved import load_folder
+from tui.sources.slurmrestd import SUPPORTED_VERSIONS, RestClient, jobs_from_json, live_snapshot
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.own_sandbox]
 
@@ -73,7 +78,7 @@ def _env(release: str = "22.05") -> dict[str, str]:
     folder, port, db_port = PLACES[release]
     env = {k: v for k, v in first_env().items() if not k.startswith("SANDBOX_")}
     env.update(SANDBOX_DIR=folder, SANDBOX_CTLD_PORT=str(port), SANDBOX_SLURMD_PORT=str(port + 1),
-               SANDBOX_DBD_PORT=str(port + 2), SANDBOX_DB_PORT=db_port, SANDBOX_RESTD="0", SANDBOX_CPUS="8",
+               SANDBOX_DBD_PORT=str(port + 2), SANDBOX_DB_PORT=db_port, SANDBOX_RESTD="1", SANDBOX_CPUS="8",
                SLURM_CONF=f"{folder}/etc/slurm.conf")
     if prefix := _prefix(release):
         env.update(SANDBOX_SLURM=prefix, PATH=f"{prefix}/bin:{prefix}/sbin:{env.get('PATH', '')}")
@@ -153,20 +158,51 @@ def capture(env: dict[str, str], out: Path) -> Snapshot:
     return load_folder(out)
 
 
+@dataclass(frozen=True)
+class Rest:
+    """What slurmrestd gave in the same window as the capture."""
+
+    snapshot: Snapshot
+    """The REST source's snapshot (``fairtop --slurmrestd``: its newest jobs version)."""
+    jobs: dict[str, list[Job]]
+    """Plugin version -> that version's jobs."""
+
+
+def rest_socket(env: dict[str, str]) -> str:
+    """slurmrestd's socket in the sandbox (newer releases: run as the user slurmrestd, root may use it)."""
+    run = Path(env["SANDBOX_DIR"]) / "run"
+    return str(run / "restd" / "slurmrestd.sock" if env.get("SANDBOX_SLURM") else run / "slurmrestd.sock")
+
+
+def rest_jobs(env: dict[str, str]) -> dict[str, list[Job]]:
+    """Plugin version -> the jobs of its ``slurm/vX/jobs``, for every version the server offers and
+    fairtop supports."""
+    with RestClient(socket=rest_socket(env)) as client:
+        paths = client.get_json("/openapi/v3")["paths"]
+        out = {}
+        for path in paths:
+            parts = path.strip("/").split("/")
+            if len(parts) == 3 and parts[0] == "slurm" and parts[2] == "jobs" and parts[1] in SUPPORTED_VERSIONS:
+                out[parts[1]] = jobs_from_json(client.get_json(path), f"slurmrestd {path}")
+    assert out, f"slurmrestd offers no slurm/vX/jobs fairtop supports: {sorted(paths)}"
+    return out
+
+
 @pytest.fixture(scope="module", params=[pytest.param(r, marks=on_release(r), id=r) for r in PLACES])
 def scenario(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-             ) -> Iterator[tuple[dict[str, str], dict[str, str], Snapshot, dict[str, list[str]]]]:
+             ) -> Iterator[tuple[dict[str, str], dict[str, str], Snapshot, dict[str, list[str]], Rest]]:
     env = _env(request.param)
     try:
         ids = make_scenario(env)
         fields = ("JobID", "Reason", "StartTime", "SchedNodes")
         before = _squeue(env, *fields)
         snap = capture(env, tmp_path_factory.mktemp("pending"))
+        rest = Rest(live_snapshot(socket=rest_socket(env)), rest_jobs(env))
         after = _squeue(env, *fields)
         # what squeue printed around fairtop's read: where it changed in between, the job is left out
         printed = {name: cells for name, cells in before.items() if after.get(name) == cells}
         assert set(EXPECTED) <= set(printed), f"squeue changed during the read: {before} -> {after}"
-        yield env, ids, snap, printed
+        yield env, ids, snap, printed, rest
     finally:
         subprocess.run([str(scripts() / "down.sh"), "--purge"], env=env, capture_output=True, timeout=120,
                        check=False)
@@ -179,7 +215,7 @@ def _start_of(env: dict[str, str], job_id: str) -> str:
 
 
 def test_the_reason_is_squeues_and_fairtop_knows_it(scenario) -> None:  # type: ignore[no-untyped-def]
-    env, ids, snap, printed = scenario
+    env, ids, snap, printed, _ = scenario
     jobs = {j.job_id: j for j in snap.jobs}
     for name, reason in EXPECTED.items():
         job = jobs[ids[name]]
@@ -202,7 +238,7 @@ def test_the_reason_is_squeues_and_fairtop_knows_it(scenario) -> None:  # type: 
 
 
 def test_the_start_estimate_is_squeue_starts(scenario) -> None:  # type: ignore[no-untyped-def]
-    env, ids, snap, printed = scenario
+    env, ids, snap, printed, _ = scenario
     jobs = {j.job_id: j for j in snap.jobs}
     estimated = 0
     for name in EXPECTED:
@@ -220,7 +256,7 @@ def test_the_start_estimate_is_squeue_starts(scenario) -> None:  # type: ignore[
 
 
 def test_the_first_in_line_is_the_job_the_scheduler_starts_next(scenario) -> None:  # type: ignore[no-untyped-def]
-    env, ids, snap, _ = scenario
+    env, ids, snap, _, _ = scenario
     places = {p.job.job_id: p.place for user in ("wqa", "wqb", "wqc", "wqd", "wqe")
               for p in explain_pending(build_standing(snap, user))}
     first = [job_id for job_id, place in places.items() if place is not None and place.ahead == 0
@@ -237,8 +273,50 @@ def test_the_first_in_line_is_the_job_the_scheduler_starts_next(scenario) -> Non
     assert [n for n in ("resources", "priority", "priority2") if state[n][0] == "RUNNING"] == ["resources"]
 
 
+def _shown(at: datetime | None) -> str:
+    """A start time as squeue prints it (local time, seconds; N/A for none)."""
+    return at.astimezone().replace(tzinfo=None).isoformat() if at else "N/A"
+
+
+def test_slurmrestd_gives_squeues_reason_and_estimate_in_every_version(scenario) -> None:  # type: ignore[no-untyped-def]
+    env, ids, _, printed, rest = scenario
+    newest = "v0.0.45" if env.get("SANDBOX_SLURM") else "v0.0.38"  # 26.05 : 22.05
+    assert newest in rest.jobs, sorted(rest.jobs)
+    for version, got in rest.jobs.items():
+        jobs = {j.job_id: j for j in got}
+        for name, reason in EXPECTED.items():
+            job = jobs[ids[name]]
+            assert (job.reason, _shown(job.start_time)) == (printed[name][1], printed[name][2]) == \
+                (reason, printed[name][2]), (version, name)
+    # what fairtop jobs / standing / the summary line say on the REST source: squeue's reason and estimate
+    jobs = {j.job_id: j for j in rest.snapshot.jobs}
+    for user in ("wqa", "wqb", "wqc", "wqd", "wqe"):
+        explained = explain_pending(build_standing(rest.snapshot, user))
+        for p in explained:
+            name = next(n for n, i in ids.items() if i == p.job.job_id)
+            if name not in EXPECTED:
+                continue
+            assert p.job.reason == printed[name][1] and p.meaning is not None and p.meaning.code == EXPECTED[name]
+            assert _shown(p.job.start_time) == printed[name][2], name
+            start = printed[name][2]
+            if name in ("resources", "priority", "priority2") and start != "N/A":  # the queue's, planned by backfill
+                assert f"{datetime.fromisoformat(start):%Y-%m-%d %H:%M:%S}" in p.estimate, (name, p.estimate)
+        if user == "wqb":
+            assert explained[0].job.job_id == ids["resources"]
+            at = datetime.fromisoformat(printed["resources"][2])
+            assert pending_summary(explained).endswith(f"the scheduler estimates {at:%H:%M}")
+    assert jobs[ids["after"]].dependency == f"afterok:{ids['run_c']}(unfulfilled)"
+    done = subprocess.run([sys.executable, "-m", "tui.cli", "--slurmrestd", rest_socket(env), "jobs", "--user", "wqb"],
+                          env={**env, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert done.returncode == 0, done.stderr[-1500:]
+    assert f"Job {ids['resources']} (debug)" in done.stdout
+    at = datetime.fromisoformat(printed["resources"][2])
+    assert f"Start estimate (the scheduler's, squeue --start): {at:%Y-%m-%d %H:%M:%S}" in done.stdout
+
+
 def test_a_drained_node_is_shown_as_squeue_prints_it(scenario, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    env, ids, _, _ = scenario
+    env, ids, _, _, _ = scenario
     sh(env, "scontrol", "update", "nodename=sandbox-node", "state=drain", "reason=fairtop-test")
     ids["drained"] = _submit(env, "wqb", "drained", "-A", "wq", "-w", "sandbox-node", "-n1", "-t", "5",
                              "--wrap", "sleep 1")
