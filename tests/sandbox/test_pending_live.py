@@ -63,6 +63,10 @@ EXPECTED = {"resources": "Resources", "priority": "Priority", "priority2": "Prio
             "down": "PartitionDown"}
 
 
+#: Where build.sh installs each newer release (CI's build of .ci/slurm-releases.sh).
+BUILT = {"26.05": "/opt/slurm-26.05.3"}
+
+
 def _prefix(release: str) -> str:
     """Where ``release``'s Slurm is installed: "" for Debian's 22.05, else the SANDBOX_SLURM of the
     file CI's variable names (its build), else build.sh's default prefix."""
@@ -71,7 +75,7 @@ def _prefix(release: str) -> str:
     given = os.environ.get(RELEASES[release], "")
     lines = Path(given).read_text().splitlines() if given and Path(given).is_file() else []
     found = [line.split("=", 1)[1].strip() for line in lines if line.startswith("SANDBOX_SLURM=")]
-    return found[0] if found else f"/opt/slurm-{release}.3"
+    return found[0] if found else BUILT[release]
 
 
 def _env(release: str = "22.05") -> dict[str, str]:
@@ -158,6 +162,15 @@ def capture(env: dict[str, str], out: Path) -> Snapshot:
     return load_folder(out)
 
 
+def fairtop_jobs(env: dict[str, str], user: str) -> str:
+    """``fairtop --slurmrestd SOCKET jobs --user USER``: what the command prints on the REST source."""
+    done = subprocess.run([sys.executable, "-m", "tui.cli", "--slurmrestd", rest_socket(env), "jobs", "--user", user],
+                          env={**env, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert done.returncode == 0, done.stderr[-1500:]
+    return done.stdout
+
+
 @dataclass(frozen=True)
 class Rest:
     """What slurmrestd gave in the same window as the capture."""
@@ -166,6 +179,8 @@ class Rest:
     """The REST source's snapshot (``fairtop --slurmrestd``: its newest jobs version)."""
     jobs: dict[str, list[Job]]
     """Plugin version -> that version's jobs."""
+    wqb: str
+    """``fairtop --slurmrestd SOCKET jobs --user wqb``'s output."""
 
 
 def rest_socket(env: dict[str, str]) -> str:
@@ -197,7 +212,7 @@ def scenario(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
         fields = ("JobID", "Reason", "StartTime", "SchedNodes")
         before = _squeue(env, *fields)
         snap = capture(env, tmp_path_factory.mktemp("pending"))
-        rest = Rest(live_snapshot(socket=rest_socket(env)), rest_jobs(env))
+        rest = Rest(live_snapshot(socket=rest_socket(env)), rest_jobs(env), fairtop_jobs(env, "wqb"))
         after = _squeue(env, *fields)
         # what squeue printed around fairtop's read: where it changed in between, the job is left out
         printed = {name: cells for name, cells in before.items() if after.get(name) == cells}
@@ -255,24 +270,6 @@ def test_the_start_estimate_is_squeue_starts(scenario) -> None:  # type: ignore[
     assert f"{datetime.fromisoformat(printed['resources'][2]):%Y-%m-%d %H:%M:%S} on sandbox-node" in resources.estimate
 
 
-def test_the_first_in_line_is_the_job_the_scheduler_starts_next(scenario) -> None:  # type: ignore[no-untyped-def]
-    env, ids, snap, _, _ = scenario
-    places = {p.job.job_id: p.place for user in ("wqa", "wqb", "wqc", "wqd", "wqe")
-              for p in explain_pending(build_standing(snap, user))}
-    first = [job_id for job_id, place in places.items() if place is not None and place.ahead == 0
-             and place.partition == "debug"]
-    assert first == [ids["resources"]]
-    # the two others wait behind it in their Nice's order, the user's own jobs ahead of them counted
-    second, third = places[ids["priority"]], places[ids["priority2"]]
-    assert (second.ahead, second.own_ahead, third.ahead, third.own_ahead) == (1, 1, 2, 2)
-    assert third.just_ahead is not None and third.just_ahead.job_id == ids["priority"]
-    sh(env, "scancel", ids["filler"])  # 5 CPUs free: room for one of the three
-    _wait("a job to start", lambda: any(_squeue(env, "State").get(n, [""])[0] == "RUNNING"
-                                        for n in ("resources", "priority", "priority2")), timeout=60)
-    state = _squeue(env, "State")
-    assert [n for n in ("resources", "priority", "priority2") if state[n][0] == "RUNNING"] == ["resources"]
-
-
 def _shown(at: datetime | None) -> str:
     """A start time as squeue prints it (local time, seconds; N/A for none)."""
     return at.astimezone().replace(tzinfo=None).isoformat() if at else "N/A"
@@ -306,13 +303,27 @@ def test_slurmrestd_gives_squeues_reason_and_estimate_in_every_version(scenario)
             at = datetime.fromisoformat(printed["resources"][2])
             assert pending_summary(explained).endswith(f"the scheduler estimates {at:%H:%M}")
     assert jobs[ids["after"]].dependency == f"afterok:{ids['run_c']}(unfulfilled)"
-    done = subprocess.run([sys.executable, "-m", "tui.cli", "--slurmrestd", rest_socket(env), "jobs", "--user", "wqb"],
-                          env={**env, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=120,
-                          check=False)
-    assert done.returncode == 0, done.stderr[-1500:]
-    assert f"Job {ids['resources']} (debug)" in done.stdout
+    assert f"Job {ids['resources']} (debug): Resources: " in rest.wqb  # read in the same window as squeue
     at = datetime.fromisoformat(printed["resources"][2])
-    assert f"Start estimate (the scheduler's, squeue --start): {at:%Y-%m-%d %H:%M:%S}" in done.stdout
+    assert f"Start estimate (the scheduler's, squeue --start): {at:%Y-%m-%d %H:%M:%S}" in rest.wqb
+
+
+def test_the_first_in_line_is_the_job_the_scheduler_starts_next(scenario) -> None:  # type: ignore[no-untyped-def]
+    env, ids, snap, _, _ = scenario
+    places = {p.job.job_id: p.place for user in ("wqa", "wqb", "wqc", "wqd", "wqe")
+              for p in explain_pending(build_standing(snap, user))}
+    first = [job_id for job_id, place in places.items() if place is not None and place.ahead == 0
+             and place.partition == "debug"]
+    assert first == [ids["resources"]]
+    # the two others wait behind it in their Nice's order, the user's own jobs ahead of them counted
+    second, third = places[ids["priority"]], places[ids["priority2"]]
+    assert (second.ahead, second.own_ahead, third.ahead, third.own_ahead) == (1, 1, 2, 2)
+    assert third.just_ahead is not None and third.just_ahead.job_id == ids["priority"]
+    sh(env, "scancel", ids["filler"])  # 5 CPUs free: room for one of the three
+    _wait("a job to start", lambda: any(_squeue(env, "State").get(n, [""])[0] == "RUNNING"
+                                        for n in ("resources", "priority", "priority2")), timeout=60)
+    state = _squeue(env, "State")
+    assert [n for n in ("resources", "priority", "priority2") if state[n][0] == "RUNNING"] == ["resources"]
 
 
 def test_a_drained_node_is_shown_as_squeue_prints_it(scenario, tmp_path) -> None:  # type: ignore[no-untyped-def]
