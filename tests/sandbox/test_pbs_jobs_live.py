@@ -2,7 +2,7 @@
 
 On the one node (2 CPUs) four jobs: pbsu1's of 2 CPUs runs; pbsu2's of 2 CPUs waits for it
 ("Not Running: Not enough free nodes available"); pbsu3's is held by its owner (``qhold``: "Job held by
-pbsu3 on ...", the server's comment; a job submitted held with ``qsub -h`` gets none);
+pbsu3 on ...", the server's comment; pbsu1's second, submitted held with ``qsub -h``, gets none);
 pbsu4's asks for 4 CPUs ("Can Never Run: Insufficient amount of resource: ncpus (R: 4 A: 2 T: 2)").
 ``strict_ordering`` is turned on in sched_config for the test (pbs_sched re-reads it on SIGHUP), so
 pbs_sched plans the top job and prints its ``estimated.start_time``; the file is restored afterwards
@@ -37,7 +37,7 @@ pytestmark = [pytest.mark.sandbox,
                                               "pbs.conf; .ci/run does so"))]
 #: name -> (user, cpus, extra qsub arguments)
 JOBS = {"run": ("pbsu1", 2, ()), "queued": ("pbsu2", 2, ()), "held": ("pbsu3", 1, ()),
-        "never": ("pbsu4", 4, ())}
+        "never": ("pbsu4", 4, ()), "submitted_held": ("pbsu1", 1, ("-h",))}
 #: What each waiting job's comment starts with once the scheduler has seen it.
 SETTLED = {"queued": "Not Running: ", "held": "Job held by pbsu3 on ", "never": "Can Never Run: "}
 
@@ -86,7 +86,7 @@ def queue(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict[str, 
         while _qstat_json(env, [ids["run"]])[ids["run"]]["job_state"] != "R":
             assert time.monotonic() < deadline, "the running job did not start within 60 s"
             time.sleep(1)
-        for name in ("queued", "held", "never"):
+        for name in ("queued", "held", "never", "submitted_held"):
             ids[name] = _qsub(env, *JOBS[name])
         _run(env, "runuser", "-u", "pbsu3", "--", "env", f"PBS_CONF_FILE={CONF}", f"{PREFIX}/bin/qhold", ids["held"])
 
@@ -123,6 +123,7 @@ def test_the_comment_and_estimate_are_qstats(queue) -> None:  # type: ignore[no-
         assert (job.start_time.strftime("%a %b %d %H:%M:%S %Y") if job.start_time else None) == est, name
         assert job.sched_nodes == text.get("estimated.exec_vnode"), name
     assert jobs[ids["queued"]].start_time is not None  # strict_ordering: the top job is planned
+    assert "comment" not in shown[ids["submitted_held"]] and jobs[ids["submitted_held"]].reason is None
     assert jobs[ids["run"]].state == "RUNNING"
 
 
@@ -147,6 +148,8 @@ def test_fairtop_jobs_and_standing_show_them(queue) -> None:  # type: ignore[no-
     held = fairtop("--pbs", "jobs", "--user", "pbsu3")  # live: the same read as capture --pbs
     assert f"PBS says: {shown[ids['held']]['comment']!r}: pbsu3 held it (qhold) on " in held
     assert f"What would move it: releasing it: qrls {ids['held']}" in held
+    assert f"Job {ids['submitted_held']} (workq): PBS printed no comment for it" in \
+        fairtop("--from", str(folder), "jobs", "--user", "pbsu1")
     line = fairtop("--from", str(folder), "standing", "--user", "pbsu2")
     assert line.rstrip().endswith(f"1 pending job: Not enough free nodes available; the scheduler estimates "
                                   f"{job.start_time.astimezone():%H:%M}")

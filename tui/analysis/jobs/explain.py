@@ -351,7 +351,9 @@ class _Explainer:
         as_of = f"read {read.astimezone():%H:%M:%S}, {_age(max((self.now - read).total_seconds(), 0.0))} ago"
         moves: tuple[str, ...]
         if job.reason is None:
-            m, why, moves = None, "PBS printed no comment for it (the scheduler has not considered it yet).", ()
+            m, moves = None, ()
+            why = ("PBS printed no comment for it (the scheduler writes one when it considers the job; a job "
+                   "submitted held, qsub -h, gets none).")
         else:
             m = describe_pbs(job.reason)
             why = f"PBS says: {job.reason!r}"
