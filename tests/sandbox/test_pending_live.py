@@ -42,6 +42,7 @@ from tests.conftest import FIXTURES, ROOT
 from tests.sandbox._sandbox import RELEASES, first_env, on_release, scripts, sh
 from tui.analysis.jobs import describe, explain_pending, pending_summary
 from tui.analysis.standing import build_standing
+from tui.analysis.summary import user_summary
 from tui.model import Job, Snapshot
 from tui.sources.saved import load_folder
 from tui.sources.slurmrestd import SUPPORTED_VERSIONS, RestClient, jobs_from_json, live_snapshot
@@ -301,7 +302,9 @@ def test_slurmrestd_gives_squeues_reason_and_estimate_in_every_version(scenario)
         if user == "wqb":
             assert explained[0].job.job_id == ids["resources"]
             at = datetime.fromisoformat(printed["resources"][2])
-            assert pending_summary(explained).endswith(f"the scheduler estimates {at:%H:%M}")
+            short = pending_summary(explained)
+            assert short.endswith(f"the nearest: 1st in debug; the scheduler estimates {at:%H:%M}"), short
+            assert user_summary(build_standing(rest.snapshot, user)).text.endswith(short)  # the line, standing
     assert jobs[ids["after"]].dependency == f"afterok:{ids['run_c']}(unfulfilled)"
     assert f"Job {ids['resources']} (debug): Resources: " in rest.wqb  # read in the same window as squeue
     at = datetime.fromisoformat(printed["resources"][2])
