@@ -127,9 +127,40 @@ async def test_pbs_says_what_it_lacks(isolated_paths) -> None:
     app = build_app(build_parser().parse_args(["--demo", "pbs", "--user", "alice"]))
     async with app.run_test(size=(120, 40)) as pilot:
         pane = await _press_6(pilot)
-        assert _title(pane) == ("Jobs: PBS: fairtop reads PBS's fairshare files, not qstat, so it has no jobs to "
-                                "explain (qstat -f's comment and estimated.start_time are not read yet).")
+        assert _title(pane) == "Jobs: PBS demo: the demo cluster makes up no PBS queue, so there are no jobs to explain."
         assert not pane.query_one(LineTable).display
+
+
+async def test_pbs_capture_with_qstat_lists_the_users_queued_jobs(isolated_paths, tmp_path) -> None:
+    import shutil
+
+    from tui.app.main import build_app
+    from tui.cli import build_parser
+    from tui.sources.pbs_jobs import QSTAT_FILE
+
+    # the PBS sandbox's tree and a queue recorded on it (tests/fixtures/pbs_qstat/README.md)
+    (tmp_path / "resource_group").write_text("physics 100 root 60\nchem 200 root 40\npbsu1 1001 physics 30\n"
+                                             "pbsu2 1002 physics 10\npbsu3 1003 chem 20\npbsu4 1004 chem 20\n")
+    (tmp_path / "usage.txt").write_text("pbsu1 1\npbsu2 1\npbsu3 1\npbsu4 1\n")
+    shutil.copy(FIXTURES / "pbs_qstat" / "qstat_f.json", tmp_path / QSTAT_FILE)
+    app = build_app(build_parser().parse_args(["--from", str(tmp_path), "--user", "pbsu3"]))
+    async with app.run_test(size=(140, 40)) as pilot:
+        pane = await _press_6(pilot)
+        assert pane.view is not None
+        assert [line.split()[:3] for line in pane.view.lines] == [["2.fairtop-pbs", "workq", "pending"]]
+        assert _detail(pane).splitlines()[0] == (
+            "Job 2.fairtop-pbs (workq): PBS says: 'Job held by pbsu3 on Sat Nov 28 06:40:59 2026': pbsu3 held it "
+            "(qhold) on Sat Nov 28 06:40:59 2026.")
+        assert "What would move it: releasing it: qrls 2.fairtop-pbs" in _detail(pane)
+    empty = tmp_path / "noqueue"
+    empty.mkdir()
+    for name in ("resource_group", "usage.txt"):
+        shutil.copy(tmp_path / name, empty / name)
+    app = build_app(build_parser().parse_args(["--from", str(empty), "--user", "pbsu3"]))
+    async with app.run_test(size=(140, 40)) as pilot:
+        pane = await _press_6(pilot)
+        assert _title(pane) == (f"Jobs: PBS folder {empty} holds no qstat -f output ('fairtop capture --pbs' saves it as "
+                                "qstat_f.json), so there are no jobs to explain.")
 
 
 async def test_a_new_snapshot_keeps_the_highlighted_job(isolated_paths) -> None:

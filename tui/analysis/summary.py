@@ -114,9 +114,19 @@ def _pbs_summary(standing: Standing) -> UserSummary:
     higher = int(np.count_nonzero(fs.factor[leaves] > fs.factor[row]))
     facts = {"user": me, "fairshare_factor": float(f"{fs.factor[row]:.6f}"), "higher": higher,
              "entities": int(leaves.sum()), "made_up": standing.snapshot.made_up}
+    caps = standing.snapshot.capabilities
+    if caps is not None and "jobs" in caps:  # qstat -f was read: PBS's comment and estimate
+        pending = [j for j in standing.snapshot.jobs if j.user == me and j.state == "PENDING"]
+        facts["pending_jobs"] = len(pending)
+        explained = explain_pending(standing, pending)
+        facts["pending"] = [pending_facts(p) for p in explained]
+        jobs = pending_summary(explained)
+    elif standing.snapshot.made_up:
+        jobs = "pending jobs unknown (the PBS demo makes up no queue)"
+    else:
+        jobs = "pending jobs unknown (no qstat -f in this source: a capture made before fairtop read it)"
     return UserSummary((_who(standing, me), f"fairshare_factor {fs.factor[row]:.6f}",
-                        f"{higher:,} of {int(leaves.sum()):,} entities have a higher factor",
-                        "pending jobs unknown (fairtop reads PBS's fairshare files, not qstat)"), row, facts)
+                        f"{higher:,} of {int(leaves.sum()):,} entities have a higher factor", jobs), row, facts)
 
 
 def ranking_parts(standing: Standing, row: int, facts: dict[str, object] | None = None,

@@ -244,7 +244,7 @@ class FolderSource(Source):
 
         folder = self.folder()
         if is_pbs_folder(folder):
-            return replace(load_pbs_folder(folder), capabilities=frozenset({"usage", "printed"}))
+            return load_pbs_folder(folder)  # capabilities: "jobs" too where qstat's output was saved
         return load_folder(folder, self.me if self.one_user else "")
 
 
@@ -293,10 +293,10 @@ class SlurmSource(Source):
 class PbsSource(Source):
     name = "pbs"
     flag = "--pbs"
-    help = ("the PBS Professional server fairtop runs on ($PBS_HOME/sched_priv and pbsfs, as 'fairtop capture "
-            "--pbs' reads them; root or a PBS manager)")
+    help = ("the PBS Professional server fairtop runs on ($PBS_HOME/sched_priv, pbsfs and qstat -f, as "
+            "'fairtop capture --pbs' reads them; root or a PBS manager)")
     live = True
-    capabilities = frozenset({"usage", "printed"})
+    capabilities = frozenset({"usage", "printed", "jobs"})
 
     def read(self) -> Snapshot:
         import os

@@ -3,7 +3,7 @@ each line's whole explanation (:func:`~tui.analysis.jobs.explain_pending`'s).
 
 Whose jobs: the user of the association selected in the tree, else the viewer (``standing.me``).
 Under PrivateData=jobs the source holds the viewer's jobs only, and another user's view says so.
-A source without a queue (PBS: fairtop reads its fairshare files, not qstat; a capture without
+A source without a queue (a PBS capture without ``qstat -f``, the PBS demo, a capture without
 squeue) gives one line saying what it lacks. No Textual here.
 """
 
@@ -45,10 +45,12 @@ class JobsView:
 
 def jobs_lacks(snap: Snapshot) -> str | None:
     """Why this source shows no jobs at all (one line), or None when it has a queue."""
-    if snap.tree is None and snap.pbs is not None:
-        return ("PBS: fairtop reads PBS's fairshare files, not qstat, so it has no jobs to explain "
-                "(qstat -f's comment and estimated.start_time are not read yet).")
     caps = snap.capabilities
+    if snap.tree is None and snap.pbs is not None and (caps is None or "jobs" not in caps):
+        if snap.made_up:
+            return "PBS demo: the demo cluster makes up no PBS queue, so there are no jobs to explain."
+        return (f"{snap.source} holds no qstat -f output ('fairtop capture --pbs' saves it as qstat_f.json), "
+                "so there are no jobs to explain.")
     if caps is not None and "jobs" not in caps:
         return (f"{snap.source} gives no queue (no squeue output, or a live squeue has not answered yet): "
                 "no jobs to explain.")
