@@ -127,7 +127,8 @@ async def test_pbs_says_what_it_lacks(isolated_paths) -> None:
     app = build_app(build_parser().parse_args(["--demo", "pbs", "--user", "alice"]))
     async with app.run_test(size=(120, 40)) as pilot:
         pane = await _press_6(pilot)
-        assert _title(pane) == "Jobs: PBS demo: the demo cluster makes up no PBS queue, so there are no jobs to explain."
+        assert _title(pane) == ("Jobs: PBS demo: the demo cluster makes up no PBS queue, so there are no jobs to "
+                                "explain.")
         assert not pane.query_one(LineTable).display
 
 
@@ -159,8 +160,8 @@ async def test_pbs_capture_with_qstat_lists_the_users_queued_jobs(isolated_paths
     app = build_app(build_parser().parse_args(["--from", str(empty), "--user", "pbsu3"]))
     async with app.run_test(size=(140, 40)) as pilot:
         pane = await _press_6(pilot)
-        assert _title(pane) == (f"Jobs: PBS folder {empty} holds no qstat -f output ('fairtop capture --pbs' saves it as "
-                                "qstat_f.json), so there are no jobs to explain.")
+        assert _title(pane) == (f"Jobs: PBS folder {empty} holds no qstat -f output ('fairtop capture --pbs' "
+                                "saves it as qstat_f.json), so there are no jobs to explain.")
 
 
 async def test_a_new_snapshot_keeps_the_highlighted_job(isolated_paths) -> None:
