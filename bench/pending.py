@@ -26,6 +26,23 @@ The same again the column-wise way (:mod:`tui.sources.squeue_columns`), the ``co
   ``jobs`` are the user's and ``queue`` the columns;
 * ``after squeue``: read + explain. Both ways must explain the same (checked each run).
 
+And the product, the ``product:`` lines: the capture folder with this ``squeue.txt`` and a
+``sprio_l.txt`` of every pending job that may start (held jobs and those waiting on a dependency
+or a begin time are not in sprio), written to a temporary folder; the real command functions run
+on it (``fairtop jobs --from DIR --user wqb`` and ``fairtop standing --from DIR --user wqb``,
+their output to a buffer), each timed whole, from the folder to the printed text:
+
+* ``jobs`` / ``standing``: as shipped: the one-user path (``Source.one_user``: squeue read as
+  columns, ``Job`` of the user's jobs and of the jobs just ahead only, their sprio lines parsed
+  alone);
+* ``jobs, every Job`` / ``standing, every Job``: the same command with the one-user path turned
+  off (every squeue and sprio line made into objects, as the app reads a folder);
+* ``jobs, 15 jobs``: the command on the capture as it is (15 jobs): what the command costs
+  without a big queue (reading sshare and the config, the engine, Python's imports are warm). The
+  queue's own share of a command is its time less this one.
+
+Both ways must print the same (checked each run).
+
     .venv/bin/python bench/pending.py [-n 5] [--jobs 100000]
 """
 
@@ -83,6 +100,61 @@ def squeue_text(n: int, seed: int = 35) -> str:
     return "\n".join(lines) + "\n"
 
 
+def sprio_text(squeue: str) -> str:
+    """``sprio -l`` of the pending jobs of ``squeue`` that may start, in the capture's layout: the
+    priority split into age and fairshare."""
+    head = (CAPTURE / "sprio_l.txt").read_text().splitlines()[0]
+    out = [head]
+    for line in squeue.splitlines()[1:]:
+        c = line.split("|")
+        if c[4] != "PENDING" or c[10] in ("JobHeldUser", "Dependency", "BeginTime"):
+            continue
+        prio = int(c[8])
+        age = prio // 3
+        out.append(f"{c[0]:>15} {c[1]:<9} {c[2]:>8} {prio:>10} {0:>10} {age:>10} {0:>10} {prio - age:>10} "
+                   f"{0:>10} {0:>10} {0:>10} {0:>11}                     ")
+    return "\n".join(out) + "\n"
+
+
+def _command(argv: list[str]) -> tuple[float, str]:
+    """Run ``fairtop ARGV`` (the real command function), its stdout kept; (seconds, output)."""
+    import contextlib
+    import io
+
+    from tui.cli import main as fairtop
+
+    buf = io.StringIO()
+    t0 = time.perf_counter()
+    with contextlib.redirect_stdout(buf):
+        assert fairtop(argv) == 0
+    return time.perf_counter() - t0, buf.getvalue()
+
+
+def product(folder: Path, n: int) -> dict[str, float]:
+    """The commands on ``folder``, each the fastest of ``n``, one-user path on and off."""
+    import os
+
+    from tui.sources import saved
+
+    os.environ["XDG_CONFIG_HOME"] = str(folder.parent / "config")  # no user config: the flags alone
+    best: dict[str, float] = {}
+    one_user = saved._one_user_jobs
+    for _ in range(n):
+        for name, argv in (("jobs", ["jobs"]), ("standing", ["standing"])):
+            took, shown = _command([*argv, "--from", str(folder), "--user", ME])
+            saved._one_user_jobs = lambda *_: None  # type: ignore[assignment] - every Job, as the app reads
+            try:
+                took_all, shown_all = _command([*argv, "--from", str(folder), "--user", ME])
+            finally:
+                saved._one_user_jobs = one_user
+            assert shown == shown_all, f"{name}: the columns print otherwise"
+            best[name] = min(best.get(name, took), took)
+            best[f"{name}, every Job"] = min(best.get(f"{name}, every Job", took_all), took_all)
+        took, _ = _command(["jobs", "--from", str(CAPTURE), "--user", ME])
+        best["jobs, 15 jobs"] = min(best.get("jobs, 15 jobs", took), took)
+    return best
+
+
 def main() -> None:
     from tui.analysis.jobs import Queue, explain_pending
     from tui.analysis.standing import build_standing
@@ -130,6 +202,23 @@ def main() -> None:
     assert line is not None
     print(f"  line: {line.text}")
     print(f"  first: {explained[0].lines[:2]}")
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "capture"
+        shutil.copytree(CAPTURE, folder)
+        (folder / "squeue.txt").write_text(text)
+        (folder / "sprio_l.txt").write_text(sprio_text(text))
+        figures = product(folder, args.n)
+    print(f"product, the commands on a saved folder with this queue; fastest of {args.n}:")
+    for key, took in figures.items():
+        print(f"  {key:<22} {took:7.3f} s")
+    base = figures["jobs, 15 jobs"]
+    for name in ("jobs", "standing"):
+        print(f"  {name}: the queue's share {figures[name] - base:.3f} s (every Job: "
+              f"{figures[name + ', every Job'] - base:.3f} s), "
+              f"{figures[name + ', every Job'] / figures[name]:.1f}x faster whole")
 
 
 if __name__ == "__main__":

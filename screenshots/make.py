@@ -9,11 +9,13 @@ from __future__ import annotations
 import asyncio
 import sys
 from datetime import datetime, timezone
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
 from tui.app.app import FairtopApp
 from tui.config import Settings, State
+from tui.model import Snapshot
 from tui.sources.demo import demo_snapshot
 from tui.sources.demo_pbs import demo_pbs_snapshot
 
@@ -34,8 +36,12 @@ SHOTS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("pbs-tree-dark", "dark", ("m",)),
     ("pbs-breakdown-dark", "dark", ("m", "2")),
     ("history-dark", "dark", ("m", "5")),
+    ("jobs-dark", "dark", ("m", "6", "down")),
     ("policy-dark", "dark", ("m", "P", *"2-0", "enter")),
 )
+PENDING = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "pending_jobs" / "capture"
+"""The Jobs pane is shot on the real Slurm 22.05 capture with a job pending for every reason (the
+demo makes up no reasons), as its user ``wqb``, read 15 minutes after it was taken."""
 SIZES = {"policy-dark": (120, 56)}
 """Taller shots: the Policy screen's form, table and both plots."""
 
@@ -43,11 +49,21 @@ SIZES = {"policy-dark": (120, 56)}
 async def shoot(out: Path, stem: str, theme: str, keys: tuple[str, ...]) -> Path:
     """Run the app headless, press ``keys``, save ``out/stem.svg``."""
     now = datetime(2025, 1, 15, tzinfo=timezone.utc)
+    me = ME
     if stem.startswith("pbs-"):
         loader = partial(demo_pbs_snapshot, me=ME, now=now)
+    elif stem.startswith("jobs-"):
+        from tui.app.panes import jobs
+        from tui.sources.saved import load_folder
+
+        def loader() -> Snapshot:  # the folder as the repository names it, not this checkout's path
+            return replace(load_folder(PENDING), source="tests/fixtures/pending_jobs/capture")
+
+        me = "wqb"
+        jobs.CLOCK = lambda: datetime(2026, 11, 28, 3, 24, 43, tzinfo=timezone.utc)
     else:
         loader = partial(demo_snapshot, seed=0, me=ME, now=now)
-    app = FairtopApp(Settings(theme=theme), loader, ME, State())
+    app = FairtopApp(Settings(theme=theme), loader, me, State())
     async with app.run_test(size=SIZES.get(stem, SIZE)) as pilot:
         await app.workers.wait_for_complete()
         await pilot.pause()

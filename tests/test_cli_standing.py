@@ -117,7 +117,7 @@ def test_a_pbs_folder(tmp_path: Path) -> None:
     shutil.copy(FIXTURES / "pbs" / "man_usage.txt", tmp_path / "usage.txt")
     done = _standing("--from", str(tmp_path), "--user", "pbsuser3")
     assert (done.returncode, done.stdout) == (0, "pbsuser3 · fairshare_factor 0.090201 · 3 of 5 entities have a higher "
-                                                 "factor · pending jobs unknown (fairtop reads PBS's fairshare files, "
-                                                 "not qstat)\n")
+                                                 "factor · pending jobs unknown (no qstat -f in this source: a capture "
+                                                 "made before fairtop read it)\n")
     doc = json.loads(_standing("--from", str(tmp_path), "--user", "pbsuser3", "--format", "json").stdout)
     assert (doc["fairshare_factor"], doc["higher"], doc["entities"]) == (0.090201, 3, 5)

@@ -26,15 +26,17 @@ from tui.sources.errors import InputError, SourceUnavailable
 
 if TYPE_CHECKING:  # the engine's side (numpy) is imported only when the line must be computed
     from tui.analysis.summary import UserSummary
+    from tui.config import Settings
     from tui.model import Budget, Snapshot
     from tui.sources.registry import Source
 
 __all__ = ["chosen_source", "published_json", "run", "standing_json"]
 
 
-def chosen_source(args: argparse.Namespace) -> tuple[str, str, Source]:
-    """(user, cluster name, source) that the flags or the config choose (``fairtop standing`` and
-    ``fairtop jobs`` alike)."""
+def chosen_source(args: argparse.Namespace) -> tuple[str, str, Source, Settings]:
+    """(user, cluster name, source, the merged settings) that the flags or the config choose
+    (``fairtop standing`` and ``fairtop jobs`` alike); the settings are read once, here, and
+    passed on (:func:`coldfront`)."""
     from tui import config
 
     overrides = config.cli_overrides(args)
@@ -45,7 +47,7 @@ def chosen_source(args: argparse.Namespace) -> tuple[str, str, Source]:
     except ValueError as exc:
         raise InputError("fairtop standing", str(exc)) from None
     name, source = next(iter(sources.items()))
-    return me, name or source.cluster, source
+    return me, name or source.cluster, source, settings
 
 
 def _published(source: Source, me: str) -> tuple[Path, dict[str, Any], str, str | None] | None:
@@ -93,16 +95,17 @@ def run(args: argparse.Namespace) -> int:
     """Print the line (or its JSON): the publisher's when it wrote one for this capture, else
     computed; 2 with one line when the source cannot be read."""
     try:
-        me, cluster, source = chosen_source(args)
+        me, cluster, source, settings = chosen_source(args)
         got = _published(source, me)
         if got is not None:
-            cold = coldfront(getattr(args, "config", None), ())
+            cold = coldfront(settings, ())
             if args.standing_format == "json":
                 doc = published_json(me, cluster, got)
                 sys.stdout.write(doc if cold is None else json.dumps({**json.loads(doc), "coldfront": cold[1]}) + "\n")
             else:
                 sys.stdout.write(got[1]["text"] + "\n" + (cold[0] + "\n" if cold is not None else ""))
             return 0
+        source.one_user = True  # the user's jobs as Job, the queue as columns (100,000 jobs: issue 35)
         source.check()
         snap = source.load()
     except (InputError, SourceUnavailable, OSError) as exc:
@@ -112,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
     from tui.analysis.summary import user_summary
 
     summary = user_summary(build_standing(snap, me))
-    cold = coldfront(getattr(args, "config", None), snap.budgets)
+    cold = coldfront(settings, snap.budgets)
     if args.standing_format == "json":
         doc = standing_json(me, cluster, snap, summary)
         sys.stdout.write(doc if cold is None else json.dumps({**json.loads(doc), "coldfront": cold[1]}) + "\n")
@@ -125,15 +128,13 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def coldfront(config_file: str | None, budgets: tuple[Budget, ...]) -> tuple[str, dict[str, Any]] | None:
-    """With ``coldfront_url`` configured: the user's ColdFront allocations as one line and as
-    JSON, beside the snapshot's Slurm budgets (within ``allocation_timeout``); a ColdFront that
-    does not answer is said in the line, the standing above it stands. None: not configured."""
+def coldfront(settings: Settings, budgets: tuple[Budget, ...]) -> tuple[str, dict[str, Any]] | None:
+    """With ``coldfront_url`` configured in ``settings`` (:func:`chosen_source`'s): the user's
+    ColdFront allocations as one line and as JSON, beside the snapshot's Slurm budgets (within
+    ``allocation_timeout``); a ColdFront that does not answer is said in the line, the standing
+    above it stands. None: not configured."""
     from tui import config
 
-    # Its ColdFront keys only: detecting the cluster again ran `scontrol ping` (and pulled numpy in
-    # through the PBS probe) on the published line's fast path.
-    settings = config.load(config_file, detect_source=False)
     try:
         access = config.coldfront_access(settings)
     except config.ConfigError as exc:

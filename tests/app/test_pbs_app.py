@@ -108,7 +108,7 @@ async def test_pbs_folder_tree_equals_both_reports_cell_for_cell(seed_dir, capsy
         higher = sum(float(r[6]) > float(by_name["L5"][6]) for r in from_dir if r[0] in leaves)
         assert str(app.query_one("#me-summary").content) == (
             f"L5 · fairshare_factor 0.098927 · {higher} of 9 entities have a higher factor"
-                " · pending jobs unknown (fairtop reads PBS's fairshare files, not qstat)")
+                " · pending jobs unknown (no qstat -f in this source: a capture made before fairtop read it)")
 
 
 async def test_pbs_sort_keys_use_the_same_letters(seed_dir):

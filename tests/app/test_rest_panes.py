@@ -55,3 +55,27 @@ async def test_whatif_on_an_association_sshare_does_not_list() -> None:
     snap, _ = _combined(ADDED / "after", ADDED / "before")
     text = await _whatif_text(build_standing(snap, "lg"), _row(snap.tree, "qnew/lg"))
     assert "unknown, sshare does not list this association (slurmrestd does)" in text
+
+
+async def test_jobs_pane_explains_rest_jobs_with_the_api_reason() -> None:
+    from tui.app.panes.jobs import JobsPane
+
+    snap, _ = _combined(LIVE)
+    pane = JobsPane()
+    text = await show_text(pane, build_standing(snap, "la"), _row(snap.tree, "qsub/la"))
+    assert "Jobs of la: 2 pending jobs, the nearest: partition parked is down (PartitionDown); 0 running" in text
+    assert pane.view is not None
+    assert [line.split()[:4] for line in pane.view.lines] == [["8", "parked", "pending", "PartitionDown"],
+                                                             ["4", "parked", "pending", "PartitionDown"]]
+    assert ("Job 8 (parked): PartitionDown: its partition is DOWN: it accepts jobs but starts none "
+            "(partition parked).") in text
+
+
+async def test_jobs_pane_says_slurmrestd_gives_no_priority_parts() -> None:
+    from tui.app.panes.jobs import JobsPane
+
+    snap, _ = _combined(LIVE)
+    rest = replace(snap, capabilities=frozenset({"usage", "printed", "jobs", "partitions"}), source="slurmrestd (x)")
+    text = await show_text(JobsPane(), build_standing(rest, "la"), _row(snap.tree, "qsub/la"))
+    assert "Priority 10,000; its parts: unknown (slurmrestd (x) gives no sprio parts)." in text  # job 8
+    assert "sprio lists no line" not in text

@@ -181,18 +181,18 @@ def test_screenshot_script(tmp_path: Path) -> None:
 
 
 async def test_every_tab_has_a_key_and_a_command(make_app) -> None:
-    """1-5 and :tree ... :history open the five tabs (History had neither a key nor a command)."""
+    """1-6 and :tree ... :jobs open the six tabs (History had neither a key nor a command)."""
     from textual.widgets import TabbedContent
 
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         tabs = app.query_one(TabbedContent)
-        for key, tab in zip("52341", ("history", "breakdown", "alloc", "whatif", "tree")):
+        for key, tab in zip("652341", ("jobs", "history", "breakdown", "alloc", "whatif", "tree")):
             await pilot.press(key)
             await pilot.pause()
             assert tabs.active == tab
-        for word, tab in (("history", "history"), ("why", "breakdown"), ("tree", "tree")):
+        for word, tab in (("history", "history"), ("jobs", "jobs"), ("why", "breakdown"), ("tree", "tree")):
             await pilot.press(":", *word, "enter")
             await pilot.pause()
             assert tabs.active == tab

@@ -125,7 +125,7 @@ def test_live_source_stages_say_what_an_early_snapshot_lacks() -> None:
     assert running == ("sacctmgr", "scontrol show partition", "scontrol show node",
                        "scontrol show assoc_mgr", "sprio", "squeue")
     assert early.capabilities == frozenset({"usage", "printed"}) and done == ()
-    assert whole.capabilities == frozenset({"usage", "printed", "jobs", "partitions"})
+    assert whole.capabilities == frozenset({"usage", "printed", "jobs", "factors", "partitions"})
 
 
 def test_a_session_open_for_months_keeps_the_newest_commands_only(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -579,3 +579,16 @@ def test_pending_jobs_carry_squeues_reason_and_the_estimate() -> None:
     (job,) = rest.jobs_from_json({"jobs": [described]})
     assert job.reason == "ReqNodeNotAvail, UnavailableNodes:n1"
     assert job.start_time is not None and job.start_time.timestamp() == 1795290000
+
+
+def test_v0_0_36_jobs_name_their_user_from_the_user_id() -> None:
+    """22.05's v0.0.36 sends ``"user_name": ""`` (recorded): the name comes from ``user_id`` as
+    squeue's does (here root's uid, which every machine has)."""
+    doc = json.loads((FIXTURES / "slurmrestd" / "jobs_v0.0.36_22.05.json").read_text())
+    assert doc["jobs"][0]["user_name"] == ""
+    doc["jobs"][0]["user_id"] = 0
+    (job,) = rest.jobs_from_json(doc)
+    assert (job.user, job.account, job.reason) == ("root", "wq", "PartitionDown")
+    doc["jobs"][0]["user_id"] = None
+    with pytest.raises(InputError, match="no user_name or account"):
+        rest.jobs_from_json(doc)

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tui.analysis.allocations import allocations_for
-from tui.analysis.jobs import PendingJob, Queue, explain_pending, pending_summary
+from tui.analysis.jobs import Queue, explain_pending, pending_summary
+from tui.analysis.jobs.rows import pending_facts
 from tui.analysis.rank_path import RankShared, rank_path
 from tui.analysis.standing import Standing
 from tui.formats.sshare import sshare_cells
@@ -63,25 +64,13 @@ def _jobs_part(standing: Standing, user: str, facts: dict[str, object],
     facts["top_priority"] = max(known) if known else None
     if any(j.reason is not None for j in pending):  # the source read squeue's Reason: say why they wait
         explained = explain_pending(standing, pending, queue)
-        facts["pending"] = [_pending_facts(p) for p in explained]
+        facts["pending"] = [pending_facts(p) for p in explained]
         return pending_summary(explained)
     s = "" if len(pending) == 1 else "s"
     if not known:
         return f"{len(pending):,} pending job{s}, priority unknown"
     top = "priority" if len(pending) == 1 else "top priority"
     return f"{len(pending):,} pending job{s}, {top} {compact_number(max(known))}"
-
-
-def _pending_facts(p: PendingJob) -> dict[str, object]:
-    """One pending job for ``fairtop standing --format json``: the scheduler's values as printed."""
-    place = p.place
-    return {"job_id": p.job.job_id, "partition": p.job.partition, "reason": p.job.reason,
-            "kind": p.meaning.kind if p.meaning is not None else None,
-            "ahead": place.ahead if place is not None else None,
-            "own_ahead": place.own_ahead if place is not None else None,
-            "held_back_by": p.held_back_by.words if p.held_back_by is not None else None,
-            "start_estimate": p.job.start_time.isoformat() if p.job.start_time is not None else None,
-            "sched_nodes": p.job.sched_nodes}
 
 
 def _allocation_part(standing: Standing, row: int, facts: dict[str, object]) -> str | None:
@@ -125,9 +114,19 @@ def _pbs_summary(standing: Standing) -> UserSummary:
     higher = int(np.count_nonzero(fs.factor[leaves] > fs.factor[row]))
     facts = {"user": me, "fairshare_factor": float(f"{fs.factor[row]:.6f}"), "higher": higher,
              "entities": int(leaves.sum()), "made_up": standing.snapshot.made_up}
+    caps = standing.snapshot.capabilities
+    if caps is not None and "jobs" in caps:  # qstat -f was read: PBS's comment and estimate
+        pending = [j for j in standing.snapshot.jobs if j.user == me and j.state == "PENDING"]
+        facts["pending_jobs"] = len(pending)
+        explained = explain_pending(standing, pending)
+        facts["pending"] = [pending_facts(p) for p in explained]
+        jobs = pending_summary(explained)
+    elif standing.snapshot.made_up:
+        jobs = "pending jobs unknown (the PBS demo makes up no queue)"
+    else:
+        jobs = "pending jobs unknown (no qstat -f in this source: a capture made before fairtop read it)"
     return UserSummary((_who(standing, me), f"fairshare_factor {fs.factor[row]:.6f}",
-                        f"{higher:,} of {int(leaves.sum()):,} entities have a higher factor",
-                        "pending jobs unknown (fairtop reads PBS's fairshare files, not qstat)"), row, facts)
+                        f"{higher:,} of {int(leaves.sum()):,} entities have a higher factor", jobs), row, facts)
 
 
 def ranking_parts(standing: Standing, row: int, facts: dict[str, object] | None = None,

@@ -48,6 +48,7 @@ PANES: dict[str, tuple[str, type[Widget] | str]] = {
     "alloc": ("Allocations", "tui.app.panes.allocations:AllocationsPane"),
     "whatif": ("What-if", "tui.app.panes.whatif:WhatIfPane"),
     "history": ("History", "tui.app.panes.history:HistoryPane"),
+    "jobs": ("Jobs", "tui.app.panes.jobs:JobsPane"),
 }
 """Tab id -> (title, pane class or ``"module:Class"``) of the panes beside the tree. A pane is
 imported and built when its tab first opens: the first frame waits for the tree alone (the

@@ -58,7 +58,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("help", "Help", "app.help", "question_mark", command="help", show=True,
             help="List every key and command."),
     Command("command", "Command", "app.command_mode", "colon", show=True, short="Cmd",
-            help="Type a command: :tree :user NAME :account NAME :alloc :whatif :policy :theme NAME :sort COLUMN :q"),
+            help="Type a command: :tree :user NAME :account NAME :alloc :whatif :jobs :policy :theme NAME "
+                 ":sort COLUMN :q"),
     Command("filter", "Filter", "app.filter_mode", "slash", command="filter", arg="REGEX", show=True,
             arg_action="app.set_filter({arg})",
             help="Filter associations by name with a regular expression; Esc clears it."),
@@ -81,6 +82,9 @@ COMMANDS: tuple[Command, ...] = (
             help="What a job would cost, and what it would do to the selected user's fairshare."),
     Command("tab-history", "History", "app.show_tab('history')", "5", command="history",
             help="Daily usage and decayed usage of the selected association, with dates."),
+    Command("tab-jobs", "Jobs", "app.show_tab('jobs')", "6", command="jobs",
+            help="Why the selected user's (else your) pending jobs wait: Slurm's reason in words, place in the "
+                 "queue, the priority part holding each back, the scheduler's start estimate, what would move it."),
     Command("policy", "Policy replay", "app.policy", "P", command="policy", aliases=("replay",),
             help="Admins: replay the past weeks' jobs under another policy (half-life, algorithm, ...): "
                  "who wins, who loses, and the selected association over time."),

@@ -9,10 +9,13 @@ file                        what                                             nee
 ``usage.txt``               ``entity usage`` lines                           this order
 ``sched_config``            ``$PBS_HOME/sched_priv/sched_config``            no
 ``captured_at.txt``         ``date -u``                                      no
+``qstat_f.json``            ``qstat -f -F json``: the jobs, their comment    no
+                            and ``estimated.start_time``
 ==========================  ===============================================  ==========
 
 ``sched_config`` gives ``unknown_shares`` and ``fairshare_usage_res``. A folder holding
-``resource_group`` and no ``sshare_a_l_P.psv`` is a PBS folder.
+``resource_group`` and no ``sshare_a_l_P.psv`` is a PBS folder. Without ``qstat_f.json`` (a capture
+made before fairtop read qstat, or one where qstat failed) the jobs are unknown.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from tui.model import Snapshot
 from tui.sources.commands import run_in_group
 from tui.sources.errors import InputError, SourceUnavailable
 from tui.sources.pbs import INT_MAX, read_pbs
+from tui.sources.pbs_jobs import QSTAT_FILE, jobs_from_qstat_json, run_qstat
 
 __all__ = ["FILES", "USAGE_FILES", "is_pbs_folder", "load_pbs_folder", "sched_config_values", "sched_decay_values",
            "pbs_home", "conf_file", "date_u", "capture"]
@@ -154,8 +158,11 @@ def load_pbs_folder(path: str | Path) -> Snapshot:
             taken = datetime.strptime(stamp.read_text().strip(), _DATE_U).replace(tzinfo=timezone.utc)
         except ValueError:
             warnings.append(f"{stamp}: not a 'date -u' line; using the file time")
-    return Snapshot(cluster=folder.name, source=f"PBS folder {folder}", taken_at=taken, pbs=tree,
-                    warnings=tuple(warnings))
+    qstat = folder / QSTAT_FILE
+    jobs = tuple(jobs_from_qstat_json(qstat.read_bytes(), str(qstat))) if qstat.is_file() else ()
+    caps = frozenset({"usage", "printed", "jobs"} if qstat.is_file() else {"usage", "printed"})
+    return Snapshot(cluster=folder.name, source=f"PBS folder {folder}", taken_at=taken, pbs=tree, jobs=jobs,
+                    warnings=tuple(warnings), capabilities=caps)
 
 
 def pbs_home(conf: Path | None = None) -> Path:
@@ -219,9 +226,10 @@ def capture(path: str | Path, timeout: float = CAPTURE_TIMEOUT) -> str:
 
     Copies ``$PBS_HOME/sched_priv/resource_group``, ``sched_config`` and the scheduler's binary
     ``usage`` file (see :func:`pbs_home`), writes ``pbsfs``'s output to ``pbsfs.txt`` (every
-    node's usage as the scheduler holds it) and the time to ``captured_at.txt`` in ``date -u``'s
-    format, so ``fairtop --from DIR`` and ``fairtop report --from DIR`` read it back
-    (:func:`load_pbs_folder`).
+    node's usage as the scheduler holds it), ``qstat -f -F json`` to ``qstat_f.json`` (the jobs:
+    why each waits, PBS's ``comment``, and its ``estimated.start_time``; left out with a note when
+    qstat fails) and the time to ``captured_at.txt`` in ``date -u``'s format, so ``fairtop --from
+    DIR`` and ``fairtop report --from DIR`` read it back (:func:`load_pbs_folder`).
 
     Returns
     -------
@@ -250,6 +258,7 @@ def capture(path: str | Path, timeout: float = CAPTURE_TIMEOUT) -> str:
         usage = _read_or_none(usage_file)
         if usage == before:
             break
+    queue, qstat_failed = run_qstat(timeout)
     folder = Path(path)
     written = [FILES["resource_group"]]
     try:
@@ -264,11 +273,18 @@ def capture(path: str | Path, timeout: float = CAPTURE_TIMEOUT) -> str:
             write_file(folder / "usage", usage, PUBLIC)
             written.append("usage")
         write_file(folder / "pbsfs.txt", listing, PUBLIC)
+        if queue is not None:
+            write_file(folder / QSTAT_FILE, queue, PUBLIC)
+            written.append(QSTAT_FILE)
+        elif (folder / QSTAT_FILE).exists():
+            (folder / QSTAT_FILE).unlink()  # not an earlier capture's queue beside this one
         write_file(folder / FILES["captured_at"], date_u(started) + "\n", PUBLIC)
     except OSError as exc:
         raise InputError(str(folder), f"cannot write: {exc.strerror or exc}") from None
     written += ["pbsfs.txt", FILES["captured_at"]]
     missing = "" if conf.is_file() else f"; {conf} not found, so unknown_shares is taken as 0"
+    if qstat_failed:
+        missing += f"; {qstat_failed}"
     entities = sum(1 for line in listing.decode("utf-8", "replace").splitlines() if " Grp:" in line)
     return (f"captured {priv} into {folder}: {', '.join(written)} "
             f"({entities} fairshare entities in pbsfs){missing}\n")

@@ -26,11 +26,12 @@ __all__ = ["CAPABILITIES", "Capability", "Source", "SOURCES", "Stage", "make", "
 Stage: TypeAlias = "tuple[Snapshot, tuple[str, ...]]"
 """A snapshot and the commands still loading for it (none: the snapshot is whole)."""
 
-Capability = Literal["usage", "printed", "jobs", "partitions", "budgets", "allocations"]
+Capability = Literal["usage", "printed", "jobs", "factors", "partitions", "budgets", "allocations"]
 CAPABILITIES: dict[str, str] = {
     "usage": "raw usage of every association (what fairshare is computed from)",
     "printed": "the scheduler's own printed fairshare columns (sshare or pbsfs)",
-    "jobs": "running and pending jobs with their priority (and its parts where sprio is read)",
+    "jobs": "running and pending jobs with their priority",
+    "factors": "the parts of each pending job's priority (sprio)",
     "partitions": "partitions and their TRESBillingWeights",
     "budgets": "Slurm GrpTRESMins budgets",
     "allocations": "service-unit allocations",
@@ -81,6 +82,11 @@ class Source(ABC):
         self.cluster = cluster
         """The cluster's name from a ``[[cluster]]`` entry ("" for a single source); live Slurm asks
         that cluster (``-M NAME``)."""
+        self.one_user = False
+        """The caller serves :attr:`me` alone (``fairtop jobs``, ``fairtop standing``): a Slurm
+        source may then read squeue's queue as columns and make ``Job`` of that user's jobs only
+        (``Snapshot.queue``; :func:`tui.sources.saved.snapshot_from_files`). The app, which
+        shows every user's jobs, leaves it False."""
 
     @abstractmethod
     def read(self) -> Snapshot:
@@ -139,8 +145,8 @@ def make(name: str, value: str | None, me: str = "", refresh_s: float = 30.0, cl
 
 # --- the sources -----------------------------------------------------------------------------
 
-SLURM_ALL = frozenset({"usage", "printed", "jobs", "partitions"})
-_GIVES = {"sprio_l.txt": ("jobs",), "squeue.txt": ("jobs",), "scontrol_show_partition.txt": ("partitions",)}
+SLURM_ALL = frozenset({"usage", "printed", "jobs", "factors", "partitions"})
+_GIVES = {"sprio_l.txt": ("jobs", "factors"), "squeue.txt": ("jobs",), "scontrol_show_partition.txt": ("partitions",)}
 """Live Slurm: the capability each optional command's output gives (file names as saved.FILES)."""
 
 
@@ -238,8 +244,8 @@ class FolderSource(Source):
 
         folder = self.folder()
         if is_pbs_folder(folder):
-            return replace(load_pbs_folder(folder), capabilities=frozenset({"usage", "printed"}))
-        return load_folder(folder)
+            return load_pbs_folder(folder)  # capabilities: "jobs" too where qstat's output was saved
+        return load_folder(folder, self.me if self.one_user else "")
 
 
 @register
@@ -266,6 +272,7 @@ class SlurmSource(Source):
         return self._live
 
     def read(self) -> Snapshot:
+        self.live_slurm.one_user = self.me if self.one_user else ""
         return self.live_slurm.read()
 
     def load_stages(self) -> Iterator[Stage]:
@@ -286,10 +293,10 @@ class SlurmSource(Source):
 class PbsSource(Source):
     name = "pbs"
     flag = "--pbs"
-    help = ("the PBS Professional server fairtop runs on ($PBS_HOME/sched_priv and pbsfs, as 'fairtop capture "
-            "--pbs' reads them; root or a PBS manager)")
+    help = ("the PBS Professional server fairtop runs on ($PBS_HOME/sched_priv, pbsfs and qstat -f, as "
+            "'fairtop capture --pbs' reads them; root or a PBS manager)")
     live = True
-    capabilities = frozenset({"usage", "printed"})
+    capabilities = frozenset({"usage", "printed", "jobs"})
 
     def read(self) -> Snapshot:
         import os

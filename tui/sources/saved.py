@@ -37,11 +37,13 @@ present but malformed is an :class:`~tui.sources.errors.InputError`.
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict, deque
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -53,6 +55,9 @@ from tui.sources.errors import InputError
 from tui.sources.partial_sshare import complete, is_partial
 from tui.sources.private_data import DBD_CONFIG_FILE, private_data
 from tui.sources.sshare import SshareTable, parse_sshare
+
+if TYPE_CHECKING:  # read only for a caller that serves one user
+    from tui.sources.squeue_columns import QueueColumns
 
 __all__ = ["FILES", "Outputs", "algorithm_from_header", "load_folder", "load_table", "sibling_order", "precise_usage",
            "snapshot_from_files", "sshare_table"]
@@ -278,17 +283,7 @@ def _jobs(files: Outputs, warnings: list[str]) -> tuple[Job, ...]:
     by_id: dict[str, list[slurm_text.SprioRow]] = defaultdict(list)
     for row in slurm_text.parse_sprio(*got):
         by_id[row.job_id].append(row)
-    out = []
-    for job in jobs:
-        rows = by_id.pop(job.job_id, [])
-        # a job pending in several partitions has one sprio row each: take its own partition's
-        mine = [r for r in rows if r.partition == job.partition] or rows
-        if mine:
-            r = mine[0]
-            prio = job.priority if job.priority is not None else (
-                int(r.priority) if r.priority is not None else None)
-            job = replace(job, factors=dict(r.factors), priority=prio)
-        out.append(job)
+    out = [_with_sprio(job, by_id.pop(job.job_id, [])) for job in jobs]
     for job_id, rows in by_id.items():
         r = rows[0]
         out.append(Job(job_id=job_id, user=r.user, account="", partition=r.partition, state="PENDING",
@@ -297,9 +292,116 @@ def _jobs(files: Outputs, warnings: list[str]) -> tuple[Job, ...]:
     return tuple(out)
 
 
+def _with_sprio(job: Job, rows: list[slurm_text.SprioRow]) -> Job:
+    """``job`` with its sprio factors (and sprio's priority where squeue has none)."""
+    # a job pending in several partitions has one sprio row each: take its own partition's
+    mine = [r for r in rows if r.partition == job.partition] or rows
+    if not mine:
+        return job
+    r = mine[0]
+    prio = job.priority if job.priority is not None else (int(r.priority) if r.priority is not None else None)
+    return replace(job, factors=dict(r.factors), priority=prio)
+
+
+_FIRST_CELL = re.compile(r"^[ \t]*(\S*)", re.M)
+"""Each line's first cell (sprio's job id), "" on a blank line."""
+
+
+@dataclass(frozen=True)
+class _SprioLines:
+    """sprio's text split in lines, its header, and where each job's line is (not parsed)."""
+
+    header: str
+    body: list[str]
+    first: dict[str, int]
+    """Job id -> its line in ``body``."""
+    more: dict[str, list[int]]
+    """Job id -> every line of a job sprio lists several times (a line per partition)."""
+
+    def of(self, job_id: str) -> str:
+        """The header and the job's lines, for :func:`~tui.sources.slurm_text.parse_sprio`."""
+        at = self.more.get(job_id) or [self.first[job_id]]
+        return self.header + "".join(self.body[i] + "\n" for i in at)
+
+
+def _sprio_lines(text: str) -> _SprioLines | None:
+    """sprio's lines by job id, without parsing them (100,000 lines in a few hundredths of a
+    second: the ids are found by one regular expression over the whole text); None when the first
+    line that is not blank is no sprio header."""
+    rows = text.split("\n")
+    ids = _FIRST_CELL.findall(text)
+    if len(ids) != len(rows):  # \r or the like: line by line
+        ids = [(row.split() or [""])[0] for row in rows]
+    start = next((i for i, job_id in enumerate(ids) if job_id), None)
+    if start is None:
+        return _SprioLines("", [], {}, {})
+    if ids[start] != "JOBID":
+        return None
+    body, body_ids = rows[start + 1:], ids[start + 1:]
+    first = dict(zip(body_ids, range(len(body_ids))))
+    first.pop("", None)
+    more: dict[str, list[int]] = {}
+    if len(first) != len(body_ids) - body_ids.count(""):  # a job listed more than once
+        for i, job_id in enumerate(body_ids):
+            if job_id:
+                more.setdefault(job_id, []).append(i)
+        more = {job_id: at for job_id, at in more.items() if len(at) > 1}
+    return _SprioLines(rows[start] + "\n", body, first, more)
+
+
+def _one_user_jobs(files: Outputs, warnings: list[str], user: str) -> tuple[tuple[Job, ...], QueueColumns] | None:
+    """``user``'s jobs (with their sprio factors) and the whole queue as columns
+    (:mod:`tui.sources.squeue_columns`), for a caller that serves one user: a ``Job`` is made
+    for that user's rows only, and for a job found just ahead of one of them (its sprio line parsed
+    then). None when this way would not give what :func:`_jobs` gives (squeue not in the ``|``
+    layout or without accounts, sprio listing a job squeue does not): read every job then.
+    A malformed cell in another user's squeue or sprio line is not an error here (it is for
+    :func:`_jobs`)."""
+    from tui.sources.squeue_columns import squeue_columns
+
+    got = files.data.get(FILES["squeue"])
+    if got is None or not got.strip():
+        return None
+    label = f"{files.where}/{FILES['squeue']}" if files.where else FILES["squeue"]
+    cols = squeue_columns(got, label)
+    if cols is None or "ACCOUNT" not in cols.names:
+        return None
+    k = cols.names.index("ACCOUNT")
+    if len(cols) and (cols.first[:, k] == cols.last[:, k]).any():
+        return None  # jobs without an account: _attach_accounts's warning counts them all
+    lines = _SprioLines("", [], {}, {})
+    sprio = files.get("sprio", warnings)
+    if sprio is not None:
+        found = _sprio_lines(slurm_text.decode(sprio[0], sprio[1]))
+        if found is None:
+            return None  # parse_sprio's error
+        lines = found
+        if lines.first and (not lines.first.keys() <= set(cols.job_id) or np.isnan(cols.priority).any()):
+            # sprio lists jobs squeue does not (_jobs adds them as pending), or gives the
+            # priority squeue lacks (_jobs takes it): the order follows those
+            return None
+    parsed: dict[str, list[slurm_text.SprioRow]] = {}
+
+    def attach(job: Job) -> Job:
+        if job.job_id not in lines.first:
+            return job
+        rows = parsed.get(job.job_id)
+        if rows is None:
+            rows = parsed[job.job_id] = slurm_text.parse_sprio(lines.of(job.job_id),
+                                                               sprio[1] if sprio is not None else "sprio -l")
+        return _with_sprio(job, rows)
+
+    cols = replace(cols, attach=attach)
+    return tuple(cols.jobs(cols.rows_of(user))), cols
+
+
 def snapshot_from_files(files: Outputs, table: SshareTable, source: str, default_cluster: str,
-                        taken_at: datetime) -> Snapshot:
-    """Everything but the sshare file is optional: each missing piece becomes a warning."""
+                        taken_at: datetime, one_user: str = "") -> Snapshot:
+    """Everything but the sshare file is optional: each missing piece becomes a warning.
+
+    ``one_user``: the caller serves this user alone (``fairtop jobs``, ``fairtop standing``): the
+    snapshot's ``jobs`` are then that user's, and ``queue`` the whole queue as columns, where
+    squeue's output allows it (:func:`_one_user_jobs`); every job otherwise."""
     warnings: list[str] = []
     tree = table.tree
     settings = PrioritySettings(algorithm=algorithm_from_header(table))
@@ -338,7 +440,12 @@ def snapshot_from_files(files: Outputs, table: SshareTable, source: str, default
         order, _ = sibling_order(table, as_assoc, FILES["assoc_mgr"])
     if order is not None or usage is not tree.usage_raw:
         tree = AssocTree(tree.parent, tree.is_user, tree.account, tree.user, tree.shares_raw, usage, order)
-    jobs = _attach_accounts(_jobs(files, warnings), tree, warnings)
+    one = _one_user_jobs(files, warnings, one_user) if one_user else None
+    queue: QueueColumns | None = None
+    if one is not None:
+        jobs, queue = one
+    else:
+        jobs = _attach_accounts(_jobs(files, warnings), tree, warnings)
     budgets = _budgets(table, mgr)
     when = _captured_at(files, warnings) or taken_at
     private = _private_view(files, table)
@@ -346,7 +453,8 @@ def snapshot_from_files(files: Outputs, table: SshareTable, source: str, default
         warnings.append(private.withheld)
     return Snapshot(cluster=cluster or default_cluster, source=source, taken_at=when, tree=tree,
                     settings=settings, partitions=_partitions(files, warnings), jobs=jobs,
-                    budgets=budgets, limits=_limits(mgr), printed=printed_columns(table), warnings=tuple(warnings),
+                    queue=queue, budgets=budgets, limits=_limits(mgr), printed=printed_columns(table),
+                    warnings=tuple(warnings),
                     usage_unknown=table.added, private=private, scheduler_version=version,
                     private_data=private_data(files.data.get(FILES["config"]), files.data.get(FILES["dbd_config"])))
 
@@ -477,13 +585,15 @@ def _attach_accounts(jobs: tuple[Job, ...], tree: AssocTree, warnings: list[str]
     return tuple(out)
 
 
-def load_folder(path: str | Path) -> Snapshot:
+def load_folder(path: str | Path, one_user: str = "") -> Snapshot:
     """Read a capture folder (see the module docstring) into a :class:`~tui.model.Snapshot`.
 
     Parameters
     ----------
     path : str or Path
         The folder ``capture.sh`` or ``fairtop capture`` wrote.
+    one_user : str
+        The caller serves this user alone: see :func:`snapshot_from_files`.
 
     Raises
     ------
@@ -493,7 +603,7 @@ def load_folder(path: str | Path) -> Snapshot:
     folder = _folder(path)
     table = load_table(folder)
     mtime = datetime.fromtimestamp((folder / FILES["sshare"]).stat().st_mtime, timezone.utc)
-    return snapshot_from_files(_read_folder(folder), table, str(folder), folder.name, mtime)
+    return snapshot_from_files(_read_folder(folder), table, str(folder), folder.name, mtime, one_user)
 
 
 def algorithm_from_header(table: SshareTable) -> Algorithm:

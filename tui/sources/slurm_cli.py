@@ -267,6 +267,9 @@ class LiveSlurm:
         self.cluster = on
         self.lft = True  # sacctmgr has LFT (before 23.11); set from the config's SLURM_VERSION
         self.usage_taken_at = ""
+        self.one_user = ""
+        """The user a one-user caller serves (``Source.one_user``): the snapshot then holds that
+        user's jobs and the queue as columns (:func:`tui.sources.saved.snapshot_from_files`)."""
         """When the kept sshare output was asked (``captured_at.txt`` format)."""
         self._force = True
 
@@ -372,7 +375,8 @@ class LiveSlurm:
         host = os.uname().nodename
         files = _outputs(self.outputs, "")
         files.data[f["captured_at"]] = self.usage_taken_at.encode()
-        return saved.snapshot_from_files(files, table, _where(host, self.on), self.on or host, started)
+        return saved.snapshot_from_files(files, table, _where(host, self.on), self.on or host, started,
+                                         self.one_user)
 
     def _read_config(self) -> None:
         out = self.outputs[saved.FILES["config"]]

@@ -50,6 +50,7 @@ import getpass
 import json
 import math
 import os
+import pwd
 import random
 import re
 import time
@@ -781,9 +782,24 @@ def _said(rec: Mapping[str, Any], key: str) -> str | None:
     return value.strip() or None if isinstance(value, str) else None
 
 
+def _user_of(uid: Any) -> str:
+    """The login name of ``uid`` in this machine's user database ("" when unknown): v0.0.36 of
+    22.05 gives a job's ``user_id`` only, as squeue does before it looks the name up."""
+    number = _number(uid)
+    if number is None:
+        return ""
+    try:
+        return pwd.getpwuid(int(number)).pw_name
+    except (KeyError, OverflowError, ValueError):
+        return ""
+
+
 def jobs_from_json(doc: Mapping[str, Any], source: str = "slurmrestd jobs") -> list[Job]:
     """Pending and running jobs from ``slurm/vX/jobs`` (v0.0.38 flat fields; v0.0.40's
     ``{"set": ..., "number": ...}`` numbers and state lists).
+
+    A job without ``user_name`` (v0.0.36 of 22.05 sends it empty) gets the name of its
+    ``user_id`` from this machine's user database, as squeue itself does.
 
     ``priority`` is the job's priority as slurmctld holds it (what ``squeue %Q`` and ``sprio``'s
     PRIORITY print). The API has no weighted parts (no sprio), so ``factors`` stays empty.
@@ -811,6 +827,8 @@ def jobs_from_json(doc: Mapping[str, Any], source: str = "slurmrestd jobs") -> l
             raise InputError(source, f"job #{k} has no job_id")
         what = f"job {int(job_id)}"
         user, account = _text(j, "user_name", source, what), _text(j, "account", source, what)
+        if not user:  # v0.0.36 (22.05) sends "user_name": "" and the user_id only
+            user = _user_of(j.get("user_id"))
         if not user or not account:
             raise InputError(source, f"{what}: no user_name or account")
         tres_key = "tres_alloc_str" if kept[0] == "RUNNING" else "tres_req_str"

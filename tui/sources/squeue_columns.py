@@ -28,14 +28,16 @@ the allocations, the metrics and the panes all iterate every job, so the first o
 the 100,000 ``Job`` anyway, and later than now, where no bench sees it; a separate field says what
 was made and what was not. The cost of the choice: code that walks ``jobs`` for *other* users'
 jobs sees only what the source made, so a source sets ``queue`` only where one user is served.
-The sources (a saved folder, the live refresh) still make every ``Job``; a ``Job`` made from these
-columns has no sprio factors (a source that sets ``queue`` adds them, as it does to its own).
+A saved folder and the live refresh make every ``Job`` for the app; for a caller that serves one
+user (``fairtop jobs``, ``fairtop standing``: ``Source.one_user``) they set ``queue`` and make that
+user's jobs only, with their sprio factors, which :attr:`QueueColumns.attach` adds to any other
+``Job`` made from these columns (the job just ahead), parsing its sprio line then.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -66,6 +68,8 @@ class QueueColumns(QueueTable):
     """... and ends (exclusive)."""
     line_no: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0, dtype=np.int64))
     """Each row's line number in the text (1-based), for errors."""
+    attach: Callable[[Job], Job] | None = field(repr=False, compare=False, default=None)
+    """What the source adds to each ``Job`` made (its sprio factors: :mod:`tui.sources.saved`)."""
 
     def jobs(self, rows: Iterable[int]) -> list[Job]:
         """The :class:`~tui.model.Job` of each of ``rows``, as :func:`parse_squeue` makes it.
@@ -82,7 +86,8 @@ class QueueColumns(QueueTable):
         a, b = self.first[rows, :k].tolist(), self.last[rows, :k].tolist()
         lines = [(int(self.line_no[r]), list(map(self.text.__getitem__, map(slice, a[i], b[i]))))
                  for i, r in enumerate(rows)]
-        return slurm_text._squeue_jobs(self.names, lines, "STATE", self.source)
+        made = slurm_text._squeue_jobs(self.names, lines, "STATE", self.source)
+        return made if self.attach is None else list(map(self.attach, made))
 
     def rows_of(self, user: str) -> list[int]:
         """The rows of ``user``'s jobs."""

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tui.analysis.jobs.pbs_comments import describe_pbs
 from tui.analysis.jobs.queue import Queue, QueuePlace
 from tui.analysis.jobs.reasons import IN_LINE, Meaning, describe
 from tui.analysis.rank_path import ordinal
@@ -187,13 +188,17 @@ class _Explainer:
         self._recovery: dict[int, Recovery] = {}
 
     def explain(self, job: Job) -> PendingJob:
+        if self.standing.algorithm == "pbs":
+            return self._pbs(job)
         m = describe(job.reason) if job.reason is not None else None
         place = self.queue.place(job, self.hidden)
         why, moves = self._why(job, m)
         gap = _held_back_by(job, place.just_ahead if place is not None else None)
         if m is not None and m.code == "Priority" and place is not None:
             moves += self._priority_moves(job, place, gap)
-        return PendingJob(job, m, why, place, gap, _factors_note(job, place, gap), self._estimate(job, m), moves)
+        caps = self.snap.capabilities
+        note = _factors_note(job, place, gap, caps is None or "factors" in caps, self.snap.source)
+        return PendingJob(job, m, why, place, gap, note, self._estimate(job, m), moves)
 
     # -- the reason with this job's numbers --------------------------------------------------
 
@@ -339,6 +344,35 @@ class _Explainer:
         return (head + f": around {rec.date_at(day).astimezone():%Y-%m-%d %H:%M} if you run nothing more and "
                 f"job {ahead.job_id} keeps its priority (fairtop's projection, not the scheduler's)",)
 
+    # -- PBS Professional: its comment and estimated.start_time -------------------------------
+
+    def _pbs(self, job: Job) -> PendingJob:
+        """A PBS job: its ``comment`` as PBS printed it, with words where it is a known message;
+        no place in line (PBS sorts by its own job_sort_key/formula, which fairtop does not read)."""
+        read = self.snap.taken_at
+        as_of = f"read {read.astimezone():%H:%M:%S}, {_age(max((self.now - read).total_seconds(), 0.0))} ago"
+        moves: tuple[str, ...]
+        if job.reason is None:
+            m, moves = None, ()
+            why = ("PBS printed no comment for it (the scheduler writes one when it considers the job; a job "
+                   "submitted held, qsub -h, gets none).")
+        else:
+            m = describe_pbs(job.reason)
+            why = f"PBS says: {job.reason!r}"
+            unknown = " (a comment fairtop does not know; shown as printed)."
+            why += f": {m.sentence}." if m.kind != "unknown" else unknown
+            moves = (f"releasing it: qrls {job.job_id}",) if m.kind == "hold" else ((m.move,) if m.move else ())
+        at = job.start_time
+        if at is None:
+            estimate = ("Start estimate: unknown: PBS printed no estimated.start_time (pbs_sched sets one only for "
+                        f"the jobs it plans ahead: strict_ordering, or backfill of starving jobs; {as_of}).")
+        else:
+            nodes = f" on {job.sched_nodes}" if job.sched_nodes else ""
+            estimate = (f"Start estimate (PBS's, qstat -f estimated.start_time): {at.astimezone():%Y-%m-%d %H:%M:%S}"
+                        f"{nodes} ({as_of}).")
+        note = "Place in line: not shown (PBS orders jobs by its own job_sort_key or job_sort_formula)."
+        return PendingJob(job, m, why, None, None, note, estimate, moves)
+
     # -- the scheduler's estimate -----------------------------------------------------------
 
     def _estimate(self, job: Job, m: Meaning | None) -> str:
@@ -406,7 +440,11 @@ def _held_back_by(job: Job, ahead: Job | None) -> FactorGap | None:
     return best
 
 
-def _factors_note(job: Job, place: QueuePlace | None, gap: FactorGap | None) -> str:
+def _factors_note(job: Job, place: QueuePlace | None, gap: FactorGap | None, read: bool = True,
+                  source: str = "") -> str:
+    if not read:  # slurmrestd's jobs carry the priority but not its parts
+        prio = f"Priority {job.priority:,}" if job.priority is not None else "Priority unknown"
+        return f"{prio}; its parts: unknown ({source or 'this source'} gives no sprio parts)."
     if not job.factors:
         return ("Priority parts: unknown (sprio lists no line for it: sprio shows only jobs that may start, "
                 "not held ones, nor those before their begin time or dependency).")
