@@ -142,7 +142,7 @@ def test_ten_minute_half_life_on_the_sandbox_capture(capsys):
     assert 0.09 < drop["bob"] < 0.13 and 0.13 < drop["dave"] < 0.17
 
 
-RECONFIGURE = FIXTURES / "slurm" / "ctld_log" / "reconfigure_2605"
+RECONFIGURE = FIXTURES / "slurm-26.05" / "ctld_log" / "reconfigure_2605"
 
 
 def test_replay_and_history_say_they_ran_on_the_logged_cycles(capsys):

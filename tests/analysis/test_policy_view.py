@@ -96,7 +96,7 @@ def test_series_on_logged_cycles_is_a_replay_read_at_each_time() -> None:
     grid): each time reads the logged grid, under the cluster's policy and a 30-minute half-life."""
     from tui.sources.ctld_log import load_saved_log
 
-    folder = FIXTURES / "slurm" / "ctld_log" / "reconfigure_2605"
+    folder = FIXTURES / "slurm-26.05" / "ctld_log" / "reconfigure_2605"
     snap, log = load_folder(folder), load_saved_log(folder)
     cols, last = load_saved_columns(folder), load_saved_last_cycle(folder)
     assert log is not None

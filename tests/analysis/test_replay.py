@@ -227,7 +227,7 @@ def test_at_an_earlier_time_reads_the_usage_then():
     assert _usage(done) == pytest.approx(at_then, abs=1) and not done.unchanged
 
 
-RECONFIGURE = FIXTURES / "slurm" / "ctld_log" / "reconfigure_2605"
+RECONFIGURE = FIXTURES / "slurm-26.05" / "ctld_log" / "reconfigure_2605"
 
 
 def _reconfigure_base(logged: bool):  # noqa: ANN202 - a ReplayBase

@@ -18,8 +18,8 @@ CAPTURES = sorted(p.parent for p in FIXTURES.glob("slurm*/*/*/sshare_a_l_P.psv")
 RELEASES = sorted({p.parent.parent.name for p in CAPTURES})  # slurm (22.05), slurm-26.05, ...
 NEAR_TIE = "near_tie"
 """Fair Tree only: ties slurmctld decided in long double from usage the inputs print rounded."""
-ONE_ALGORITHM = (NEAR_TIE, "bulk_decay", "replay")
-"""Scenarios recorded under Fair Tree alone: the near ties, the bulk decay and the replay's worked example
+ONE_ALGORITHM = (NEAR_TIE, "bulk_decay", "replay", "ctld_log")
+"""Scenarios recorded under Fair Tree alone: the near ties, the bulk decay, the reconfigure log (26.05) and the replay's worked example
 (docs/admin/replay.md), each checked value by value below like the others."""
 
 

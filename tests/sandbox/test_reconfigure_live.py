@@ -7,7 +7,7 @@ first cycle ``scontrol reconfigure``, then two more cycles. Asserted on its log
 ... started`` line (a start), its first cycle runs at once, and every logged cycle is where
 :func:`tui.engine.usage_law.anchored_cycles` puts it from the starts, the re-exec's among them;
 without that start the next cycles would sit on the old grid, and they do not. The saved run in
-tests/fixtures/slurm/ctld_log/reconfigure_2605 is the same check with jobs (tests/sources/test_ctld_log.py).
+tests/fixtures/slurm-26.05/ctld_log/reconfigure_2605 is the same check with jobs (tests/sources/test_ctld_log.py).
 """
 
 from __future__ import annotations

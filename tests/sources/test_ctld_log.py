@@ -63,7 +63,7 @@ def test_a_capture_keeps_the_cycle_lines_with_their_zone() -> None:
     assert again.cycles[0] == ts("2026-11-28T00:38:54") and again.reconfigures == [ts("2026-11-28T00:42:00")]
 
 
-RECONFIGURE = FIXTURES / "slurm" / "ctld_log" / "reconfigure_2605"
+RECONFIGURE = FIXTURES / "slurm-26.05" / "ctld_log" / "reconfigure_2605"
 
 
 def test_a_2605_reconfigure_re_execs_and_re_anchors_the_grid() -> None:

@@ -11,7 +11,7 @@ A reconfigure (``scontrol reconfigure``, SIGHUP) is logged as ``Reconfigure sign
 received``. Up to 23.02 slurmctld rereads its config in place and its cycles go on (a 22.05 reconfigure
 forces no cycle: ../shared/slurm-sandbox/README.md). From 23.11 it
 re-execs itself, and the log says so as a restart does: on a real 26.05.3 (``DebugFlags=Priority``,
-PriorityCalcPeriod 1 minute, tests/fixtures/slurm/ctld_log/reconfigure_2605)
+PriorityCalcPeriod 1 minute, tests/fixtures/slurm-26.05/ctld_log/reconfigure_2605)
 
     [06:52:52.283] ... _ft_debug:     root (root):  inf          <- a cycle on the old grid
     [06:52:53.890] Processing Reconfiguration Request
