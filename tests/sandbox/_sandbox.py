@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+from tui.model import AssocTree
 
 SKIP = pytest.mark.skipif(not os.environ.get("FAIRTOP_SANDBOX"),
                           reason="FAIRTOP_SANDBOX not set: no real Slurm sandbox (CI starts one as root)")
@@ -163,6 +164,27 @@ def after_a_cycle(env: dict[str, str], within: float = 20, timeout: float = 90) 
     while last_cycle(env) == seen:
         assert time.monotonic() < end, "no priority cycle within the timeout"
         time.sleep(0.2)
+
+
+def account_rows(tree: AssocTree | None, account: str) -> dict[str, int]:
+    """``account``'s row and its users' in ``tree``: user (or the account's name) -> row."""
+    assert tree is not None
+    return {str(tree.user[i]) or str(tree.account[i]): i for i in range(tree.size)
+            if str(tree.account[i]) == account}
+
+
+def qos_usage(env: dict[str, str]) -> dict[str, float]:
+    """Every QOS's raw usage as slurmctld holds it (``scontrol show assoc_mgr flags=qos``)."""
+    text = sh(env, "scontrol", "show", "assoc_mgr", "flags=qos")
+    return {m.group(1): float(m.group(2)) for m in re.finditer(r"QOS=(\S+)\(\d+\)\s+UsageRaw=([0-9.]+)", text)}
+
+
+def last_ran(env: dict[str, str]) -> float:
+    """slurmctld's last decay cycle (its state file's own time_t; 0 before the first)."""
+    from tui.sources.sacct import read_last_decay_ran
+
+    path = Path(env["SANDBOX_DIR"], "state", "ctld", "priority_last_decay_ran")
+    return read_last_decay_ran(path.read_bytes())[0].timestamp() if path.exists() else 0.0
 
 
 def unique(prefix: str) -> str:

@@ -1,4 +1,4 @@
-"""Integration: Slurm's usage law (tui.engine.usage_law) against a real 22.05 slurmctld.
+"""Integration: Slurm's usage law (tui.engine.usage_law) against a real slurmctld, 22.05 and 26.05.
 
 One run of the sandbox (about four minutes) at a one-hour half-life, ``AccountingStorageEnforce=
 associations`` (no ``limits``), a fractional billing weight ``CPU=1000.5`` and ``DebugFlags=
@@ -14,16 +14,16 @@ cycle times), with one user per law item, all at once on 16 CPUs:
   the restart's first cycle, and the grid re-anchors) and is still running at the capture.
 
 Each test asserts RawUsage agrees with sshare within 1e-6 relative + 1 and that the law without
-its item does not. The run has its own sandbox (:data:`PLACE`: own folder and ports), started and
-purged here: its restart with ``PriorityUsageResetPeriod=NOW`` zeroes every association's usage and
-its QOS stay behind, which would spoil CI's sandbox for the modules after this one.
+its item does not. The run has its own sandbox per release (:data:`PLACES`: own folder and ports;
+26.05 is marked ``slurm_release``), started and purged here: its restart with
+``PriorityUsageResetPeriod=NOW`` zeroes every association's usage and its QOS stay behind, which
+would spoil CI's sandbox for the modules after this one.
 """
 
 from __future__ import annotations
 
 import math
 import os
-import re
 import shutil
 import subprocess
 import time
@@ -35,19 +35,29 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.sandbox._sandbox import SKIP, after_a_cycle, first_env, scripts, sh
+from tests.sandbox._sandbox import (
+    account_rows,
+    after_a_cycle,
+    first_env,
+    last_ran,
+    on_release,
+    qos_usage,
+    scripts,
+    sh,
+)
 from tui.analysis.history import HistoryCheck, check_raw_usage, job_table
 from tui.engine.usage_law import UsagePolicy, cycle_grid, replay
 from tui.model import Snapshot
 from tui.sources.ctld_log import parse_ctld_log
-from tui.sources.sacct import AccountedJob, load_saved_history, read_last_decay_ran
+from tui.sources.sacct import AccountedJob, load_saved_history
 from tui.sources.saved import load_folder
 
-pytestmark = [pytest.mark.sandbox, pytest.mark.own_sandbox, SKIP]
+pytestmark = [pytest.mark.sandbox, pytest.mark.own_sandbox]
 
-#: This module's sandbox: folder, first of three Slurm ports, MariaDB port (beside CI's 6817-6819/13306
-#: and the other tests' and engineers' sandboxes).
-PLACE = ("/tmp/fairtop-law-sandbox", 8317, 14806)
+#: This module's sandbox per release: folder, first of three Slurm ports, MariaDB port (beside CI's
+#: 6817-6819/13306 and the other tests' and engineers' sandboxes), SANDBOX_SLURM (empty: Debian's 22.05).
+PLACES = {"22.05": ("/tmp/fairtop-law-sandbox", 8317, 14806, ""),
+          "26.05": ("/tmp/fairtop-law-sandbox-2605", 8617, 15006, "/opt/slurm-26.05.3")}
 USERS = ("lawshort", "lawhalf", "lawdbl", "lawnd", "lawrun", "lawrq")
 REL = 1e-6
 
@@ -66,10 +76,7 @@ class Capture:
     qos_usage: dict[str, float]
 
     def rows(self) -> dict[str, int]:
-        tree = self.snap.tree
-        assert tree is not None
-        return {str(tree.user[i]) or str(tree.account[i]): i for i in range(tree.size)
-                if str(tree.account[i]) == self.acct}
+        return account_rows(self.snap.tree, self.acct)
 
     def check(self, **kw: object) -> HistoryCheck:
         assert self.snap.tree is not None
@@ -90,11 +97,6 @@ class Run:
     requeued: str
 
 
-def _qos_usage(env: dict[str, str]) -> dict[str, float]:
-    text = sh(env, "scontrol", "show", "assoc_mgr", "flags=qos")
-    return {m.group(1): float(m.group(2)) for m in re.finditer(r"QOS=(\S+)\(\d+\)\s+UsageRaw=([0-9.]+)", text)}
-
-
 def _submit(env: dict[str, str], user: str, acct: str, cpus: int, seconds: int, qos: str = "") -> str:
     run_env = {**env, "SANDBOX_QOS": qos} if qos else env
     return sh(run_env, "usage.sh", user, acct, str(cpus), str(seconds)).strip().split()[-1]
@@ -111,11 +113,14 @@ def _wait_only(env: dict[str, str], *jobs: str, timeout: float = 200) -> None:
         time.sleep(1)
 
 
-def _law_env() -> dict[str, str]:
-    """The environment of this module's own sandbox: the law's settings, its folder and ports."""
-    folder, port, db = PLACE
-    env = {k: v for k, v in first_env().items() if not k.startswith("SANDBOX_") or k == "SANDBOX_SLURM"}
-    env.update(SANDBOX_DIR=folder, SANDBOX_CTLD_PORT=str(port), SANDBOX_SLURMD_PORT=str(port + 1),
+def _law_env(rel: str) -> dict[str, str]:
+    """The environment of this module's own sandbox of release ``rel``: the law's settings, its
+    folder and ports."""
+    folder, port, db, slurm = PLACES[rel]
+    env = {k: v for k, v in first_env().items() if not k.startswith("SANDBOX_")}
+    if slurm:
+        env["PATH"] = f"{slurm}/bin:{slurm}/sbin:{env.get('PATH', '')}"
+    env.update(SANDBOX_SLURM=slurm, SANDBOX_DIR=folder, SANDBOX_CTLD_PORT=str(port), SANDBOX_SLURMD_PORT=str(port + 1),
                SANDBOX_DBD_PORT=str(port + 2), SANDBOX_DB_PORT=str(db), SANDBOX_RESTD="0",
                SLURM_CONF=f"{folder}/etc/slurm.conf", SANDBOX_DECAY="1:00:00", SANDBOX_ENFORCE="associations",
                SANDBOX_DEBUG_FLAGS="Priority", SANDBOX_CPUS="16", SANDBOX_BILLING_CPU="1000.5",
@@ -123,10 +128,13 @@ def _law_env() -> dict[str, str]:
     return env
 
 
-@pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
-    tmp = tmp_path_factory.mktemp("law")
-    law = _law_env()
+@pytest.fixture(scope="module", params=[pytest.param(rel, marks=on_release(rel), id=rel) for rel in PLACES])
+def run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
+    rel: str = request.param
+    if PLACES[rel][3] and not Path(PLACES[rel][3], "sbin", "slurmctld").is_file():
+        pytest.skip(f"Slurm {rel} not built at {PLACES[rel][3]} (shared/slurm-sandbox/build.sh)")
+    tmp = tmp_path_factory.mktemp("law" + rel.replace(".", ""))
+    law = _law_env(rel)
     acct = "law"  # a fresh sandbox: no earlier run's jobs to avoid
     qos = {"half": "qhalf", "dbl": "qdbl", "nd": "qnd"}
     saved_env = {k: os.environ.get(k) for k in ("SLURM_CONF", "PATH")}
@@ -184,7 +192,7 @@ def _capture(env: dict[str, str], folder: Path, acct: str) -> Capture:
     for _ in range(3):
         cycle = last_ran(env)
         slurm_cli.capture(folder, timeout=60)
-        qos_usage = _qos_usage(env)
+        held = qos_usage(env)
         if last_ran(env) == cycle:
             break
     snap = load_folder(folder)
@@ -194,15 +202,9 @@ def _capture(env: dict[str, str], folder: Path, acct: str) -> Capture:
     jobs = [j for j in jobs if j.account == acct]
     first_start = min(j.start.timestamp() for j in jobs)
     anchor = max(s for s in log.starts if s < first_start)
-    cycles = [c for c in log.cycles if anchor <= c <= last.timestamp()]
+    cycles = [c for c in log.cycles if math.floor(anchor) <= c <= last.timestamp()]
     assert cycles and cycles[-1] == last.timestamp(), (cycles[-3:], last)
-    return Capture(acct, snap, last, jobs, cycles, [s for s in log.starts if s >= anchor], qos_usage)
-
-
-def last_ran(env: dict[str, str]) -> float:
-    """slurmctld's last decay cycle (its state file's own time_t)."""
-    path = Path(env["SANDBOX_DIR"], "state", "ctld", "priority_last_decay_ran")
-    return read_last_decay_ran(path.read_bytes())[0].timestamp() if path.exists() else 0.0
+    return Capture(acct, snap, last, jobs, cycles, [s for s in log.starts if s >= anchor], held)
 
 
 def _agree(check: HistoryCheck, rows: dict[str, int], names: tuple[str, ...]) -> dict[str, float]:
