@@ -19,8 +19,8 @@ RELEASES = sorted({p.parent.parent.name for p in CAPTURES})  # slurm (22.05), sl
 NEAR_TIE = "near_tie"
 """Fair Tree only: ties slurmctld decided in long double from usage the inputs print rounded."""
 ONE_ALGORITHM = (NEAR_TIE, "bulk_decay", "replay", "ctld_log")
-"""Scenarios recorded under Fair Tree alone: the near ties, the bulk decay, the reconfigure log (26.05) and the replay's worked example
-(docs/admin/replay.md), each checked value by value below like the others."""
+"""Scenarios recorded under Fair Tree alone: the near ties, the bulk decay, the reconfigure log (26.05) and the
+replay's worked example (docs/admin/replay.md), each checked value by value below like the others."""
 
 
 @pytest.mark.parametrize("where", RELEASES)
