@@ -259,7 +259,9 @@ def test_job_steps_are_never_refused_and_start_no_check(hooked):
     _wait_gone(job, h["env"], timeout=120)
     text = out.read_text()
     assert text.count("step-ok") == 5 and "step-failed" not in text, text
-    assert "srun: error" not in text and "fits" not in text, text  # no check ran for a step
+    # no check ran for a step: no fairtop line but the inner sbatch's refusal, one cli_filter error (an
+    # srun I/O complaint such as "_attempt_accept: ... Bad file descriptor" is Slurm's own, under load)
+    assert "fits" not in text and text.count("fairtop:") == 1, text
     # the inner sbatch (2 CPUs x 60 min) is a new job: checked, and refused
     assert "fairtop: job refused: allocation " in text and "(2 x 60 min)" in text, text
     assert text.count("cli_filter plugin terminated") == 1 and "sbatch: error" in text, text

@@ -14,6 +14,7 @@ import pytest
 from tests.sandbox._sandbox import on_release, release_env
 from tui.cli import main
 from tui.model import Snapshot
+from tui.sources.ctld_log import CYCLES_FILE
 from tui.sources import saved, slurm_cli
 from tui.sources.errors import SourceUnavailable
 
@@ -60,7 +61,9 @@ def test_live_equals_capture(tmp_path: Path, release: str, monkeypatch: pytest.M
         line = slurm_cli.capture(tmp_path / "cap", timeout=30)
         after = slurm_cli.live_snapshot(timeout=30)
         folder = saved.load_folder(tmp_path / "cap")
-        assert line.startswith(f"captured into {tmp_path / 'cap'} (13 commands, 0 non-zero exits)")  # + sacct, qos, ...
+        # + sacct, qos, ... and slurmctld's log (its cycles: the sandbox's controller runs here)
+        assert line.startswith(f"captured into {tmp_path / 'cap'} (14 commands, 0 non-zero exits)"), line
+        assert (tmp_path / "cap" / CYCLES_FILE).is_file()
         assert not before.warnings and not folder.warnings
         assert (before.scheduler_version or "").startswith(release + ".")
         _same_cluster(before, folder, usage=False)
