@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
-import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -41,8 +39,8 @@ from tests.sandbox._sandbox import (
     first_env,
     last_ran,
     on_release,
+    purge_keeping_log,
     qos_usage,
-    scripts,
     sh,
 )
 from tui.analysis.history import HistoryCheck, check_raw_usage, job_table
@@ -177,11 +175,7 @@ def run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
-        log = Path(law["SANDBOX_DIR"], "log", "slurmctld.log")
-        if log.is_file():  # kept for a failure's post-mortem: the sandbox itself is purged
-            shutil.copy(log, tmp / "slurmctld.log")
-        subprocess.run([str(scripts() / "down.sh"), "--purge"], env=law, capture_output=True, timeout=120,
-                       check=False)
+        purge_keeping_log(law, tmp)
 
 
 def _capture(env: dict[str, str], folder: Path, acct: str) -> Capture:
