@@ -62,9 +62,10 @@ class Server:
     def start(self, timeout: float = 20.0, migrate: bool = True) -> Server:
         argv = [sys.executable, "-m", "tui.cli", "serve-allocations", "--db", self.db,
                 "--listen", "127.0.0.1:0", *(["--migrate"] if migrate else []), *self.args]
-        self.log = Path(tempfile.mkstemp(prefix="fairtop-alloc-", suffix=".log")[1])
-        err = self.log.open("wb")
-        self.proc = subprocess.Popen(argv, cwd=self.code, stdout=subprocess.PIPE, stderr=err, text=True)
+        fd, name = tempfile.mkstemp(prefix="fairtop-alloc-", suffix=".log")
+        self.log = Path(name)
+        with os.fdopen(fd, "wb") as err:  # the child keeps its own copy of the descriptor
+            self.proc = subprocess.Popen(argv, cwd=self.code, stdout=subprocess.PIPE, stderr=err, text=True)
         deadline = time.monotonic() + timeout
         assert self.proc.stdout is not None
         line = ""
@@ -76,8 +77,9 @@ class Server:
                 return self
             if self.proc.poll() is not None:
                 break
+        said = self.log.read_text()
         self.stop()
-        raise RuntimeError(f"the service did not start: {line}{self.log.read_text()}")
+        raise RuntimeError(f"the service did not start: {line}{said}")
 
     def kill(self) -> None:
         """SIGKILL: no shutdown, no flush."""
@@ -94,6 +96,8 @@ class Server:
                 self.kill()
         if self.proc and self.proc.stdout:
             self.proc.stdout.close()
+        if self.log is not None:  # read while it ran; one stopped server leaves no file behind
+            self.log.unlink(missing_ok=True)
 
 
 # -- PostgreSQL ---------------------------------------------------------------------------
