@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timezone, tzinfo
 from typing import Literal, overload
 
 import numpy as np
@@ -523,3 +523,7 @@ class Snapshot:
     queue: QueueTable | None = None
     """The whole queue as columns when the source read squeue that way (100,000 pending jobs without
     a ``Job`` each); None: :attr:`jobs` is the whole queue."""
+    zone: tzinfo | None = None
+    """The zone of the cluster's wall-clock times (sacct's, the local midnights of
+    ``PriorityUsageResetPeriod``) when the source says it (a capture's ``timezone.txt``); None:
+    this machine's."""

@@ -119,3 +119,22 @@ async def test_the_tab_follows_the_selection_made_while_it_was_hidden(isolated_p
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert "Usage of lsub/lc" in _text(pane)
+
+
+RECONFIGURE = FIXTURES / "slurm-26.05" / "ctld_log" / "reconfigure_2605"
+
+
+async def test_the_check_runs_on_the_logged_cycles_where_the_capture_saved_them() -> None:
+    """A 26.05 capture with slurmctld's cycles (a reconfigure re-exec'd it mid-job): the pane's check
+    runs on them, as ``fairtop history`` does, and says so; a capture without them says its grid."""
+    for folder, grid in ((RECONFIGURE, "on slurmctld's logged cycles, within 1e-6 relative + 1"),
+                         (LIVE, "on cycles every 60 s, within one period's decay")):
+        snap = load_folder(folder)
+        app = PaneApp()
+        async with app.run_test(size=(120, 45)) as pilot:
+            pane = app.query_one(HistoryPane)
+            pane.show(build_standing(snap, ""), None)
+            await _read(app, pilot, pane)
+            text = _text(pane)
+            assert f"rebuilt from the jobs with Slurm's decay law ({grid}): " in text, text
+            assert "agrees" in text

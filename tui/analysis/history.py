@@ -41,10 +41,12 @@ from tui.engine.usage_law import (
     charged_usage,
     cycle_grid,
     last_reset_before,
+    logged_grid,
     replay,
     reset_boundaries,
 )
 from tui.model import AssocTree, Partition, PrioritySettings
+from tui.sources.ctld_log import ControllerLog
 from tui.sources.sacct import AccountedJob
 
 __all__ = ["DailyUsage", "UsageCheck", "HistoryCheck", "daily_usage", "charged_usage", "check_raw_usage",
@@ -335,7 +337,8 @@ def usage_back_then(jobs: Sequence[AccountedJob], tree: AssocTree, settings: Pri
 
 def check_raw_usage(jobs: Sequence[AccountedJob], tree: AssocTree, settings: PrioritySettings,
                     last_cycle: datetime | None, taken_at: datetime, *, cycles: Sequence[float] | None = None,
-                    partitions: Sequence[Partition] = (), anchors: Sequence[float] = ()) -> HistoryCheck:
+                    partitions: Sequence[Partition] = (), anchors: Sequence[float] = (),
+                    tz: tzinfo | None = None) -> HistoryCheck:
     """Replay Slurm's usage law over ``jobs`` and compare with every association's RawUsage.
 
     Parameters
@@ -363,6 +366,9 @@ def check_raw_usage(jobs: Sequence[AccountedJob], tree: AssocTree, settings: Pri
         Their TRESBillingWeights recompute each job's billing from AllocTRES.
     anchors : sequence of float
         Controller start times (for ``PriorityUsageResetPeriod=NOW``).
+    tz : tzinfo, optional
+        The controller's zone, whose midnights a calendar ``PriorityUsageResetPeriod`` resets at
+        (:attr:`tui.model.Snapshot.zone`); default this machine's.
 
     Returns
     -------
@@ -384,7 +390,8 @@ def check_raw_usage(jobs: Sequence[AccountedJob], tree: AssocTree, settings: Pri
         grid = cycle_grid(L, P, _since(jobs, L))
     d = decay_per_second(HL)
     notes: list[str] = []
-    reset = last_reset_before(settings.usage_reset_period, cycle.astimezone())
+    zone = tz if tz is not None else cycle.astimezone().tzinfo
+    reset = last_reset_before(settings.usage_reset_period, cycle.astimezone(zone))
     if reset is not None:
         notes.append(f"PriorityUsageResetPeriod={settings.usage_reset_period}: usage was reset at the first cycle "
                      f"after {reset.isoformat(timespec='minutes')}; the jobs' usage before it is left out")
@@ -397,8 +404,7 @@ def check_raw_usage(jobs: Sequence[AccountedJob], tree: AssocTree, settings: Pri
     if not policy.enforce_limits:
         notes.append("AccountingStorageEnforce has no 'limits': a job's run after its last decay cycle is "
                      "never charged (a job shorter than a cycle adds nothing)")
-    rebuilt, unmatched = _replay(jobs, tree, policy, grid, max(L, taken_at.timestamp()), cycle.astimezone().tzinfo,
-                                 anchors)
+    rebuilt, unmatched = _replay(jobs, tree, policy, grid, max(L, taken_at.timestamp()), zone, anchors)
     if unmatched:
         notes.append(f"{len(unmatched)} account/user pair(s) in sacct have no association in sshare "
                      f"(deleted or renamed): {', '.join(sorted(unmatched))}")
@@ -411,3 +417,15 @@ def check_raw_usage(jobs: Sequence[AccountedJob], tree: AssocTree, settings: Pri
         note = "" if abs(rebuilt[i] - printed) <= tol else _explain(printed, float(rebuilt[i]))
         out.append(UsageCheck(i, tree.label(i), printed, float(rebuilt[i]), tol, note))
     return HistoryCheck(tuple(out), cycle, assumed, P, HL, dict(unmatched), tuple(notes), known)
+
+
+def logged_cycles(log: ControllerLog | None, jobs: Sequence[AccountedJob], last: datetime | None,
+                  taken: datetime) -> tuple[list[float] | None, list[float]]:
+    """A capture's logged decay cycles (its ``slurmctld_cycles.log``, parsed) when they cover its jobs
+    and end on its last cycle (:func:`tui.engine.usage_law.logged_grid`), and the controller's
+    starts; (None, []) otherwise: the check then runs on a regular grid."""
+    if log is None or not jobs:
+        return None, []
+    first = min(j.start.timestamp() for j in jobs)
+    grid, _ = logged_grid(log.cycles, None if last is None else last.timestamp(), taken.timestamp(), first, first)
+    return (None, []) if grid is None else ([float(c) for c in grid], log.starts)

@@ -249,7 +249,7 @@ def prepare_replay(snap: Snapshot, jobs: JobColumns, since: datetime, last_cycle
     grid = full[:k + 1]
     c0 = float(grid[0])
     table = jobs.table(old, c0)
-    tz = snap.taken_at.astimezone().tzinfo
+    tz = snap.zone if snap.zone is not None else snap.taken_at.astimezone().tzinfo  # reset midnights
     rebuilt = replay(table, tree.parent, grid, old, until=until,
                      resets=reset_boundaries(old.reset_period, c0, La, tz)).usage
     # The residual (what the window's jobs do not explain), read at the capture's cycle, then at --at.

@@ -13,11 +13,9 @@ from tui.sources import registry
 from tui.sources.errors import InputError
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
     from datetime import datetime
 
     from tui.analysis.history import DailyUsage, HistoryCheck
-    from tui.sources.sacct import AccountedJob
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -112,27 +110,13 @@ DEMO_HISTORY = "\0demo"
 """``fairtop history`` on the built-in demo: its made-up accounting records, not a folder."""
 
 
-def _logged(folder: str, jobs: Sequence[AccountedJob], last: datetime | None,
-            taken: datetime) -> tuple[list[float] | None, list[float]]:
-    """A capture's logged decay cycles (``slurmctld_cycles.log``) when they cover its jobs and end on
-    its last cycle (:func:`tui.engine.usage_law.logged_grid`), and the controller's starts."""
-    from tui.engine.usage_law import logged_grid
-    from tui.sources.ctld_log import load_saved_log
-
-    log = load_saved_log(folder)
-    if log is None or not jobs:
-        return None, []
-    first = min(j.start.timestamp() for j in jobs)
-    grid, _ = logged_grid(log.cycles, None if last is None else last.timestamp(), taken.timestamp(), first, first)
-    return (None, []) if grid is None else ([float(c) for c in grid], log.starts)
-
-
 def _history_one(args: argparse.Namespace, days: int, folder: str | None, on: str) -> tuple[DailyUsage, HistoryCheck]:
     """One cluster's daily usage and RawUsage check: a capture folder, or live (``on``: ``-M``)."""
     from datetime import datetime, timedelta, timezone
 
-    from tui.analysis.history import check_raw_usage, daily_usage, select_jobs
+    from tui.analysis.history import check_raw_usage, daily_usage, logged_cycles, select_jobs
     from tui.sources import sacct
+    from tui.sources.ctld_log import load_saved_log
 
     cycles: list[float] | None = None
     anchors: list[float] = []
@@ -147,7 +131,7 @@ def _history_one(args: argparse.Namespace, days: int, folder: str | None, on: st
         source.check()
         snap = source.load()
         jobs, last_cycle = sacct.load_saved_history(folder)
-        cycles, anchors = _logged(folder, jobs, last_cycle, snap.taken_at)
+        cycles, anchors = logged_cycles(load_saved_log(folder), jobs, last_cycle, snap.taken_at)
     else:
         from tui.sources.slurm_cli import snapshot_at_cycle
 
@@ -159,8 +143,10 @@ def _history_one(args: argparse.Namespace, days: int, folder: str | None, on: st
         raise InputError(str(folder or "live"), "not a Slurm snapshot (PBS has no sacct)")
     warn(snap.warnings)
     mine = select_jobs(jobs, args.account, args.history_user, snap.tree)
-    daily = daily_usage(mine, snap.taken_at.astimezone(), days, snap.settings.decay_half_life_s)
-    check = check_raw_usage(jobs, snap.tree, snap.settings, last_cycle, snap.taken_at, cycles=cycles, anchors=anchors)
+    today = snap.taken_at.astimezone(snap.zone)  # the cluster's days, whoever reads the capture
+    daily = daily_usage(mine, today, days, snap.settings.decay_half_life_s)
+    check = check_raw_usage(jobs, snap.tree, snap.settings, last_cycle, snap.taken_at, cycles=cycles, anchors=anchors,
+                            tz=snap.zone)
     if args.account or args.history_user:
         check = check.only(args.account, args.history_user, snap.tree)
     return daily, check

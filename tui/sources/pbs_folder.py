@@ -33,6 +33,7 @@ from tui.sources.commands import run_in_group
 from tui.sources.errors import InputError, SourceUnavailable
 from tui.sources.pbs import INT_MAX, read_pbs
 from tui.sources.pbs_jobs import QSTAT_FILE, jobs_from_qstat_json, run_qstat
+from tui.sources.zone import ZONE_FILE, local_zone_name, saved_zone
 
 __all__ = ["FILES", "USAGE_FILES", "is_pbs_folder", "load_pbs_folder", "sched_config_values", "sched_decay_values",
            "pbs_home", "conf_file", "date_u", "capture"]
@@ -159,7 +160,7 @@ def load_pbs_folder(path: str | Path) -> Snapshot:
         except ValueError:
             warnings.append(f"{stamp}: not a 'date -u' line; using the file time")
     qstat = folder / QSTAT_FILE
-    jobs = tuple(jobs_from_qstat_json(qstat.read_bytes(), str(qstat))) if qstat.is_file() else ()
+    jobs = tuple(jobs_from_qstat_json(qstat.read_bytes(), str(qstat), saved_zone(folder))) if qstat.is_file() else ()
     caps = frozenset({"usage", "printed", "jobs"} if qstat.is_file() else {"usage", "printed"})
     return Snapshot(cluster=folder.name, source=f"PBS folder {folder}", taken_at=taken, pbs=tree, jobs=jobs,
                     warnings=tuple(warnings), capabilities=caps)
@@ -275,7 +276,8 @@ def capture(path: str | Path, timeout: float = CAPTURE_TIMEOUT) -> str:
         write_file(folder / "pbsfs.txt", listing, PUBLIC)
         if queue is not None:
             write_file(folder / QSTAT_FILE, queue, PUBLIC)
-            written.append(QSTAT_FILE)
+            write_file(folder / ZONE_FILE, local_zone_name() + "\n", PUBLIC)  # qstat's times are wall-clock times
+            written += [QSTAT_FILE, ZONE_FILE]
         elif (folder / QSTAT_FILE).exists():
             (folder / QSTAT_FILE).unlink()  # not an earlier capture's queue beside this one
         write_file(folder / FILES["captured_at"], date_u(started) + "\n", PUBLIC)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import subprocess
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import datetime, tzinfo
 from typing import Any
 
 from tui.model import Job
@@ -59,13 +59,15 @@ def run_qstat(timeout: float) -> tuple[bytes | None, str | None]:
     return stdout, None
 
 
-def _time(value: Any, source: str, what: str) -> datetime | None:
+def _time(value: Any, source: str, what: str, tz: tzinfo | None = None) -> datetime | None:
+    """A time as qstat prints it: epoch seconds, or a ctime string in ``tz`` (default this machine's zone)."""
     if value is None or value == "":
         return None
     if isinstance(value, (int, float)):  # some qstat builds print epoch seconds
         return datetime.fromtimestamp(value).astimezone()
     try:
-        return datetime.strptime(str(value).strip(), _CTIME).astimezone()
+        wall = datetime.strptime(str(value).strip(), _CTIME)
+        return wall.replace(tzinfo=tz) if tz is not None else wall.astimezone()
     except ValueError:
         raise InputError(source, f"{what}: {value!r} is not a time as qstat prints it") from None
 
@@ -94,8 +96,9 @@ def _mem_mb(value: Any) -> float | None:
     return int(text) / 2**20 if text.isdigit() else None  # a bare number is bytes
 
 
-def jobs_from_qstat_json(data: bytes | str, source: str = "qstat -f -F json") -> list[Job]:
-    """Pending and running jobs of ``qstat -f -F json``'s output (see the module's notes).
+def jobs_from_qstat_json(data: bytes | str, source: str = "qstat -f -F json", tz: tzinfo | None = None) -> list[Job]:
+    """Pending and running jobs of ``qstat -f -F json``'s output (see the module's notes); its
+    ctime strings are wall-clock times in ``tz`` (default: this machine's zone, where qstat ran).
 
     Raises
     ------
@@ -137,11 +140,11 @@ def jobs_from_qstat_json(data: bytes | str, source: str = "qstat -f -F json") ->
             job_id=str(job_id), user=owner, account=str(j.get("Account_Name", "") or ""),
             partition=str(j.get("queue", "")), state="PENDING" if pending else "RUNNING", tres=tres,
             time_limit_s=_walltime(res.get("walltime")),
-            submit_time=_time(j.get("qtime"), source, f"{what} qtime"),
-            start_time=_time(est.get("start_time"), source, f"{what} estimated.start_time") if pending
-            else _time(j.get("stime"), source, f"{what} stime"),
+            submit_time=_time(j.get("qtime"), source, f"{what} qtime", tz),
+            start_time=_time(est.get("start_time"), source, f"{what} estimated.start_time", tz) if pending
+            else _time(j.get("stime"), source, f"{what} stime", tz),
             reason=str(comment) if pending and isinstance(comment, str) and comment.strip() else None,
             sched_nodes=str(est["exec_vnode"]) if pending and est.get("exec_vnode") else None,
-            eligible_time=_time(j.get("Execution_Time"), source, f"{what} Execution_Time") if pending else None,
+            eligible_time=_time(j.get("Execution_Time"), source, f"{what} Execution_Time", tz) if pending else None,
         ))
     return out

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from tui.slurm_releases import release
+from tui.sources.zone import ZONE_FILE
 
 __all__ = ["HIDES", "USERS_FILE", "DBD_CONFIG_FILE", "Capture", "Reader", "private_data", "readers", "user_view",
            "visible_names"]
@@ -45,7 +46,7 @@ DBD_CONFIG_FILE = "sacctmgr_config.txt"
 """``sacctmgr show configuration``: slurmdbd's PrivateData (it governs sacct and sacctmgr)."""
 
 _PRIVATE = re.compile(r"^\s*PrivateData\s*=\s*(.*?)\s*$", re.M)
-_SAME_FOR_ALL = frozenset({"scontrol_show_config.txt", "slurm.conf", "captured_at.txt", "commands.txt"})
+_SAME_FOR_ALL = frozenset({"scontrol_show_config.txt", "slurm.conf", "captured_at.txt", "commands.txt", ZONE_FILE})
 
 
 def private_data(*configs: bytes | str | None) -> frozenset[str]:

@@ -13,7 +13,8 @@ Slurm stores truncated to an integer); a record without it (older Slurm, no TRES
 and no billing TRES) falls back to AllocCPUS, as Slurm bills a partition without weights.
 
 Times are local wall-clock times without a zone, as sacct prints them; pass ``tz`` for the
-controller's zone (default: this machine's).
+zone they were printed in (default: this machine's; a capture's own, saved by ``fairtop capture``,
+for the ``load_saved_*`` readers: :mod:`tui.sources.zone`).
 
 Live: :func:`sacct_command` is the argument list (never a shell string) and
 :func:`live_history` runs it through :func:`tui.sources.commands.run` with a timeout.
@@ -35,6 +36,7 @@ from tui.sources.commands import run
 from tui.sources.errors import InputError
 from tui.sources.slurm_text import parse_tres_counts
 from tui.sources.sshare import decode
+from tui.sources.zone import saved_zone
 
 __all__ = ["SACCT_FILE", "LAST_CYCLE_FILE", "SACCT_FIELDS", "AccountedJob", "parse_sacct", "sacct_command",
            "read_last_cycle", "read_last_decay_ran", "load_saved_history", "live_history", "SacctColumns",
@@ -203,6 +205,8 @@ def read_last_decay_ran(data: bytes, source: str = "priority_last_decay_ran") ->
 
 def load_saved_history(folder: str | Path, tz: tzinfo | None = None) -> tuple[list[AccountedJob], datetime | None]:
     """The jobs of a capture folder's ``sacct_a_P.psv`` and its last decay cycle (None if not saved).
+    Times are read in ``tz``, by default the zone the capture saved (:func:`tui.sources.zone.saved_zone`;
+    this machine's when it saved none).
 
     Raises
     ------
@@ -220,7 +224,7 @@ def load_saved_history(folder: str | Path, tz: tzinfo | None = None) -> tuple[li
                          f"-o {','.join(SACCT_FIELDS)} > {SACCT_FILE}'") from None
     except OSError as exc:
         raise InputError(str(path), exc.strerror or str(exc)) from None
-    return parse_sacct(data, str(path), tz), load_saved_last_cycle(folder)
+    return parse_sacct(data, str(path), tz if tz is not None else saved_zone(folder)), load_saved_last_cycle(folder)
 
 
 def load_saved_last_cycle(folder: str | Path) -> datetime | None:
@@ -478,13 +482,14 @@ def iter_sacct_columns(stream: BinaryIO, source: str = "sacct -a -P -X", tz: tzi
 
 
 def load_saved_columns(folder: str | Path, tz: tzinfo | None = None) -> SacctColumns:
-    """A capture folder's ``sacct_a_P.psv`` as columns (:func:`load_saved_history`'s jobs)."""
+    """A capture folder's ``sacct_a_P.psv`` as columns (:func:`load_saved_history`'s jobs, in its zone)."""
     from tui.sources.private_publish import my_folder
 
     path = Path(my_folder(folder)[0]) / SACCT_FILE
+    zone = tz if tz is not None else saved_zone(path.parent)
     try:
         with path.open("rb") as stream:
-            return SacctColumns.concat(list(iter_sacct_columns(stream, str(path), tz)))
+            return SacctColumns.concat(list(iter_sacct_columns(stream, str(path), zone)))
     except FileNotFoundError:
         raise InputError(str(folder), f"no {SACCT_FILE}: save one with 'sacct -a -P -X -D --starttime=YYYY-MM-DD "
                          f"-o {','.join(SACCT_FIELDS)} > {SACCT_FILE}'") from None

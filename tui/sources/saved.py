@@ -40,7 +40,7 @@ import json
 from collections import defaultdict, deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import datetime, timezone, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -54,6 +54,7 @@ from tui.sources.errors import InputError
 from tui.sources.partial_sshare import complete, is_partial
 from tui.sources.private_data import DBD_CONFIG_FILE, private_data
 from tui.sources.sshare import SshareTable, parse_sshare
+from tui.sources.zone import saved_zone
 
 if TYPE_CHECKING:  # read only for a caller that serves one user
     from tui.sources.squeue_columns import QueueColumns
@@ -89,10 +90,13 @@ def _folder(path: str | Path) -> Path:
 class Outputs:
     """The outputs of one capture, by file name: from a folder or straight from the commands."""
 
-    def __init__(self, where: str, data: dict[str, bytes], errs: Mapping[str, str] | None = None) -> None:
+    def __init__(self, where: str, data: dict[str, bytes], errs: Mapping[str, str] | None = None,
+                 zone: tzinfo | None = None) -> None:
         self.where = where
         self.data = data
         self.errs = errs or {}
+        self.zone = zone
+        """The zone squeue and sacct printed their times in (a capture's ``timezone.txt``); None: this machine's."""
 
     def get(self, key: str, warnings: list[str]) -> tuple[bytes, str] | None:
         """Content and name of an optional output, or None with a warning saying why it is missing."""
@@ -139,7 +143,7 @@ def _read_folder(folder: Path) -> Outputs:
                 errs[name] = lines[0]
         except OSError:
             pass
-    return Outputs(str(folder), data, errs)
+    return Outputs(str(folder), data, errs, saved_zone(folder))
 
 
 def load_table(path: str | Path) -> SshareTable:
@@ -275,7 +279,7 @@ def _jobs(files: Outputs, warnings: list[str]) -> tuple[Job, ...]:
     jobs: list[Job] = []
     got = files.get("squeue", warnings)
     if got is not None:
-        jobs = slurm_text.parse_squeue(*got)
+        jobs = slurm_text.parse_squeue(*got, tz=files.zone)
     got = files.get("sprio", warnings)
     if got is None:
         return tuple(jobs)
@@ -356,7 +360,7 @@ def _one_user_jobs(files: Outputs, warnings: list[str], user: str) -> tuple[tupl
     if got is None or not got.strip():
         return None
     label = f"{files.where}/{FILES['squeue']}" if files.where else FILES["squeue"]
-    cols = squeue_columns(got, label)
+    cols = squeue_columns(got, label, files.zone)
     if cols is None or "ACCOUNT" not in cols.names:
         return None
     k = cols.names.index("ACCOUNT")
@@ -448,7 +452,7 @@ def snapshot_from_files(files: Outputs, table: SshareTable, source: str, default
                     settings=settings, partitions=_partitions(files, warnings), jobs=jobs,
                     queue=queue, budgets=budgets, limits=_limits(mgr), printed=printed_columns(table),
                     warnings=tuple(warnings),
-                    usage_unknown=table.added, private=private, scheduler_version=version,
+                    usage_unknown=table.added, private=private, scheduler_version=version, zone=files.zone,
                     private_data=private_data(files.data.get(FILES["config"]), files.data.get(FILES["dbd_config"])))
 
 

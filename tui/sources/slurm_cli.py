@@ -30,6 +30,7 @@ from tui.sources.commands import DEFAULT_TIMEOUT, Output, _cmdline, _failure, ki
 from tui.sources.errors import InputError, SourceUnavailable
 from tui.sources.private_data import DBD_CONFIG_FILE, HIDES, USERS_FILE, private_data
 from tui.sources.sshare import SshareTable
+from tui.sources.zone import ZONE_FILE, local_zone_name
 
 __all__ = ["DEFAULT_TIMEOUT", "ASSOC_FIELDS", "Cadence", "LiveSlurm", "Output", "run", "commands", "collect",
            "live_snapshot", "live_snapshots", "last_decay_cycle", "snapshot_at_cycle", "capture",
@@ -563,6 +564,7 @@ def capture(path: str | Path, timeout: float = DEFAULT_TIMEOUT, on: str = "") ->
             lines.append(f"{out.returncode}\t{name}\t{_cmdline(out.args)}\n")
         write_file(folder / "commands.txt", "".join(lines), mode)
         write_file(folder / saved.FILES["captured_at"], started.strftime("%Y-%m-%dT%H:%M:%SZ") + "\n", mode)
+        write_file(folder / ZONE_FILE, local_zone_name() + "\n", mode)  # the zone sacct printed its times in
     except OSError as exc:
         raise InputError(str(folder), f"cannot write: {exc.strerror or exc}") from None
     return f"captured into {folder} ({len(outputs)} commands, {failed} non-zero exits)\n"

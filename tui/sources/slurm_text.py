@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, tzinfo
 
 from tui.model import UNLIMITED, Job, NodeType, Partition, PrioritySettings
 from tui.sources.errors import InputError
@@ -781,15 +781,17 @@ _STATES = {"PD": "PENDING", "R": "RUNNING", "CG": "COMPLETING", "CD": "COMPLETED
 _ISO = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}")
 
 
-def _time(cell: str, what: str, source: str, line: int) -> datetime | None:
-    """An ISO time as squeue prints it (local time, no zone); N/A/Unknown/None -> None."""
+def _time(cell: str, what: str, source: str, line: int, tz: tzinfo | None = None) -> datetime | None:
+    """An ISO time as squeue prints it (wall-clock time in ``tz``, default this machine's zone);
+    N/A/Unknown/None -> None."""
     s = cell.strip()
     if s in _NULL or s in ("Unknown", "NONE"):
         return None
     try:
         if not _ISO.fullmatch(s):
             raise ValueError
-        return datetime.fromisoformat(s).astimezone()
+        wall = datetime.fromisoformat(s)
+        return wall.replace(tzinfo=tz) if tz is not None else wall.astimezone()
     except (ValueError, OverflowError, OSError):
         raise InputError(source, f"{what} is not a time: {cell!r}", line) from None
 
@@ -822,8 +824,9 @@ def _fixed_width(header_line: str, line: str) -> list[str]:
     return cells
 
 
-def parse_squeue(data: bytes | str, source: str = "squeue") -> list[Job]:
+def parse_squeue(data: bytes | str, source: str = "squeue", tz: tzinfo | None = None) -> list[Job]:
     """Parse ``squeue`` output: the default layout (``squeue -a``) or ``|``-separated ``-o``/``-O``.
+    Its times are wall-clock times in ``tz`` (default: this machine's zone, where squeue ran).
 
     The ``|`` form (see :data:`SQUEUE_FIELDS`) gives account, times, priority and TRES; the
     default layout only job, partition, user, state and node count (account unknown: "").
@@ -852,10 +855,11 @@ def parse_squeue(data: bytes | str, source: str = "squeue") -> list[Job]:
     state_col = "STATE" if "STATE" in names else "ST" if "ST" in names else None
     if state_col is None:
         raise InputError(source, "not squeue output: no ST or STATE column", start + 1)
-    return _squeue_jobs(names, rows, state_col, source)
+    return _squeue_jobs(names, rows, state_col, source, tz)
 
 
-def _squeue_jobs(names: list[str], rows: list[tuple[int, list[str]]], state_col: str, source: str) -> list[Job]:
+def _squeue_jobs(names: list[str], rows: list[tuple[int, list[str]]], state_col: str, source: str,
+                 tz: tzinfo | None = None) -> list[Job]:
     """The jobs of squeue's rows. 100,000 pending jobs repeat their cells (TRES, times, limits,
     states): each distinct cell is converted once, and columns are taken by index."""
     col = {n: i for i, n in enumerate(names)}
@@ -882,7 +886,7 @@ def _squeue_jobs(names: list[str], rows: list[tuple[int, list[str]]], state_col:
     def when(cell: str, what: str, no: int) -> datetime | None:
         got = seen_time.get(cell, _UNSEEN)
         if got is _UNSEEN:
-            got = seen_time[cell] = _time(cell, what, source, no)
+            got = seen_time[cell] = _time(cell, what, source, no, tz)
         return got  # type: ignore[return-value]
 
     for no, cells in rows:

@@ -39,7 +39,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, tzinfo
 
 import numpy as np
 
@@ -68,6 +68,8 @@ class QueueColumns(QueueTable):
     """... and ends (exclusive)."""
     line_no: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0, dtype=np.int64))
     """Each row's line number in the text (1-based), for errors."""
+    zone: tzinfo | None = field(repr=False, compare=False, default=None)
+    """The zone of the printed times (None: this machine's)."""
     attach: Callable[[Job], Job] | None = field(repr=False, compare=False, default=None)
     """What the source adds to each ``Job`` made (its sprio factors: :mod:`tui.sources.saved`)."""
 
@@ -86,7 +88,7 @@ class QueueColumns(QueueTable):
         a, b = self.first[rows, :k].tolist(), self.last[rows, :k].tolist()
         lines = [(int(self.line_no[r]), list(map(self.text.__getitem__, map(slice, a[i], b[i]))))
                  for i, r in enumerate(rows)]
-        made = slurm_text._squeue_jobs(self.names, lines, "STATE", self.source)
+        made = slurm_text._squeue_jobs(self.names, lines, "STATE", self.source, self.zone)
         return made if self.attach is None else list(map(self.attach, made))
 
     def rows_of(self, user: str) -> list[int]:
@@ -94,10 +96,11 @@ class QueueColumns(QueueTable):
         return [i for i, u in enumerate(self.user) if u == user]
 
 
-def squeue_columns(data: bytes | str, source: str = "squeue") -> QueueColumns | None:
+def squeue_columns(data: bytes | str, source: str = "squeue", tz: tzinfo | None = None) -> QueueColumns | None:
     """The queue columns of ``squeue -O ...:|`` (or ``-o`` with ``|``) output with JOBID, PARTITION,
     USER, STATE, PRIORITY, SUBMIT_TIME and REASON; None when the text is anything else or not
-    well formed (read it with :func:`~tui.sources.slurm_text.parse_squeue` then)."""
+    well formed (read it with :func:`~tui.sources.slurm_text.parse_squeue` then). Times are
+    wall-clock times in ``tz`` (default: this machine's zone)."""
     if isinstance(data, bytes):
         if not data.isascii():
             return None
@@ -123,7 +126,7 @@ def squeue_columns(data: bytes | str, source: str = "squeue") -> QueueColumns | 
     body = head_end + 1
     if body == buf.size:
         return QueueColumns([], [], [], [], np.zeros(0), np.zeros(0), [], np.zeros((0, 2), dtype=np.int64),
-                            source=source, names=names, text=text)
+                            source=source, names=names, text=text, zone=tz)
     found = _fields(buf, body, width)
     if found is None:
         return None
@@ -150,7 +153,7 @@ def squeue_columns(data: bytes | str, source: str = "squeue") -> QueueColumns | 
         states[cell] = got
     state = list(map(states.__getitem__, state))
     priority = _priorities(buf, text, first[:, col["PRIORITY"]], last[:, col["PRIORITY"]])
-    submit = _times(buf, text, first[:, col["SUBMIT_TIME"]], last[:, col["SUBMIT_TIME"]])
+    submit = _times(buf, text, first[:, col["SUBMIT_TIME"]], last[:, col["SUBMIT_TIME"]], tz)
     if priority is None or submit is None:
         return None
     job_id = cells("JOBID")
@@ -162,7 +165,7 @@ def squeue_columns(data: bytes | str, source: str = "squeue") -> QueueColumns | 
     return QueueColumns(
         job_id=job_id, partition=categories("PARTITION"), user=cells("USER"), state=state, priority=priority,
         submit=submit, reason=list(map(reasons.__getitem__, reason)), id_key=id_key, source=source, names=names,
-        text=text, first=first, last=last, line_no=np.arange(2, n + 2, dtype=np.int64))
+        text=text, first=first, last=last, line_no=np.arange(2, n + 2, dtype=np.int64), zone=tz)
 
 
 _SHORT = 32
@@ -244,7 +247,7 @@ _ID = re.compile(r"([0-9]+)(?:_([0-9]+))?")
 _ISO_LEN = 19
 
 
-def _times(buf: np.ndarray, text: str, a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
+def _times(buf: np.ndarray, text: str, a: np.ndarray, b: np.ndarray, tz: tzinfo | None = None) -> np.ndarray | None:
     """SUBMIT_TIME cells (local ISO times) as epoch seconds, inf where none; None when a cell is
     no such time or the local UTC offset is not one across them (the line reader decides then)."""
     out = np.full(a.size, np.inf)
@@ -281,16 +284,17 @@ def _times(buf: np.ndarray, text: str, a: np.ndarray, b: np.ndarray) -> np.ndarr
     lo, hi = int(naive.min()), int(naive.max())
     if hi - lo > 400 * 86400:
         return None
-    offsets = {_offset(t) for t in range(lo, hi + 86400, 86400)} | {_offset(hi)}
+    offsets = {_offset(t, tz) for t in range(lo, hi + 86400, 86400)} | {_offset(hi, tz)}
     if len(offsets) != 1:
         return None
     out[full] = (naive - offsets.pop()).astype(np.float64)
     return out
 
 
-def _offset(naive: int) -> int:
-    """The local UTC offset (seconds) at the naive local time ``naive`` (as if UTC), as
-    ``datetime.astimezone`` takes it."""
-    got = (datetime(1970, 1, 1) + timedelta(seconds=naive)).astimezone().utcoffset()
+def _offset(naive: int, tz: tzinfo | None = None) -> int:
+    """The UTC offset (seconds) of ``tz`` (default this machine's zone) at the naive wall-clock
+    time ``naive`` (as if UTC), as ``datetime.astimezone`` (or ``replace(tzinfo=tz)``) takes it."""
+    wall = datetime(1970, 1, 1) + timedelta(seconds=naive)
+    got = (wall.replace(tzinfo=tz) if tz is not None else wall.astimezone()).utcoffset()
     assert got is not None
     return int(got.total_seconds())

@@ -11,7 +11,7 @@ read once in a worker thread (live: again after :data:`LIVE_TTL_S`); a source wi
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -23,10 +23,11 @@ from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 from textual_plotext import PlotextPlot
 
-from tui.analysis.history import check_raw_usage, daily_usage, select_jobs
+from tui.analysis.history import check_raw_usage, daily_usage, logged_cycles, select_jobs
 from tui.analysis.standing import Standing
 from tui.app.panes.base import ShownPane
 from tui.model import Snapshot
+from tui.sources.ctld_log import load_saved_log
 from tui.sources.demo import demo_history
 from tui.sources.sacct import SACCT_FILE, AccountedJob, live_history, load_saved_history
 from tui.sources.slurm_cli import last_decay_cycle
@@ -38,12 +39,23 @@ LIVE_TTL_S = 600.0
 
 
 @dataclass
+class Records:
+    """One source's accounting records and what the check runs on."""
+
+    jobs: list[AccountedJob]
+    last_cycle: datetime | None
+    cycles: list[float] | None = None
+    """slurmctld's logged decay cycles (a capture's ``slurmctld_cycles.log``) when they cover the jobs."""
+    anchors: list[float] = field(default_factory=list)
+    """The controller's starts, with the logged cycles."""
+
+
+@dataclass
 class HistoryLoaded(Message):
     """Accounting records of one source, read off the UI thread."""
 
     key: str
-    jobs: list[AccountedJob]
-    last_cycle: datetime | None
+    records: Records
 
 
 def jobs_origin(snap: Snapshot) -> tuple[str, str | None]:
@@ -73,7 +85,7 @@ class HistoryPane(ShownPane):
 
     def __init__(self, **kwargs) -> None:  # noqa: ANN003 - Widget's keyword arguments
         super().__init__(**kwargs)
-        self._cache: dict[str, tuple[float, list[AccountedJob], datetime | None]] = {}
+        self._cache: dict[str, tuple[float, Records]] = {}
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="hi-scroll"):
@@ -104,7 +116,7 @@ class HistoryPane(ShownPane):
             self._load(key, kind, value, snap)
             return
         assert cached is not None
-        self._draw(standing, row, cached[1], cached[2])
+        self._draw(standing, row, cached[1])
 
     def _message(self, text: str) -> None:
         self.query_one("#hi-title", Static).update(text)
@@ -117,7 +129,10 @@ class HistoryPane(ShownPane):
         if kind == "folder":
             assert folder is not None
             jobs, last = load_saved_history(folder)
-        elif kind == "demo":
+            cycles, anchors = logged_cycles(load_saved_log(folder), jobs, last, snap.taken_at)
+            self.post_message(HistoryLoaded(key, Records(jobs, last, cycles, anchors)))
+            return
+        if kind == "demo":
             jobs, last = demo_history(snap)
         else:
             hl = snap.settings.decay_half_life_s
@@ -125,15 +140,15 @@ class HistoryPane(ShownPane):
             on = snap.cluster if snap.source.startswith("live Slurm -M ") else ""  # a [[cluster]] of this slurmdbd
             jobs = live_history(datetime.now(timezone.utc) - max(back, timedelta(days=DAYS)), cluster=on)
             last = last_decay_cycle(on)
-        self.post_message(HistoryLoaded(key, jobs, last))
+        self.post_message(HistoryLoaded(key, Records(jobs, last)))
 
     @on(HistoryLoaded)
     def _loaded(self, message: HistoryLoaded) -> None:
-        self._cache[message.key] = (time.monotonic(), message.jobs, message.last_cycle)
+        self._cache[message.key] = (time.monotonic(), message.records)
         if self._pending is not None:
             standing, row = self._pending
             if self._key(standing.snapshot) == message.key:
-                self._draw(standing, row, message.jobs, message.last_cycle)
+                self._draw(standing, row, message.records)
 
     @on(Worker.StateChanged)
     def _failed(self, event: Worker.StateChanged) -> None:
@@ -141,8 +156,9 @@ class HistoryPane(ShownPane):
             event.stop()
             self._message(f"Could not read the accounting records: {event.worker.error}")
 
-    def _draw(self, standing: Standing, row: int | None, jobs: list[AccountedJob], last: datetime | None) -> None:
+    def _draw(self, standing: Standing, row: int | None, records: Records) -> None:
         snap = standing.snapshot
+        jobs = records.jobs
         tree = snap.tree
         assert tree is not None
         account = user = None
@@ -152,7 +168,7 @@ class HistoryPane(ShownPane):
             user = str(tree.user[row]) if tree.is_user[row] else None
             scope = tree.label(row) + ("" if user else " and the accounts below it")
         mine = [j for j in select_jobs(jobs, account, None, tree) if user is None or j.user == user]
-        now = snap.taken_at.astimezone()
+        now = snap.taken_at.astimezone(snap.zone)  # the cluster's days
         daily = daily_usage(mine, now, DAYS, snap.settings.decay_half_life_s)
         dates = [d.strftime("%d/%m/%Y") for d in daily.days]
         su = [float(x) / 3600.0 for x in daily.total()]
@@ -174,15 +190,18 @@ class HistoryPane(ShownPane):
                 plt.plot(dates, values, marker="braille")
             plt.title(title)
             widget.refresh()
-        check = check_raw_usage(jobs, tree, snap.settings, last, snap.taken_at, partitions=snap.partitions)
+        check = check_raw_usage(jobs, tree, snap.settings, records.last_cycle, snap.taken_at, cycles=records.cycles,
+                                partitions=snap.partitions, anchors=records.anchors, tz=snap.zone)
         target = next((r for r in check.rows if r.row == (row or 0)), None)
         line = ""
         if target is not None:
             rel = "-" if target.rel_diff is None else f"{target.rel_diff:+.4%}"
             verdict = "agrees" if target.agrees else "differs: " + target.note
             printed = "the demo's" if jobs_origin(snap)[0] == "demo" else "sshare"
+            grid = ("on slurmctld's logged cycles, within 1e-6 relative + 1" if check.logged else
+                    f"on cycles every {check.period_s} s, within one period's decay")
             line = (f"RawUsage {target.printed:,.0f} ({printed}) vs {target.rebuilt:,.0f} rebuilt from the jobs "
-                    f"with Slurm's decay law: {rel}, {verdict}; all associations: largest difference "
+                    f"with Slurm's decay law ({grid}): {rel}, {verdict}; all associations: largest difference "
                     f"{check.max_rel_diff:.4%}.")
             line += "".join(f"\n{n}" for n in check.notes)
         self.query_one("#hi-check", Static).update(line)
