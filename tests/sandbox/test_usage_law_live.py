@@ -23,7 +23,6 @@ would spoil CI's sandbox for the modules after this one.
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -135,47 +134,42 @@ def run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
     law = _law_env(rel)
     acct = "law"  # a fresh sandbox: no earlier run's jobs to avoid
     qos = {"half": "qhalf", "dbl": "qdbl", "nd": "qnd"}
-    saved_env = {k: os.environ.get(k) for k in ("SLURM_CONF", "PATH")}
     sh(law, "down.sh", "--purge", timeout=120)  # a sandbox left by a killed run
-    try:
-        sh(law, "up.sh", timeout=300)
-        sh(law, "qos.sh", qos["half"], "UsageFactor=0.5")
-        sh(law, "qos.sh", qos["dbl"], "UsageFactor=2")
-        sh(law, "qos.sh", qos["nd"], "Flags=NoDecay")
-        spec = Path(law["SLURM_CONF"]).parent / "fairtop_law_spec.txt"
-        spec.write_text(f"account root {acct} 50\n" + "".join(f"user {acct} {u} 1\n" for u in USERS))
-        sh(law, "tree.sh", str(spec))
-        after_a_cycle(law, within=10)  # the short jobs then start and end well inside one period
-        long_job = _submit(law, "lawrun", acct, 1, 900)
-        _submit(law, "lawshort", acct, 1, 20)
-        _submit(law, "lawshort", acct, 1, 20)
-        _submit(law, "lawhalf", acct, 2, 75, qos["half"])
-        _submit(law, "lawdbl", acct, 2, 75, qos["dbl"])
-        _submit(law, "lawnd", acct, 2, 75, qos["nd"])
-        requeued = _submit(law, "lawrq", acct, 1, 900)
-        jobs_started = last_ran(law)
-        while last_ran(law) == jobs_started:  # its first run charged by a cycle, then requeued
-            time.sleep(0.5)
-        sh(law, "scontrol", "requeue", requeued)
-        _wait_only(law, long_job, requeued)
-        os.environ["SLURM_CONF"] = law["SLURM_CONF"]
-        os.environ["PATH"] = law["PATH"]
-        before = _capture(law, tmp / "before", acct)
-        reset = {**law, "SANDBOX_RESET_PERIOD": "NOW"}
-        sh(reset, "up.sh", timeout=180)  # a restart (slurm.conf changed) while lawrun's job runs
-        restart_cycle = last_ran(reset)
-        while last_ran(reset) == restart_cycle:  # one more cycle on the re-anchored grid
-            time.sleep(0.5)
-        time.sleep(3)  # lawrun's job then runs on past the last cycle when captured
-        after = _capture(reset, tmp / "after", acct)
-        yield Run(qos, before, after, law, requeued)
-    finally:
-        for key, value in saved_env.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-        purge_keeping_log(law, tmp)
+    with pytest.MonkeyPatch.context() as mp:  # SLURM_CONF and PATH of this sandbox, put back after
+        try:
+            sh(law, "up.sh", timeout=300)
+            sh(law, "qos.sh", qos["half"], "UsageFactor=0.5")
+            sh(law, "qos.sh", qos["dbl"], "UsageFactor=2")
+            sh(law, "qos.sh", qos["nd"], "Flags=NoDecay")
+            spec = Path(law["SLURM_CONF"]).parent / "fairtop_law_spec.txt"
+            spec.write_text(f"account root {acct} 50\n" + "".join(f"user {acct} {u} 1\n" for u in USERS))
+            sh(law, "tree.sh", str(spec))
+            after_a_cycle(law, within=10)  # the short jobs then start and end well inside one period
+            long_job = _submit(law, "lawrun", acct, 1, 900)
+            _submit(law, "lawshort", acct, 1, 20)
+            _submit(law, "lawshort", acct, 1, 20)
+            _submit(law, "lawhalf", acct, 2, 75, qos["half"])
+            _submit(law, "lawdbl", acct, 2, 75, qos["dbl"])
+            _submit(law, "lawnd", acct, 2, 75, qos["nd"])
+            requeued = _submit(law, "lawrq", acct, 1, 900)
+            jobs_started = last_ran(law)
+            while last_ran(law) == jobs_started:  # its first run charged by a cycle, then requeued
+                time.sleep(0.5)
+            sh(law, "scontrol", "requeue", requeued)
+            _wait_only(law, long_job, requeued)
+            mp.setenv("SLURM_CONF", law["SLURM_CONF"])
+            mp.setenv("PATH", law["PATH"])
+            before = _capture(law, tmp / "before", acct)
+            reset = {**law, "SANDBOX_RESET_PERIOD": "NOW"}
+            sh(reset, "up.sh", timeout=180)  # a restart (slurm.conf changed) while lawrun's job runs
+            restart_cycle = last_ran(reset)
+            while last_ran(reset) == restart_cycle:  # one more cycle on the re-anchored grid
+                time.sleep(0.5)
+            time.sleep(3)  # lawrun's job then runs on past the last cycle when captured
+            after = _capture(reset, tmp / "after", acct)
+            yield Run(qos, before, after, law, requeued)
+        finally:
+            purge_keeping_log(law, tmp)
 
 
 def _capture(env: dict[str, str], folder: Path, acct: str) -> Capture:
