@@ -174,7 +174,7 @@ class HistoryPane(ShownPane):
         su = [float(x) / 3600.0 for x in daily.total()]
         decayed = [float(x) / 3600.0 for x in daily.total_decayed()]
         self.query_one("#hi-title", Static).update(
-            f"Usage of {scope}, last {DAYS} days to {now:%Y-%m-%d %H:%M} ({len(mine)} of {len(jobs)} jobs; "
+            f"Usage of {scope}, last {DAYS} days to {now:%Y-%m-%d %H:%M %Z} ({len(mine)} of {len(jobs)} jobs; "
             "SU = billing-hours)")
         for plot_id, values, title in (("#hi-daily", su, "usage per day (SU)"),
                                        ("#hi-decayed", decayed, "decayed usage at the end of the day (SU)")):

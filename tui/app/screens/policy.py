@@ -121,6 +121,10 @@ class PolicyScreen(Screen[None]):
         super().__init__()
         self.standing = standing
         self.row = row if row else None
+        self._picked = self.row
+        """The association selected when the screen opened (the tree's cursor: often one's own row)."""
+        self._moved = False
+        """The cursor was moved in the table: later replays keep its association."""
         self.rows: list[dict[str, object]] = []
         """The last replay's rows (:func:`~tui.analysis.replay.replay_rows`), sorted by the move."""
         self.done: PolicyReplay | None = None
@@ -274,13 +278,24 @@ class PolicyScreen(Screen[None]):
         self.query_one("#po-moves", Static).update(f"Largest winners: {listed[0]}\nLargest losers:  {listed[1]}",
                                                    layout=False)
         self._row_index = message.row_index
-        first = self._row_index.index(self.row) if self.row in self._row_index else 0
+        first = self._first_line(rows)
         self.query_one(LineTable).set_lines(message.header, message.lines, first)
         if rows:
             self._plot(self._row_index[first])
 
+    def _first_line(self, rows: list[dict[str, object]]) -> int:
+        """Where the cursor goes in a new replay's table: the association the cursor was moved to;
+        else the one selected at opening where this policy moves it (or moves nobody); else the top,
+        the largest winner (an admin opens on root/root, which no policy moves)."""
+        at = {r: i for i, r in enumerate(self._row_index)}
+        if self._moved or self._picked not in at:
+            return at.get(self.row, 0) if self.row is not None else 0
+        i = at[self._picked]
+        return i if rows[i]["move"] or not any(r["move"] for r in rows) else 0
+
     @on(LineTable.Highlighted)
     def _highlighted(self, event: LineTable.Highlighted) -> None:
+        self._moved = True
         if 0 <= event.index < len(self._row_index) and self._row_index[event.index] != self.row:
             self._plot(self._row_index[event.index])
 
