@@ -12,7 +12,7 @@ import pytest
 from textual.widgets import Input, Static
 
 from tests.conftest import FIXTURES
-from tests.app.conftest import ME, ready, small_demo, until, workers_done
+from tests.app.conftest import ready, small_demo, until, workers_done
 from tui.analysis.policy_view import default_window
 from tui.analysis.replay import PolicyChange, job_columns, policy_replay, replay_rows
 from tui.app.screens.policy import PolicyScreen
@@ -166,38 +166,39 @@ async def _half_life_one_day(pilot, screen: PolicyScreen) -> None:  # noqa: ANN0
     await until(pilot, lambda: screen.done is not None and screen.done.new.half_life_s == 86400.0)
 
 
-@pytest.mark.parametrize("me", ["root", ME])
-async def test_the_table_opens_on_the_largest_mover_unless_the_selected_row_moves(make_app, me: str) -> None:  # noqa: ANN001
-    """An admin opens on root/root, which no policy moves, and alice has no usage the replay could
-    move: the table then starts at its top (the largest winner, the header's "sorted by the move").
-    A row the cursor was moved to stays under it in the next replay. Opened on an association that
-    a one-day half-life moves, the table starts on it."""
-    app = make_app(me=me)
+@pytest.mark.parametrize("picked", ["root/root", "chem_adeyemi_lab/alice"])
+async def test_the_table_opens_on_the_largest_mover_unless_the_selected_row_moves(make_app, picked: str) -> None:  # noqa: ANN001
+    """An admin opens on root/root (tree row 1), which no policy moves: the table then starts at its
+    top (the largest winner, the header's "sorted by the move"). alice's FairShare keeps its rank
+    under a one-day half-life but her usage moves: the table starts on her. A row the cursor was
+    moved to stays under it in the next replay."""
+    app = make_app()
     async with app.run_test(size=(160, 50)) as pilot:
-        screen = await _open(pilot)
+        await ready(pilot)
+        tree = app.standing.snapshot.tree
+        row = next(i for i in range(tree.size) if tree.label(i) == picked)
+        app.push_screen(PolicyScreen(app.standing, row))
+        await until(pilot, lambda: isinstance(app.screen, PolicyScreen) and bool(app.screen.rows))
+        screen = app.screen
+        assert isinstance(screen, PolicyScreen)
         table = screen.query_one(LineTable)
         await _half_life_one_day(pilot, screen)
         await pilot.pause()
-        picked = next(r for r in screen.rows if r["user"] == me)
-        assert picked["move"] == 0 and table.cursor == 0 and screen.row == screen._row_index[0]
+        line = table.cursor
+        mine = screen.rows[screen._row_index.index(row)]
+        if picked == "root/root":
+            assert (mine["move"], mine["raw_usage"], mine["raw_usage_replayed"]) == (0, 0, 0)
+            assert line == 0 and screen.row == screen._row_index[0]
+        else:
+            assert screen.rows[line] is mine and mine["move"] == 0
+            assert mine["raw_usage_replayed"] < mine["raw_usage"]  # a shorter half-life: less usage left
         table.focus()
         await pilot.press("down", "down")
         chosen = screen.row
-        assert chosen == screen._row_index[2]
+        assert chosen == screen._row_index[line + 2]
         screen.query_one("#po-half_life", Input).value = "2-0"
         screen.query_one("#po-half_life", Input).focus()
         await pilot.press("enter")
         await until(pilot, lambda: screen.done is not None and screen.done.new.half_life_s == 2 * 86400.0)
         await pilot.pause()
         assert screen._row_index[table.cursor] == chosen
-        mover = next(i for i, r in enumerate(screen.rows) if i > 3 and r["move"])  # below the first screenful's top
-        row = screen._row_index[mover]
-        await pilot.press("escape")
-        app.push_screen(PolicyScreen(app.standing, row))
-        await until(pilot, lambda: isinstance(app.screen, PolicyScreen) and bool(app.screen.rows))
-        again = app.screen
-        assert isinstance(again, PolicyScreen)
-        await _half_life_one_day(pilot, again)
-        await pilot.pause()
-        line = again.query_one(LineTable).cursor
-        assert again._row_index[line] == row and again.rows[line]["move"] != 0

@@ -285,13 +285,14 @@ class PolicyScreen(Screen[None]):
 
     def _first_line(self, rows: list[dict[str, object]]) -> int:
         """Where the cursor goes in a new replay's table: the association the cursor was moved to;
-        else the one selected at opening where this policy moves it (or moves nobody); else the top,
-        the largest winner (an admin opens on root/root, which no policy moves)."""
+        else the one selected at opening where this policy moves its FairShare or its usage (or
+        moves nobody); else the top, the largest winner (an admin opens on root/root, which no
+        policy moves)."""
         at = {r: i for i, r in enumerate(self._row_index)}
         if self._moved or self._picked not in at:
             return at.get(self.row, 0) if self.row is not None else 0
         i = at[self._picked]
-        return i if rows[i]["move"] or not any(r["move"] for r in rows) else 0
+        return i if _moves(rows[i]) or not any(map(_moves, rows)) else 0
 
     @on(LineTable.Highlighted)
     def _highlighted(self, event: LineTable.Highlighted) -> None:
@@ -329,6 +330,12 @@ COLUMNS = ("Account", "User", "FairShare", "Replayed", "Move", "Rank", "Replayed
 def _line(widths: list[int], *cells: str) -> str:
     """One line of the table: names left-aligned, numbers right-aligned, as ``fairtop replay``."""
     return " ".join(c.ljust(w) if k < 2 else c.rjust(w) for k, (c, w) in enumerate(zip(cells, widths))).rstrip()
+
+
+def _moves(row: dict[str, object]) -> bool:
+    """The policy changes this association's FairShare or its RawUsage (under Fair Tree a usage
+    change can leave the rank, and so the FairShare, where it was)."""
+    return bool(row["move"]) or row["raw_usage"] != row["raw_usage_replayed"]
 
 
 def _name(row: dict[str, object]) -> str:
