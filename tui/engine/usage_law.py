@@ -585,13 +585,8 @@ def replay_at(jobs: JobTable, parent: ArrayLike, cycles: ArrayLike, policy: Usag
     for m in range(M):
         hit = np.searchsorted(c, b[b <= cK[m]], side="left")
         r[m] = int(hit.max()) if hit.size else 0
-    gap = np.diff(c, prepend=c[0])
-    idx = np.arange(c.size)
-    w = np.zeros((M, c.size))
-    for m in range(M):
-        on = (idx >= r[m]) & (idx <= Ks[m])
-        w[m, on] = np.exp((cK[m] - c[on]) * dlog)
-    G = np.cumsum(gap * np.exp(gap * dlog) * w, axis=1, dtype=np.longdouble)
+    step = np.diff(c, prepend=c[0])
+    step = step * np.exp(step * dlog)  # each cycle's own slice, decayed over itself
 
     # (job, sample) pairs: from the first sample at or after its start to the first after its end.
     started = np.flatnonzero(jobs.start <= stop[-1])  # a job after the last reading adds nothing
@@ -613,12 +608,24 @@ def replay_at(jobs: JobTable, parent: ArrayLike, cycles: ArrayLike, policy: Usag
     runs = kl >= k1
     k1c = np.minimum(k1, K)
     klc = np.clip(kl, 0, K)
-    width = c.size
-    flat_1, flat_l = m * width + k1c, m * width + klc
-    wf = w.reshape(-1)
     delta1 = np.where(runs, c[k1c] - np.maximum(c[k1c - 1], s), 0.0)
-    decayed = np.where(runs, delta1 * np.exp(delta1 * dlog) * wf[flat_1]
-                       + (G.reshape(-1)[flat_l] - G.reshape(-1)[flat_1]).astype(np.float64), 0.0)
+    # Per sample, one row at a time (a year of 1-minute cycles is 525,600 of them: 12 rows at once
+    # held ~200 MB): w, each cycle's decay to the sample's cycle (0 before its last reset), and G,
+    # the decayed slices' prefix sums, long double as in replay().
+    decayed = np.zeros(job.size)
+    by_m = np.argsort(m, kind="stable")
+    ends = np.searchsorted(m[by_m], np.arange(M + 1), side="left")
+    for mm in range(M):
+        sel = by_m[ends[mm]:ends[mm + 1]]
+        if not sel.size:
+            continue
+        upto = int(Ks[mm]) + 1
+        w = np.zeros(upto)
+        w[r[mm]:] = np.exp((cK[mm] - c[r[mm]:upto]) * dlog)
+        G = np.cumsum(step[:upto] * w, dtype=np.longdouble)
+        a, z = k1c[sel], klc[sel]
+        decayed[sel] = np.where(runs[sel], delta1[sel] * np.exp(delta1[sel] * dlog) * w[a]
+                                + (G[z] - G[a]).astype(np.float64), 0.0)
     ended = np.isfinite(e) & (e <= stop[m]) & (ke >= 1) & (e > s) & bool(policy.enforce_limits)
     kp = np.clip(ke - 1, 0, K)
     tail = np.maximum(np.where(ended, e - np.maximum(c[kp], s), 0.0), 0.0)
