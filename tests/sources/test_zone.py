@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -141,3 +142,23 @@ def test_pbs_qstat_times_of_a_capture_are_read_in_its_zone(tz: pytest.MonkeyPatc
     _in(tz, "Asia/Tokyo")
     job = next(j for j in load_pbs_folder(tmp_path).jobs if j.job_id == "1.fairtop-pbs")
     assert job.start_time == datetime(2026, 11, 28, 11, 45, 59, tzinfo=timezone.utc)  # 06:45:59 in New York
+
+
+def test_the_jobs_pane_shows_times_as_the_cluster_printed_them(tz: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """squeue printed job 12's estimate 03:18:57 in New York: a reader in Tokyo sees 03:18, as printed,
+    in the table, the title and the explanation, and the time it was read at on New York's clock."""
+    from tui.analysis.jobs.view import jobs_view
+    from tui.analysis.standing import build_standing
+
+    ny = tmp_path / "ny"
+    shutil.copytree(PENDING, ny)
+    (ny / ZONE_FILE).write_text("America/New_York\n")
+    _in(tz, "Asia/Tokyo")
+    snap = load_folder(ny)
+    view = jobs_view(build_standing(snap, "wqb"), "wqd", now=snap.taken_at + timedelta(minutes=15))
+    assert view.title.endswith("the scheduler estimates 03:18; 0 running")
+    assert view.lines[0].split()[-5:] == ["11-28", "03:18", "(15", "min", "old)"]
+    estimate = next(line for line in view.details[0].splitlines() if line.startswith("Start estimate"))
+    taken = snap.taken_at.astimezone(ZoneInfo("America/New_York"))
+    assert estimate.startswith("Start estimate (the scheduler's, squeue --start): 2026-11-28 03:18:57")
+    assert f"(read {taken:%H:%M:%S}, " in estimate

@@ -163,7 +163,7 @@ def load_pbs_folder(path: str | Path) -> Snapshot:
     jobs = tuple(jobs_from_qstat_json(qstat.read_bytes(), str(qstat), saved_zone(folder))) if qstat.is_file() else ()
     caps = frozenset({"usage", "printed", "jobs"} if qstat.is_file() else {"usage", "printed"})
     return Snapshot(cluster=folder.name, source=f"PBS folder {folder}", taken_at=taken, pbs=tree, jobs=jobs,
-                    warnings=tuple(warnings), capabilities=caps)
+                    warnings=tuple(warnings), capabilities=caps, zone=saved_zone(folder))
 
 
 def pbs_home(conf: Path | None = None) -> Path:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone, tzinfo
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -71,6 +71,9 @@ class PendingJob:
     """The scheduler's start estimate with its age, or why there is none."""
     moves: tuple[str, ...]
     """What would move it, each a sentence; the scheduler's facts and fairtop's reckoning kept apart."""
+    zone: tzinfo | None = None
+    """The zone its times are shown in: the cluster's, as squeue printed them (the snapshot's
+    :attr:`~tui.model.Snapshot.zone`); None: this machine's."""
 
     @property
     def lines(self) -> list[str]:
@@ -99,7 +102,7 @@ class PendingJob:
             text = _SHORT.get(m.code, _SHORT.get(m.kind, "{code}")).format(code=m.code, partition=self.job.partition)
         at = self.job.start_time
         if at is not None and m.kind not in ("begin", "hold", "dependency"):
-            text += f"; the scheduler estimates {at.astimezone():%H:%M}"
+            text += f"; the scheduler estimates {at.astimezone(self.zone):%H:%M}"
         return text
 
 
@@ -184,6 +187,7 @@ def _unit(tres: str) -> str:
 class _Explainer:
     def __init__(self, standing: Standing, queue: Queue, now: datetime, own: Sequence[Job]) -> None:
         self.standing, self.snap, self.queue, self.now, self.own = standing, standing.snapshot, queue, now, own
+        self.zone = self.snap.zone  # times as the cluster printed them (None: this machine's zone)
         self.hidden = hidden_jobs(self.snap, standing.me)
         self._recovery: dict[int, Recovery] = {}
 
@@ -198,7 +202,7 @@ class _Explainer:
             moves += self._priority_moves(job, place, gap)
         caps = self.snap.capabilities
         note = _factors_note(job, place, gap, caps is None or "factors" in caps, self.snap.source)
-        return PendingJob(job, m, why, place, gap, note, self._estimate(job, m), moves)
+        return PendingJob(job, m, why, place, gap, note, self._estimate(job, m), moves, self.zone)
 
     # -- the reason with this job's numbers --------------------------------------------------
 
@@ -220,7 +224,7 @@ class _Explainer:
             text += f": {_dependency_words(job.dependency)}"
         elif m.kind == "begin":
             at = job.eligible_time or job.start_time
-            text += f": it may start from {at.astimezone():%Y-%m-%d %H:%M}" if at is not None else \
+            text += f": it may start from {at.astimezone(self.zone):%Y-%m-%d %H:%M}" if at is not None else \
                 " (its begin time is not in the source)"
             moves = [f"its begin time coming, or scontrol update jobid={job.job_id} starttime=now"]
         elif m.kind == "partition":
@@ -307,8 +311,9 @@ class _Explainer:
         hl = self.snap.settings.decay_half_life_s
         if hl > 0:
             when = self.snap.taken_at + timedelta(seconds=hl * math.log2(b.used_minutes / b.limit_minutes))
+            on = when.astimezone(self.zone)
             moves.append(f"without a top-up, decay: the {b.used_minutes:,} used fall below {b.limit_minutes:,} around "
-                         f"{when.astimezone():%Y-%m-%d %H:%M} (fairtop's reckoning from PriorityDecayHalfLife, "
+                         f"{on:%Y-%m-%d %H:%M} (fairtop's reckoning from PriorityDecayHalfLife, "
                          "if nothing more is charged and the QOS has no NoDecay)")
         return text, moves, True
 
@@ -341,7 +346,7 @@ class _Explainer:
         day = day_reached(rec, target)
         if day is None or rec.start is None:
             return (head + f": not reached within {rec.days[-1]:.0f} days if you run nothing more",)
-        return (head + f": around {rec.date_at(day).astimezone():%Y-%m-%d %H:%M} if you run nothing more and "
+        return (head + f": around {rec.date_at(day).astimezone(self.zone):%Y-%m-%d %H:%M} if you run nothing more and "
                 f"job {ahead.job_id} keeps its priority (fairtop's projection, not the scheduler's)",)
 
     # -- PBS Professional: its comment and estimated.start_time -------------------------------
@@ -350,7 +355,7 @@ class _Explainer:
         """A PBS job: its ``comment`` as PBS printed it, with words where it is a known message;
         no place in line (PBS sorts by its own job_sort_key/formula, which fairtop does not read)."""
         read = self.snap.taken_at
-        as_of = f"read {read.astimezone():%H:%M:%S}, {_age(max((self.now - read).total_seconds(), 0.0))} ago"
+        as_of = f"read {read.astimezone(self.zone):%H:%M:%S}, {_age(max((self.now - read).total_seconds(), 0.0))} ago"
         moves: tuple[str, ...]
         if job.reason is None:
             m, moves = None, ()
@@ -368,17 +373,18 @@ class _Explainer:
                         f"the jobs it plans ahead: strict_ordering, or backfill of starving jobs; {as_of}).")
         else:
             nodes = f" on {job.sched_nodes}" if job.sched_nodes else ""
-            estimate = (f"Start estimate (PBS's, qstat -f estimated.start_time): {at.astimezone():%Y-%m-%d %H:%M:%S}"
+            at = at.astimezone(self.zone)
+            estimate = (f"Start estimate (PBS's, qstat -f estimated.start_time): {at:%Y-%m-%d %H:%M:%S}"
                         f"{nodes} ({as_of}).")
         note = "Place in line: not shown (PBS orders jobs by its own job_sort_key or job_sort_formula)."
-        return PendingJob(job, m, why, None, None, note, estimate, moves)
+        return PendingJob(job, m, why, None, None, note, estimate, moves, self.zone)
 
     # -- the scheduler's estimate -----------------------------------------------------------
 
     def _estimate(self, job: Job, m: Meaning | None) -> str:
         read = self.snap.taken_at
         age = max((self.now - read).total_seconds(), 0.0)
-        as_of = f"read {read.astimezone():%H:%M:%S}, {_age(age)} ago"
+        as_of = f"read {read.astimezone(self.zone):%H:%M:%S}, {_age(age)} ago"
         if m is not None and m.kind == "begin":
             return f"Start estimate: none yet (squeue's StartTime is its begin time until it is eligible; {as_of})."
         at = job.start_time
@@ -388,7 +394,8 @@ class _Explainer:
         nodes = f" on {job.sched_nodes}" if job.sched_nodes else ""
         stale = " (already past: the estimate is older than it looks, or the job is about to start)" \
             if at < read else ""
-        return (f"Start estimate (the scheduler's, squeue --start): {at.astimezone():%Y-%m-%d %H:%M:%S}{nodes}{stale} "
+        shown = at.astimezone(self.zone)
+        return (f"Start estimate (the scheduler's, squeue --start): {shown:%Y-%m-%d %H:%M:%S}{nodes}{stale} "
                 f"({as_of}).")
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import datetime, timezone, tzinfo
 
 import numpy as np
 
@@ -85,22 +85,22 @@ def _place_cell(p: PendingJob) -> str:
     return text if in_line else f"after: {place.ahead:,} ahead"
 
 
-def _estimate_cell(job: Job, p: PendingJob | None, read: datetime, now: datetime) -> str:
+def _estimate_cell(job: Job, p: PendingJob | None, read: datetime, now: datetime, zone: tzinfo | None) -> str:
     if p is not None and p.meaning is not None and p.meaning.kind == "begin":
         return "none (begin time)"
     at = job.start_time
     if at is None:
         return "none"
     age = _age(max((now - read).total_seconds(), 0.0))
-    return f"{at.astimezone():%m-%d %H:%M} ({age} old)"
+    return f"{at.astimezone(zone):%m-%d %H:%M} ({age} old)"
 
 
 def _line(widths: Sequence[int], cells: Sequence[str]) -> str:
     return " ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
 
 
-def _running_detail(job: Job, user: str) -> str:
-    started = f"started {job.start_time.astimezone():%Y-%m-%d %H:%M:%S}" if job.start_time is not None else \
+def _running_detail(job: Job, user: str, zone: tzinfo | None) -> str:
+    started = f"started {job.start_time.astimezone(zone):%Y-%m-%d %H:%M:%S}" if job.start_time is not None else \
         "start time unknown"
     limit = f", time limit {job.time_limit_s // 3600}:{job.time_limit_s % 3600 // 60:02d}" if job.time_limit_s else ""
     tres = ", ".join(f"{k}={v:g}" for k, v in job.tres.items())
@@ -125,13 +125,13 @@ def jobs_view(standing: Standing, user: str, queue: Queue | None = None, now: da
         code = j.reason if j.reason is not None else "unknown"
         gap = p.held_back_by.words if p.held_back_by is not None else ""
         rows.append([j.job_id, j.partition, "pending", code, _place_cell(p), gap,
-                     _estimate_cell(j, p, snap.taken_at, now)])
+                     _estimate_cell(j, p, snap.taken_at, now, snap.zone)])
         details.append("\n".join(p.lines))
         ids.append(j.job_id)
     for j in running:
-        started = f"running since {j.start_time.astimezone():%m-%d %H:%M}" if j.start_time is not None else ""
+        started = f"running since {j.start_time.astimezone(snap.zone):%m-%d %H:%M}" if j.start_time is not None else ""
         rows.append([j.job_id, j.partition, "running", "", "", "", started])
-        details.append(_running_detail(j, user))
+        details.append(_running_detail(j, user, snap.zone))
         ids.append(j.job_id)
     widths = [max(len(c), *(len(r[k]) for r in rows)) if rows else len(c) for k, c in enumerate(COLUMNS)]
     who = f"{user} (demo user)" if snap.made_up else user or "no user"
