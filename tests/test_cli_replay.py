@@ -43,6 +43,24 @@ def test_the_engine_on_the_replayed_usage_is_the_report_to_its_six_decimals(caps
         assert row["fairshare"] == want["fairshare"] and row["rank"] == want["rank"], row
 
 
+def test_a_time_without_an_offset_is_on_the_captures_clock(capsys, monkeypatch):
+    """The capture says its zone (UTC): '--switch-at 2026-11-21T18:37:42' is 18:37:42 UTC for a
+    reader in Berlin too, as sacct printed the jobs' times."""
+    import time
+
+    monkeypatch.setenv("TZ", "Europe/Berlin")
+    time.tzset()
+    try:
+        args = ("replay", "--from", CAPTURE, "--format", "json", "--half-life", "14-0", "--switch-at")
+        _, given, _ = run(capsys, *args, "2026-11-21T18:37:42+00:00")
+        code, naive, _ = run(capsys, *args, "2026-11-21T18:37:42")
+        _, berlin, _ = run(capsys, *args, "2026-11-21T18:37:42+01:00")
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert code == 0 and naive == given != berlin
+
+
 def test_shorter_half_life_table_and_csv(capsys):
     code, out, _ = run(capsys, "replay", "--from", CAPTURE, "--half-life", "60", "--algorithm", "classic")
     assert code == 0

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone, tzinfo
 from typing import TYPE_CHECKING
 
 from tui.cli.inputs import read_input, warn
@@ -38,7 +38,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     window = rep.add_mutually_exclusive_group()
     window.add_argument("--days", metavar="N", help="replay the jobs of the last N days (default: all the "
                         "source's jobs; live: ten half-lives, at least 30 days)")
-    window.add_argument("--since", metavar="TIME", help="replay the jobs from TIME (ISO date-time)")
+    window.add_argument("--since", metavar="TIME", help="replay the jobs from TIME (ISO date-time; without an offset "
+                        "on the cluster's clock: a capture's timezone.txt, else this machine's)")
     rep.add_argument("--at", metavar="TIME", help="read the usage at TIME (ISO; default the source's time)")
     rep.add_argument("--switch-at", metavar="TIME",
                      help="switch to the new policy at TIME (ISO) instead of having always had it")
@@ -72,14 +73,18 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _time(flag: str, text: str | None) -> datetime | None:
+def _time(flag: str, text: str | None, zone: tzinfo | None) -> datetime | None:
+    """An ISO date-time; without an offset, on the cluster's clock (``zone``: a capture's, as sacct
+    printed its times; None: this machine's)."""
     if text is None:
         return None
     try:
         when = datetime.fromisoformat(text.strip())
     except ValueError:
         raise InputError(flag, f"not an ISO date-time like 2026-11-21T12:00: {text!r}") from None
-    return when if when.tzinfo is not None else when.astimezone()
+    if when.tzinfo is not None:
+        return when
+    return when.replace(tzinfo=zone) if zone is not None else when.astimezone()
 
 
 def _seconds(flag: str, text: str | None, zero_ok: bool) -> float | None:
@@ -194,7 +199,7 @@ def _jobs(where: str | None, cluster: str, snap: Snapshot, since: datetime) -> S
 def _window(args: argparse.Namespace, snap: Snapshot, live: bool) -> datetime | None:
     """The window's start; None: every job of the source."""
     if args.since:
-        return _time("--since", args.since)
+        return _time("--since", args.since, snap.zone)
     if args.days is not None:
         text = str(args.days).strip()
         try:
@@ -245,7 +250,8 @@ def _replay(args: argparse.Namespace) -> str:
     change = policy_change(args, snap)
     try:
         done = policy_replay(snap, job_columns(jobs, snap.tree), change, since.astimezone(timezone.utc), last,
-                             _time("--at", args.at), _time("--switch-at", args.switch_at), _cycles(where, cluster))
+                             _time("--at", args.at, snap.zone), _time("--switch-at", args.switch_at, snap.zone),
+                             _cycles(where, cluster))
     except ValueError as exc:
         raise InputError("fairtop replay", str(exc)) from None
     warn(done.notes)
