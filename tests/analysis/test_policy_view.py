@@ -86,8 +86,10 @@ def test_series_is_a_replay_read_at_each_time(change: PolicyChange) -> None:
     alice = next(i for i in range(tree.size) if tree.user[i] == "alice")
     assert series.usage_now[-1, alice] == float(tree.usage_raw[alice]) > 0  # sshare's RawUsage at the capture
     assert series.usage_now[0, alice] < series.usage_now[-1, alice] or series.usage_now[0, alice] == 0
-    dates, usage, fairshare = series_row(series, alice)
+    dates, usage, fairshare = series_row(series, alice, base.snap.zone)
     assert len(dates) == 12 and usage[0][1][-1] == float(tree.usage_raw[alice]) / 3600.0
+    # the last time is the capture's cycle, on the capture's clock (UTC) whoever reads it
+    assert dates[-1] == series.times[-1].astimezone(timezone.utc).strftime("%d/%m/%Y %H:%M")
     assert [name for name, _ in fairshare] == ["cluster's policy", "new policy"]
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, tzinfo
 
 import numpy as np
 from numpy.typing import NDArray
@@ -262,12 +262,13 @@ def policy_series(base: ReplayBase, change: PolicyChange, points: int = 12, own:
     return Series(list(own.times), *cols)
 
 
-def series_row(series: Series, row: int) -> tuple[list[str], list[tuple[str, list[float]]],
-                                                   list[tuple[str, list[float]]]]:
+def series_row(series: Series, row: int, zone: tzinfo | None = None) -> tuple[list[str], list[tuple[str, list[float]]],
+                                                                            list[tuple[str, list[float]]]]:
     """One association's plot lines from ``series`` (what the Policy screen draws when the highlight
-    moves): the times as ``dd/mm/YYYY HH:MM`` (local), RawUsage in SU (billing-hours) and FairShare, each
-    under the cluster's policy and the new one."""
-    dates = [t.astimezone().strftime("%d/%m/%Y %H:%M") for t in series.times]
+    moves): the times as ``dd/mm/YYYY HH:MM`` on the cluster's clock (``zone``, the snapshot's; None:
+    this machine's), RawUsage in SU (billing-hours) and FairShare, each under the cluster's policy
+    and the new one."""
+    dates = [t.astimezone(zone).strftime("%d/%m/%Y %H:%M") for t in series.times]
     usage = [("cluster's policy", (series.usage_now[:, row] / 3600.0).tolist()),
              ("new policy", (series.usage_new[:, row] / 3600.0).tolist())]
     fairshare = [("cluster's policy", series.fairshare_now[:, row].tolist()),

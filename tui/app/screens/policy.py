@@ -265,8 +265,9 @@ class PolicyScreen(Screen[None]):
         done, rows = message.done, message.rows
         self.done, self.rows, self._change = done, rows, message.change
         what = policy_line(done)
-        self._status(f"{done.jobs:,} job run(s) from {done.since.astimezone():%Y-%m-%d %H:%M} to "
-                     f"{done.at.astimezone():%Y-%m-%d %H:%M} replayed: {what}; "
+        zone = self.standing.snapshot.zone  # the cluster's clock (None: this machine's)
+        self._status(f"{done.jobs:,} job run(s) from {done.since.astimezone(zone):%Y-%m-%d %H:%M} to "
+                     f"{done.at.astimezone(zone):%Y-%m-%d %H:%M %Z} replayed: {what}; "
                      f"{done.algorithm.replace('_', ' ')}"
                      + (f", dampening {done.damping:g}" if done.algorithm == "classic" else "")
                      + f"\nCycles: {done.grid_text}"
@@ -307,7 +308,7 @@ class PolicyScreen(Screen[None]):
         if series is None or series[0] is not self._change:
             return  # its series is on the way: plotted when it arrives
         label = _BASES[self._key][0].tree.label(row) if self._key in _BASES else ""
-        dates, usage, fairshare = series_row(series[1], row)
+        dates, usage, fairshare = series_row(series[1], row, self.standing.snapshot.zone)
         times = series[1].times
         short = len(times) > 1 and (times[-1] - times[0]).total_seconds() < 2 * 86400  # hours, not days
         form = "H:M" if short else "d/m"
