@@ -65,6 +65,21 @@ def on_release(release: str) -> list[pytest.MarkDecorator]:
             pytest.mark.slurm_release]
 
 
+def own_env(folder: str, port: int, db: int | str, slurm: str = "", **settings: str) -> dict[str, str]:
+    """The environment of a test module's own sandbox: the CI sandbox's without its SANDBOX_*
+    settings; ``folder``, three Slurm ports from ``port`` and MariaDB on ``db``; slurmrestd off;
+    the Slurm built at ``slurm`` first on PATH (empty: Debian's 22.05); then ``settings``
+    (``SANDBOX_DECAY="1:00:00"``...)."""
+    env = {k: v for k, v in first_env().items() if not k.startswith("SANDBOX_")}
+    if slurm:
+        env["PATH"] = f"{slurm}/bin:{slurm}/sbin:{env.get('PATH', '')}"
+    env.update(SANDBOX_SLURM=slurm, SANDBOX_DIR=folder, SANDBOX_CTLD_PORT=str(port), SANDBOX_SLURMD_PORT=str(port + 1),
+               SANDBOX_DBD_PORT=str(port + 2), SANDBOX_DB_PORT=str(db), SANDBOX_RESTD="0",
+               SLURM_CONF=f"{folder}/etc/slurm.conf")
+    env.update(settings)
+    return env
+
+
 def release_env(release: str) -> dict[str, str]:
     """The environment of the sandbox running Slurm ``release``: its SANDBOX_* values (from the
     file its variable names), SLURM_CONF, and its binaries first on PATH."""

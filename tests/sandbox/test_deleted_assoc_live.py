@@ -32,11 +32,11 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from tests.sandbox._sandbox import after_a_cycle, first_env, on_release, purge_keeping_log, sh
+from tests.sandbox._sandbox import account_rows, after_a_cycle, last_ran, on_release, own_env, purge_keeping_log, sh
 from tui.analysis.history import HistoryCheck, check_raw_usage
 from tui.model import Snapshot
 from tui.sources.ctld_log import parse_ctld_log
-from tui.sources.sacct import SACCT_FILE, AccountedJob, load_saved_history, read_last_decay_ran
+from tui.sources.sacct import SACCT_FILE, AccountedJob, load_saved_history
 from tui.sources.saved import load_folder
 from tui.sources.zone import ZONE_FILE, local_zone_name
 
@@ -70,35 +70,19 @@ class Capture:
                                anchors=self.starts)
 
     def row(self, check: HistoryCheck, user: str) -> tuple[float, float]:
-        """(printed, rebuilt) RawUsage of ``ACCT``'s row for ``user`` ('' = the account itself)."""
-        tree = self.snap.tree
-        assert tree is not None
-        for i in range(tree.size):
-            if str(tree.account[i]) == ACCT and str(tree.user[i]) == user:
-                return check.rows[i].printed, check.rows[i].rebuilt
-        raise KeyError(user)
+        """(printed, rebuilt) RawUsage of ``ACCT``'s row for ``user`` ('' = the account itself);
+        KeyError where sshare prints no such row."""
+        i = account_rows(self.snap.tree, ACCT)[user or ACCT]
+        return check.rows[i].printed, check.rows[i].rebuilt
 
 
 def _env(rel: str) -> dict[str, str]:
-    folder, port, db, slurm = PLACES[rel]
-    env = {k: v for k, v in first_env().items() if not k.startswith("SANDBOX_")}
-    if slurm:
-        env["PATH"] = f"{slurm}/bin:{slurm}/sbin:{env.get('PATH', '')}"
-    env.update(SANDBOX_SLURM=slurm, SANDBOX_DIR=folder, SANDBOX_CTLD_PORT=str(port), SANDBOX_SLURMD_PORT=str(port + 1),
-               SANDBOX_DBD_PORT=str(port + 2), SANDBOX_DB_PORT=str(db), SANDBOX_RESTD="0",
-               SLURM_CONF=f"{folder}/etc/slurm.conf", SANDBOX_DECAY="1:00:00", SANDBOX_DEBUG_FLAGS="Priority",
-               SANDBOX_CPUS="8")
-    return env
-
-
-def _last_ran(env: dict[str, str]) -> float:
-    path = Path(env["SANDBOX_DIR"], "state", "ctld", "priority_last_decay_ran")
-    return read_last_decay_ran(path.read_bytes())[0].timestamp() if path.exists() else 0.0
+    return own_env(*PLACES[rel], SANDBOX_DECAY="1:00:00", SANDBOX_DEBUG_FLAGS="Priority", SANDBOX_CPUS="8")
 
 
 def _next_cycle(env: dict[str, str], timeout: float = 150) -> None:
-    seen, end = _last_ran(env), time.monotonic() + timeout
-    while _last_ran(env) == seen:
+    seen, end = last_ran(env), time.monotonic() + timeout
+    while last_ran(env) == seen:
         assert time.monotonic() < end, "no decay cycle within the timeout"
         time.sleep(0.5)
 
@@ -132,9 +116,9 @@ def cap(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
             mp.setenv("SLURM_CONF", env["SLURM_CONF"])
             mp.setenv("PATH", env["PATH"])
             for _ in range(3):  # between two cycles
-                cycle = _last_ran(env)
+                cycle = last_ran(env)
                 slurm_cli.capture(tmp / "capture", timeout=60)
-                if _last_ran(env) == cycle:
+                if last_ran(env) == cycle:
                     break
             try:
                 mp.setenv("TZ", "America/New_York")

@@ -35,9 +35,9 @@ import pytest
 from tests.sandbox._sandbox import (
     account_rows,
     after_a_cycle,
-    first_env,
     last_ran,
     on_release,
+    own_env,
     purge_keeping_log,
     qos_usage,
     sh,
@@ -113,16 +113,9 @@ def _wait_only(env: dict[str, str], *jobs: str, timeout: float = 200) -> None:
 def _law_env(rel: str) -> dict[str, str]:
     """The environment of this module's own sandbox of release ``rel``: the law's settings, its
     folder and ports."""
-    folder, port, db, slurm = PLACES[rel]
-    env = {k: v for k, v in first_env().items() if not k.startswith("SANDBOX_")}
-    if slurm:
-        env["PATH"] = f"{slurm}/bin:{slurm}/sbin:{env.get('PATH', '')}"
-    env.update(SANDBOX_SLURM=slurm, SANDBOX_DIR=folder, SANDBOX_CTLD_PORT=str(port), SANDBOX_SLURMD_PORT=str(port + 1),
-               SANDBOX_DBD_PORT=str(port + 2), SANDBOX_DB_PORT=str(db), SANDBOX_RESTD="0",
-               SLURM_CONF=f"{folder}/etc/slurm.conf", SANDBOX_DECAY="1:00:00", SANDBOX_ENFORCE="associations",
-               SANDBOX_DEBUG_FLAGS="Priority", SANDBOX_CPUS="16", SANDBOX_BILLING_CPU="1000.5",
-               SANDBOX_BILLING="CPU=1000.5")
-    return env
+    return own_env(*PLACES[rel], SANDBOX_DECAY="1:00:00", SANDBOX_ENFORCE="associations",
+                   SANDBOX_DEBUG_FLAGS="Priority", SANDBOX_CPUS="16", SANDBOX_BILLING_CPU="1000.5",
+                   SANDBOX_BILLING="CPU=1000.5")
 
 
 @pytest.fixture(scope="module", params=[pytest.param(rel, marks=on_release(rel), id=rel) for rel in PLACES])
