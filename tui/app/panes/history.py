@@ -126,13 +126,13 @@ class HistoryPane(ShownPane):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="history")
     def _load(self, key: str, kind: str, folder: str | None, snap: Snapshot) -> None:
+        cycles: list[float] | None = None  # a regular grid, but where a capture saved slurmctld's cycles
+        anchors: list[float] = []
         if kind == "folder":
             assert folder is not None
             jobs, last = load_saved_history(folder)
             cycles, anchors = logged_cycles(load_saved_log(folder), jobs, last, snap.taken_at)
-            self.post_message(HistoryLoaded(key, Records(jobs, last, cycles, anchors)))
-            return
-        if kind == "demo":
+        elif kind == "demo":
             jobs, last = demo_history(snap)
         else:
             hl = snap.settings.decay_half_life_s
@@ -140,7 +140,7 @@ class HistoryPane(ShownPane):
             on = snap.cluster if snap.source.startswith("live Slurm -M ") else ""  # a [[cluster]] of this slurmdbd
             jobs = live_history(datetime.now(timezone.utc) - max(back, timedelta(days=DAYS)), cluster=on)
             last = last_decay_cycle(on)
-        self.post_message(HistoryLoaded(key, Records(jobs, last)))
+        self.post_message(HistoryLoaded(key, Records(jobs, last, cycles, anchors)))
 
     @on(HistoryLoaded)
     def _loaded(self, message: HistoryLoaded) -> None:
